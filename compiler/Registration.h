@@ -1,0 +1,22 @@
+//===- Registration.h - What the mha tools register -------------*- C++ -*-===//
+
+#ifndef MHA_COMPILER_REGISTRATION_H
+#define MHA_COMPILER_REGISTRATION_H
+
+namespace mlir {
+class DialectRegistry;
+
+namespace mha {
+
+/// Adds the mha dialect and the upstream dialects (and their bufferization
+/// and inlining models) that the pipelines lower through.
+void registerMhaDialects(DialectRegistry &registry);
+
+/// Registers the mha passes, the named pipelines and the upstream passes the
+/// pipelines use, so that each stage can be run on its own in `mha-opt`.
+void registerMhaPasses();
+
+} // namespace mha
+} // namespace mlir
+
+#endif // MHA_COMPILER_REGISTRATION_H

@@ -1,0 +1,10 @@
+//===- MhaDialect.h - The mha dialect ---------------------------*- C++ -*-===//
+
+#ifndef MHA_DIALECTS_MHADIALECT_H
+#define MHA_DIALECTS_MHADIALECT_H
+
+#include "mlir/IR/Dialect.h"
+
+#include "dialects/MhaOpsDialect.h.inc"
+
+#endif // MHA_DIALECTS_MHADIALECT_H

@@ -1,0 +1,38 @@
+//===- MhaDialect.td - The mha dialect ---------------------*- tablegen -*-===//
+
+#ifndef MHA_DIALECT_TD
+#define MHA_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Mha_Dialect : Dialect {
+  let name = "mha";
+  let summary = "Multi-head attention at the level a model author writes it";
+  let description = [{
+    The `mha` dialect describes a multi-head attention layer with the five
+    steps of its definition (projection, splitting into heads, scaled
+    dot-product attention, concatenating the heads, output projection) and a
+    one-op form of the whole layer, `mha.attention`, which `mha-expand`
+    rewrites into the five steps.
+
+    Every op works on ranked tensors whose feature dimensions (model width,
+    head dimensions) are static; batch and sequence sizes may be dynamic (`?`).
+    Projections use the `X·W` layout: a weight is `[D_in, D_out]`.
+    Elements are `f32` today; `f16` and `bf16` parse and verify so that the
+    type system does not have to change when the lowering learns them.
+  }];
+  let cppNamespace = "::mlir::mha";
+  let hasCanonicalizer = 0;
+}
+
+/// Base class of every op of the dialect.
+class Mha_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Mha_Dialect, mnemonic, traits>;
+
+/// Activations and weights: ranked tensors of a floating-point type.
+def Mha_FloatTensor : RankedTensorOf<[F16, BF16, F32]>;
+
+/// Attention masks: `true` where a query may attend to a key.
+def Mha_MaskTensor : RankedTensorOf<[I1]>;
+
+#endif // MHA_DIALECT_TD

@@ -1,0 +1,524 @@
+//===- MhaOps.cpp - Verifiers and builders of the mha ops -----------------===//
+
+#include "dialects/MhaOps.h"
+
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::mha;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers shared by the verifiers and the type-inferring builders
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Prints one dimension as the IR does: `?` for a dynamic size.
+std::string dimToString(int64_t dim) {
+  return ShapedType::isDynamic(dim) ? "?" : std::to_string(dim);
+}
+
+/// Two sizes agree unless both are known and differ: `?` matches anything,
+/// because dynamic batch and sequence sizes are only known at run time.
+bool dimsAgree(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// The more precise of two sizes that agree.
+int64_t refineDim(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) ? b : a;
+}
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Emits the diagnostics of one op. Each check names the operand, what was
+/// expected and what was found, so that a user can fix the graph without
+/// reading the verifier.
+class ShapeChecker {
+public:
+  explicit ShapeChecker(Operation *op) : op(op) {}
+
+  /// `value` has rank `rank`; `layout` spells the expected dimensions.
+  LogicalResult rank(Value value, StringRef name, int64_t rank,
+                     StringRef layout) {
+    int64_t found = tensorType(value).getRank();
+    if (found == rank)
+      return success();
+    return op->emitOpError() << "expects " << name << " to have rank " << rank
+                             << " (" << layout << "), got rank " << found;
+  }
+
+  /// Dimension `index` of `value`, named `dimName`, is a static size.
+  LogicalResult isStatic(Value value, StringRef name, int64_t index,
+                         StringRef dimName) {
+    if (!tensorType(value).isDynamicDim(index))
+      return success();
+    return op->emitOpError() << "expects a static " << dimName << " (dimension "
+                             << index << " of " << name << "), got ?";
+  }
+
+  /// Every dimension of `value` is static (weights and biases).
+  LogicalResult allStatic(Value value, StringRef name) {
+    RankedTensorType type = tensorType(value);
+    if (type.hasStaticShape())
+      return success();
+    return op->emitOpError() << "expects " << name
+                             << " to have a static shape, got " << type;
+  }
+
+  /// `what` has size `expected` (when both sizes are known).
+  LogicalResult dim(StringRef what, int64_t expected, int64_t found) {
+    if (dimsAgree(expected, found))
+      return success();
+    return op->emitOpError() << "expects " << what << " to be "
+                             << dimToString(expected) << ", got "
+                             << dimToString(found);
+  }
+
+  /// A head count is at least 1.
+  LogicalResult positive(StringRef name, int64_t value) {
+    if (value > 0)
+      return success();
+    return op->emitOpError() << "expects " << name << " to be positive, got "
+                             << value;
+  }
+
+  /// `divisor` divides `width`, the size of `what`.
+  LogicalResult divides(StringRef divisorName, int64_t divisor,
+                        StringRef what, int64_t width) {
+    if (width % divisor == 0)
+      return success();
+    return op->emitOpError() << "expects " << divisorName << " (" << divisor
+                             << ") to divide " << what << " (" << width << ")";
+  }
+
+  /// Every operand has the element type of the first one.
+  LogicalResult sameElementType(ArrayRef<std::pair<Value, StringRef>> values) {
+    Type expected = tensorType(values.front().first).getElementType();
+    for (auto [value, name] : values.drop_front()) {
+      if (!value)
+        continue;
+      Type found = tensorType(value).getElementType();
+      if (found != expected)
+        return op->emitOpError()
+               << "expects " << name << " to have element type " << expected
+               << " like " << values.front().second << ", got " << found;
+    }
+    return success();
+  }
+
+  /// The declared result type agrees with the one the operands imply.
+  LogicalResult result(RankedTensorType expected) {
+    RankedTensorType found = tensorType(op->getResult(0));
+    bool agree = found.getRank() == expected.getRank() &&
+                 found.getElementType() == expected.getElementType() &&
+                 llvm::all_of_zip(found.getShape(), expected.getShape(),
+                                  dimsAgree);
+    if (agree)
+      return success();
+    return op->emitOpError() << "expects result type " << expected << ", got "
+                             << found;
+  }
+
+  /// A bias has shape `[columns]`.
+  LogicalResult bias(Value bias, StringRef name, int64_t columns) {
+    if (!bias)
+      return success();
+    if (failed(rank(bias, name, 1, "[D_out]")) || failed(allStatic(bias, name)))
+      return failure();
+    return dim(Twine(name + " size").str(), columns,
+               tensorType(bias).getDimSize(0));
+  }
+
+private:
+  Operation *op;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// ProjectOp
+//===----------------------------------------------------------------------===//
+
+/// `[..., D_in] · [D_in, D_out] -> [..., D_out]`, or per head
+/// `[B, H, T, w] · [H, w, d] -> [B, H, T, d]`.
+static RankedTensorType inferProjectType(RankedTensorType input,
+                                         RankedTensorType weight) {
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = weight.getShape().back();
+  if (weight.getRank() == 3)
+    shape[1] = refineDim(shape[1], weight.getDimSize(0));
+  return RankedTensorType::get(shape, input.getElementType());
+}
+
+void ProjectOp::build(OpBuilder &builder, OperationState &state, Value input,
+                      Value weight, Value bias) {
+  build(builder, state,
+        inferProjectType(tensorType(input), tensorType(weight)), input, weight,
+        bias);
+}
+
+LogicalResult ProjectOp::verify() {
+  ShapeChecker check(*this);
+  RankedTensorType input = getInput().getType();
+  RankedTensorType weight = getWeight().getType();
+  if (failed(check.sameElementType({{getInput(), "input"},
+                                    {getWeight(), "weight"},
+                                    {getBias(), "bias"}})) ||
+      failed(check.allStatic(getWeight(), "weight")))
+    return failure();
+  if (weight.getRank() == 2) {
+    if (input.getRank() < 1)
+      return emitOpError("expects input to have rank at least 1 ([..., "
+                         "D_in]), got rank 0");
+    if (failed(check.isStatic(getInput(), "input", input.getRank() - 1,
+                              "input width")) ||
+        failed(check.dim("weight rows (D_in)", input.getShape().back(),
+                         weight.getDimSize(0))) ||
+        failed(check.bias(getBias(), "bias", weight.getDimSize(1))))
+      return failure();
+  } else if (weight.getRank() == 3) {
+    if (failed(check.rank(getInput(), "input", 4, "[B, H, T, w]")) ||
+        failed(check.isStatic(getInput(), "input", 3, "slice width")) ||
+        failed(check.dim("weight heads", input.getDimSize(1),
+                         weight.getDimSize(0))) ||
+        failed(check.dim("weight rows (slice width)", input.getDimSize(3),
+                         weight.getDimSize(1))) ||
+        failed(check.bias(getBias(), "bias",
+                          weight.getDimSize(0) * weight.getDimSize(2))))
+      return failure();
+  } else {
+    return emitOpError() << "expects weight to have rank 2 ([D_in, D_out]) or "
+                            "3 ([H, w, d]), got rank "
+                         << weight.getRank();
+  }
+  return check.result(inferProjectType(input, weight));
+}
+
+//===----------------------------------------------------------------------===//
+// SplitHeadsOp
+//===----------------------------------------------------------------------===//
+
+/// `[B, T, H·d] -> [B, H, T, d]`.
+static RankedTensorType inferSplitHeadsType(RankedTensorType input,
+                                            int64_t numHeads) {
+  ArrayRef<int64_t> shape = input.getShape();
+  return RankedTensorType::get({shape[0], numHeads, shape[1], shape[2] / numHeads},
+                               input.getElementType());
+}
+
+void SplitHeadsOp::build(OpBuilder &builder, OperationState &state,
+                         Value input, int64_t numHeads) {
+  build(builder, state, inferSplitHeadsType(tensorType(input), numHeads),
+        input, numHeads);
+}
+
+LogicalResult SplitHeadsOp::verify() {
+  ShapeChecker check(*this);
+  int64_t numHeads = getNumHeads();
+  if (failed(check.rank(getInput(), "input", 3, "[B, T, H*d]")) ||
+      failed(check.isStatic(getInput(), "input", 2, "width")) ||
+      failed(check.positive("num_heads", numHeads)) ||
+      failed(check.divides("num_heads", numHeads, "the width",
+                           getInput().getType().getDimSize(2))))
+    return failure();
+  return check.result(inferSplitHeadsType(getInput().getType(), numHeads));
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaOp
+//===----------------------------------------------------------------------===//
+
+/// `query [B, H, T, dk]`, `value [B, Hkv, S, dv]` -> `[B, H, T, dv]`.
+static RankedTensorType inferSdpaType(RankedTensorType query,
+                                      RankedTensorType key,
+                                      RankedTensorType value) {
+  ArrayRef<int64_t> q = query.getShape();
+  int64_t batch = refineDim(refineDim(q[0], key.getDimSize(0)),
+                            value.getDimSize(0));
+  return RankedTensorType::get({batch, q[1], q[2], value.getDimSize(3)},
+                               query.getElementType());
+}
+
+void SdpaOp::build(OpBuilder &builder, OperationState &state, Value query,
+                   Value key, Value value, Value mask, bool causal,
+                   FloatAttr scale) {
+  build(builder, state,
+        inferSdpaType(tensorType(query), tensorType(key), tensorType(value)),
+        query, key, value, mask, causal, scale);
+}
+
+double SdpaOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
+}
+
+/// Checks a mask `[B or 1, T, S]` against the batch, query and key sizes.
+static LogicalResult verifyMask(ShapeChecker &check, Value mask, int64_t batch,
+                                int64_t queries, int64_t keys) {
+  if (!mask)
+    return success();
+  if (failed(check.rank(mask, "mask", 3, "[B or 1, T, S]")))
+    return failure();
+  ArrayRef<int64_t> shape = tensorType(mask).getShape();
+  if (shape[0] != 1 && failed(check.dim("mask batch (B or 1)", batch, shape[0])))
+    return failure();
+  if (failed(check.dim("mask query length (T)", queries, shape[1])) ||
+      failed(check.dim("mask key length (S)", keys, shape[2])))
+    return failure();
+  return success();
+}
+
+/// A scale multiplies the scores: it must be a positive finite number.
+static LogicalResult verifyScale(Operation *op, std::optional<APFloat> scale) {
+  if (!scale)
+    return success();
+  double value = scale->convertToDouble();
+  if (std::isfinite(value) && value > 0)
+    return success();
+  return op->emitOpError() << "expects scale to be positive and finite, got "
+                           << value;
+}
+
+LogicalResult SdpaOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.sameElementType({{getQuery(), "query"},
+                                    {getKey(), "key"},
+                                    {getValue(), "value"}})) ||
+      failed(check.rank(getQuery(), "query", 4, "[B, H, T, dk]")) ||
+      failed(check.rank(getKey(), "key", 4, "[B, Hkv, S, dk]")) ||
+      failed(check.rank(getValue(), "value", 4, "[B, Hkv, S, dv]")))
+    return failure();
+  ArrayRef<int64_t> q = getQuery().getType().getShape();
+  ArrayRef<int64_t> k = getKey().getType().getShape();
+  ArrayRef<int64_t> v = getValue().getType().getShape();
+  if (failed(check.isStatic(getQuery(), "query", 1, "head count")) ||
+      failed(check.isStatic(getQuery(), "query", 3, "head dimension")) ||
+      failed(check.isStatic(getKey(), "key", 1, "head count")) ||
+      failed(check.isStatic(getValue(), "value", 3, "value dimension")) ||
+      failed(check.dim("key batch", q[0], k[0])) ||
+      failed(check.dim("value batch", q[0], v[0])) ||
+      failed(check.dim("key head dimension (dk)", q[3], k[3])) ||
+      failed(check.dim("value heads (Hkv)", k[1], v[1])) ||
+      failed(check.dim("value length (S)", k[2], v[2])) ||
+      failed(check.positive("the key/value head count", k[1])) ||
+      failed(check.divides("the key/value head count", k[1],
+                           "the query head count", q[1])) ||
+      failed(verifyMask(check, getMask(), refineDim(q[0], k[0]), q[2],
+                        refineDim(k[2], v[2]))) ||
+      failed(verifyScale(*this, getScale())))
+    return failure();
+  return check.result(
+      inferSdpaType(getQuery().getType(), getKey().getType(),
+                    getValue().getType()));
+}
+
+//===----------------------------------------------------------------------===//
+// ConcatHeadsOp
+//===----------------------------------------------------------------------===//
+
+/// `[B, H, T, d] -> [B, T, H·d]`.
+static RankedTensorType inferConcatHeadsType(RankedTensorType input) {
+  ArrayRef<int64_t> shape = input.getShape();
+  return RankedTensorType::get({shape[0], shape[2], shape[1] * shape[3]},
+                               input.getElementType());
+}
+
+void ConcatHeadsOp::build(OpBuilder &builder, OperationState &state,
+                          Value input) {
+  build(builder, state, inferConcatHeadsType(tensorType(input)), input);
+}
+
+LogicalResult ConcatHeadsOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.rank(getInput(), "input", 4, "[B, H, T, d]")) ||
+      failed(check.isStatic(getInput(), "input", 1, "head count")) ||
+      failed(check.isStatic(getInput(), "input", 3, "head dimension")))
+    return failure();
+  return check.result(inferConcatHeadsType(getInput().getType()));
+}
+
+//===----------------------------------------------------------------------===//
+// OutputProjectOp
+//===----------------------------------------------------------------------===//
+
+/// `[B, T, H·dv]` or `[B, H, T, dv]`, times `[H·dv, D_out]` -> `[B, T, D_out]`.
+static RankedTensorType inferOutputProjectType(RankedTensorType input,
+                                               RankedTensorType weight) {
+  ArrayRef<int64_t> shape = input.getShape();
+  int64_t seqLen = input.getRank() == 4 ? shape[2] : shape[1];
+  return RankedTensorType::get({shape[0], seqLen, weight.getDimSize(1)},
+                               input.getElementType());
+}
+
+void OutputProjectOp::build(OpBuilder &builder, OperationState &state,
+                            Value input, Value weight, Value bias) {
+  build(builder, state,
+        inferOutputProjectType(tensorType(input), tensorType(weight)), input,
+        weight, bias);
+}
+
+LogicalResult OutputProjectOp::verify() {
+  ShapeChecker check(*this);
+  RankedTensorType input = getInput().getType();
+  if (failed(check.sameElementType({{getInput(), "input"},
+                                    {getWeight(), "weight"},
+                                    {getBias(), "bias"}})) ||
+      failed(check.rank(getWeight(), "weight", 2, "[H*dv, D_out]")) ||
+      failed(check.allStatic(getWeight(), "weight")))
+    return failure();
+  int64_t width;
+  if (input.getRank() == 4) {
+    if (failed(check.isStatic(getInput(), "input", 1, "head count")) ||
+        failed(check.isStatic(getInput(), "input", 3, "value dimension")))
+      return failure();
+    width = input.getDimSize(1) * input.getDimSize(3);
+  } else if (input.getRank() == 3) {
+    if (failed(check.isStatic(getInput(), "input", 2, "width")))
+      return failure();
+    width = input.getDimSize(2);
+  } else {
+    return emitOpError() << "expects input to have rank 3 ([B, T, H*dv]) or 4 "
+                            "([B, H, T, dv]), got rank "
+                         << input.getRank();
+  }
+  RankedTensorType weight = getWeight().getType();
+  if (failed(check.dim("weight rows (H*dv)", width, weight.getDimSize(0))) ||
+      failed(check.bias(getBias(), "bias", weight.getDimSize(1))))
+    return failure();
+  return check.result(inferOutputProjectType(input, weight));
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The sizes of one attention layer, read off its operands.
+struct LayerSizes {
+  int64_t numHeads, numKvHeads, headDim, valueDim;
+};
+} // namespace
+
+/// Checks the three input weights (shared or split-first form) and their
+/// biases, and finds the head and value dimensions.
+static FailureOr<LayerSizes> verifyInputWeights(AttentionOp op,
+                                                ShapeChecker &check) {
+  LayerSizes sizes;
+  sizes.numHeads = op.getNumHeads();
+  sizes.numKvHeads = op.getEffectiveNumKvHeads();
+  if (failed(check.positive("num_heads", sizes.numHeads)) ||
+      failed(check.positive("num_kv_heads", sizes.numKvHeads)) ||
+      failed(check.divides("num_kv_heads", sizes.numKvHeads, "num_heads",
+                           sizes.numHeads)))
+    return failure();
+  for (auto [weight, name] : {std::pair(op.getWQ(), "w_q"),
+                              std::pair(op.getWK(), "w_k"),
+                              std::pair(op.getWV(), "w_v")})
+    if (failed(check.allStatic(weight, name)))
+      return failure();
+
+  int64_t modelDim = op.getQuery().getType().getDimSize(2);
+  int64_t kvDim = tensorType(op.getKeyValueSource()).getDimSize(2);
+  if (op.isSplitFirst()) {
+    // Head h projects columns h*w .. (h+1)*w-1 of the input with w_q[h].
+    if (failed(check.rank(op.getWQ(), "w_q", 3, "[H, D/H, dk]")) ||
+        failed(check.rank(op.getWK(), "w_k", 3, "[Hkv, D_kv/Hkv, dk]")) ||
+        failed(check.rank(op.getWV(), "w_v", 3, "[Hkv, D_kv/Hkv, dv]")) ||
+        failed(check.divides("num_heads", sizes.numHeads, "the model width",
+                             modelDim)) ||
+        failed(check.divides("num_kv_heads", sizes.numKvHeads,
+                             "the key/value width", kvDim)))
+      return failure();
+    ArrayRef<int64_t> wq = op.getWQ().getType().getShape();
+    ArrayRef<int64_t> wk = op.getWK().getType().getShape();
+    ArrayRef<int64_t> wv = op.getWV().getType().getShape();
+    sizes.headDim = wq[2];
+    sizes.valueDim = wv[2];
+    if (failed(check.dim("w_q heads", sizes.numHeads, wq[0])) ||
+        failed(check.dim("w_q rows (D/H)", modelDim / sizes.numHeads, wq[1])) ||
+        failed(check.dim("w_k heads", sizes.numKvHeads, wk[0])) ||
+        failed(check.dim("w_k rows (D_kv/Hkv)", kvDim / sizes.numKvHeads,
+                         wk[1])) ||
+        failed(check.dim("w_k columns (dk)", sizes.headDim, wk[2])) ||
+        failed(check.dim("w_v heads", sizes.numKvHeads, wv[0])) ||
+        failed(check.dim("w_v rows (D_kv/Hkv)", kvDim / sizes.numKvHeads,
+                         wv[1])))
+      return failure();
+  } else {
+    if (failed(check.rank(op.getWQ(), "w_q", 2, "[D, H*dk]")) ||
+        failed(check.rank(op.getWK(), "w_k", 2, "[D_kv, Hkv*dk]")) ||
+        failed(check.rank(op.getWV(), "w_v", 2, "[D_kv, Hkv*dv]")))
+      return failure();
+    ArrayRef<int64_t> wq = op.getWQ().getType().getShape();
+    ArrayRef<int64_t> wk = op.getWK().getType().getShape();
+    ArrayRef<int64_t> wv = op.getWV().getType().getShape();
+    if (failed(check.dim("w_q rows (D)", modelDim, wq[0])) ||
+        failed(check.divides("num_heads", sizes.numHeads, "the w_q columns",
+                             wq[1])) ||
+        failed(check.dim("w_k rows (D_kv)", kvDim, wk[0])) ||
+        failed(check.dim("w_v rows (D_kv)", kvDim, wv[0])) ||
+        failed(check.divides("num_kv_heads", sizes.numKvHeads,
+                             "the w_v columns", wv[1])))
+      return failure();
+    sizes.headDim = wq[1] / sizes.numHeads;
+    sizes.valueDim = wv[1] / sizes.numKvHeads;
+    if (failed(check.dim("w_k columns (Hkv*dk)",
+                         sizes.numKvHeads * sizes.headDim, wk[1])))
+      return failure();
+  }
+  if (failed(check.bias(op.getBQ(), "b_q", sizes.numHeads * sizes.headDim)) ||
+      failed(check.bias(op.getBK(), "b_k", sizes.numKvHeads * sizes.headDim)) ||
+      failed(check.bias(op.getBV(), "b_v", sizes.numKvHeads * sizes.valueDim)))
+    return failure();
+  return sizes;
+}
+
+LogicalResult AttentionOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.sameElementType({{getQuery(), "query"},
+                                    {getKv(), "kv"},
+                                    {getWQ(), "w_q"},
+                                    {getWK(), "w_k"},
+                                    {getWV(), "w_v"},
+                                    {getWO(), "w_o"},
+                                    {getBQ(), "b_q"},
+                                    {getBK(), "b_k"},
+                                    {getBV(), "b_v"},
+                                    {getBO(), "b_o"}})) ||
+      failed(check.rank(getQuery(), "query", 3, "[B, T, D]")) ||
+      failed(check.isStatic(getQuery(), "query", 2, "model width")))
+    return failure();
+  ArrayRef<int64_t> query = getQuery().getType().getShape();
+  int64_t kvLen = query[1];
+  if (Value kv = getKv()) {
+    if (failed(check.rank(kv, "kv", 3, "[B, S, D_kv]")) ||
+        failed(check.isStatic(kv, "kv", 2, "key/value width")) ||
+        failed(check.dim("kv batch", query[0], tensorType(kv).getDimSize(0))))
+      return failure();
+    kvLen = tensorType(kv).getDimSize(1);
+  }
+  FailureOr<LayerSizes> sizes = verifyInputWeights(*this, check);
+  if (failed(sizes))
+    return failure();
+  if (failed(check.rank(getWO(), "w_o", 2, "[H*dv, D_out]")) ||
+      failed(check.allStatic(getWO(), "w_o")))
+    return failure();
+  RankedTensorType wo = getWO().getType();
+  if (failed(check.dim("w_o rows (H*dv)", sizes->numHeads * sizes->valueDim,
+                       wo.getDimSize(0))) ||
+      failed(check.bias(getBO(), "b_o", wo.getDimSize(1))) ||
+      failed(verifyMask(check, getMask(), query[0], query[1], kvLen)) ||
+      failed(verifyScale(*this, getScale())))
+    return failure();
+  return check.result(RankedTensorType::get(
+      {query[0], query[1], wo.getDimSize(1)},
+      getQuery().getType().getElementType()));
+}
+
+#define GET_OP_CLASSES
+#include "dialects/MhaOps.cpp.inc"

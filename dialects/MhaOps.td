@@ -1,0 +1,269 @@
+//===- MhaOps.td - Operations of the mha dialect ------------*- tablegen -*-===//
+
+#ifndef MHA_OPS_TD
+#define MHA_OPS_TD
+
+include "dialects/MhaDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// mha.project
+//===----------------------------------------------------------------------===//
+
+def Mha_ProjectOp : Mha_Op<"project", [Pure]> {
+  let summary = "linear projection `X·W (+ b)`, shared or one matrix per head";
+  let description = [{
+    Multiplies the last dimension of `input` by `weight` and adds `bias`
+    (absent: no bias). Two forms, told apart by the rank of `weight`:
+
+    - shared: `input [..., D_in] · weight [D_in, D_out] (+ bias [D_out])`
+      gives `[..., D_out]`; this is how Q, K and V are computed from the
+      model input in standard multi-head attention;
+    - per head: `input [B, H, T, w] · weight [H, w, d] (+ bias [H·d])` gives
+      `[B, H, T, d]`: head `h` projects its own slice with its own matrix
+      (the "split first" variant; the bias is laid out head after head).
+
+    ```mlir
+    %q = mha.project %x, %w_q bias(%b_q)
+        : (tensor<?x8x512xf32>, tensor<512x512xf32>, tensor<512xf32>)
+        -> tensor<?x8x512xf32>
+    %qh = mha.project %xh, %w_q
+        : (tensor<1x2x8x2xf32>, tensor<2x2x2xf32>) -> tensor<1x2x8x2xf32>
+    ```
+  }];
+  let arguments = (ins Mha_FloatTensor:$input, Mha_FloatTensor:$weight,
+                       Optional<Mha_FloatTensor>:$bias);
+  let results = (outs Mha_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `)`)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let builders = [
+    // Infers the result type from the operands.
+    OpBuilder<(ins "Value":$input, "Value":$weight,
+                   CArg<"Value", "{}">:$bias)>
+  ];
+  let extraClassDeclaration = [{
+    /// True for the per-head form (`weight` of rank 3).
+    bool isPerHead() { return getWeight().getType().getRank() == 3; }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.split_heads
+//===----------------------------------------------------------------------===//
+
+def Mha_SplitHeadsOp : Mha_Op<"split_heads", [Pure]> {
+  let summary = "`[B, T, H·d]` to `[B, H, T, d]`";
+  let description = [{
+    Cuts the last dimension into `num_heads` contiguous slices of width `d`
+    and makes the head the second dimension: head `h` owns columns
+    `h·d … (h+1)·d − 1`.
+
+    ```mlir
+    %qh = mha.split_heads %q heads(8)
+        : tensor<1x128x512xf32> -> tensor<1x8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Mha_FloatTensor:$input, I64Attr:$num_heads);
+  let results = (outs Mha_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `heads` `(` $num_heads `)` attr-dict `:` type($input) `->` type($result)
+  }];
+  let builders = [
+    // Infers the result type from the operand and the head count.
+    OpBuilder<(ins "Value":$input, "int64_t":$numHeads)>
+  ];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.sdpa
+//===----------------------------------------------------------------------===//
+
+def Mha_SdpaOp : Mha_Op<"sdpa", [Pure]> {
+  let summary = "scaled dot-product attention of every head";
+  let description = [{
+    For each batch element `b` and query head `h`:
+    `softmax(Q[b, h] · K[b, g]ᵀ · scale) · V[b, g]`, where `g = h / (H / Hkv)`
+    is the key/value head that query head `h` reads (grouped-query attention
+    when `Hkv < H`; multi-head when equal).
+
+    - `query [B, H, T, dk]`, `key [B, Hkv, S, dk]`, `value [B, Hkv, S, dv]`;
+      the result is `[B, H, T, dv]`. `H` must be a multiple of `Hkv`.
+    - `scale` defaults to `1/√dk`.
+    - `causal`: query `i` may attend key `j` only when `j ≤ i` (top-left
+      aligned, also when `S ≠ T`).
+    - `mask [B or 1, T, S]` (`i1`, `true` = may attend), combined with
+      `causal` by "and"; a leading 1 broadcasts over the batch.
+    - A query row that may attend to no key gives zeros, never NaN.
+
+    ```mlir
+    %o = mha.sdpa %q, %k, %v mask(%m) causal scale(0.125)
+        : (tensor<2x8x16x64xf32>, tensor<2x2x16x64xf32>,
+           tensor<2x2x16x64xf32>, tensor<1x16x16xi1>) -> tensor<2x8x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Mha_FloatTensor:$query, Mha_FloatTensor:$key,
+                       Mha_FloatTensor:$value, Optional<Mha_MaskTensor>:$mask,
+                       UnitAttr:$causal, OptionalAttr<F32Attr>:$scale);
+  let results = (outs Mha_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? (`causal` $causal^)?
+    (`scale` `(` $scale^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    // Infers the result type from the operands.
+    OpBuilder<(ins "Value":$query, "Value":$key, "Value":$value,
+                   "Value":$mask, "bool":$causal, "FloatAttr":$scale)>
+  ];
+  let extraClassDeclaration = [{
+    /// The scale applied to the scores: `scale` if set, else `1/√dk`.
+    double getEffectiveScale();
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.concat_heads
+//===----------------------------------------------------------------------===//
+
+def Mha_ConcatHeadsOp : Mha_Op<"concat_heads", [Pure]> {
+  let summary = "`[B, H, T, d]` to `[B, T, H·d]`";
+  let description = [{
+    The inverse of `mha.split_heads`: puts the heads side by side in head
+    order along the last dimension.
+
+    ```mlir
+    %c = mha.concat_heads %o : tensor<1x8x128x64xf32> -> tensor<1x128x512xf32>
+    ```
+  }];
+  let arguments = (ins Mha_FloatTensor:$input);
+  let results = (outs Mha_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let builders = [
+    // Infers the result type from the operand.
+    OpBuilder<(ins "Value":$input)>
+  ];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.output_project
+//===----------------------------------------------------------------------===//
+
+def Mha_OutputProjectOp : Mha_Op<"output_project", [Pure]> {
+  let summary = "the heads times `W_O` (+ b): the layer's output";
+  let description = [{
+    Multiplies the attention output by the output matrix
+    `weight [H·dv, D_out]` and adds `bias [D_out]` (absent: no bias). The
+    input is either
+
+    - the concatenated heads `[B, T, H·dv]`, as written by the textbook, or
+    - the heads themselves `[B, H, T, dv]`: the contraction runs over head
+      and value dimension at once, so no `[B, T, H·dv]` copy is made.
+      Canonicalization rewrites `output_project(concat_heads(x))` into this
+      form.
+
+    The result is `[B, T, D_out]`.
+
+    ```mlir
+    %y = mha.output_project %o, %w_o bias(%b_o)
+        : (tensor<1x8x128x64xf32>, tensor<512x512xf32>, tensor<512xf32>)
+        -> tensor<1x128x512xf32>
+    ```
+  }];
+  let arguments = (ins Mha_FloatTensor:$input, Mha_FloatTensor:$weight,
+                       Optional<Mha_FloatTensor>:$bias);
+  let results = (outs Mha_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `)`)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let builders = [
+    // Infers the result type from the operands.
+    OpBuilder<(ins "Value":$input, "Value":$weight,
+                   CArg<"Value", "{}">:$bias)>
+  ];
+  let extraClassDeclaration = [{
+    /// True when the input is the heads `[B, H, T, dv]` (rank 4).
+    bool readsHeads() { return getInput().getType().getRank() == 4; }
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.attention
+//===----------------------------------------------------------------------===//
+
+def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
+  let summary = "a whole multi-head attention layer in one op";
+  let description = [{
+    `y = concat_h(sdpa(Q_h, K_g, V_g)) · w_o + b_o` with
+    `Q = query · w_q + b_q`, `K = kv · w_k + b_k`, `V = kv · w_v + b_v`.
+
+    - `query [B, T, D]`; `kv [B, S, D_kv]` for cross-attention (absent:
+      self-attention, `kv` is `query`).
+    - `w_q [D, H·dk]`, `w_k [D_kv, Hkv·dk]`, `w_v [D_kv, Hkv·dv]`,
+      `w_o [H·dv, D_out]`; each bias `[columns of its weight]` is optional.
+    - `heads(H)`, `kv_heads(Hkv)` (default `H`; `H` a multiple of `Hkv`),
+      `causal`, `mask`, `scale`: as in `mha.sdpa`.
+    - Split first: when `w_q`, `w_k`, `w_v` have rank 3 (`[H, D/H, dk]`,
+      `[Hkv, D_kv/Hkv, dk]`, `[Hkv, D_kv/Hkv, dv]`), the input is cut into
+      head slices first and head `h` projects its own slice.
+
+    The result is `[B, T, D_out]`. `mha-expand` rewrites the op into
+    `mha.project`, `mha.split_heads`, `mha.sdpa`, `mha.concat_heads` and
+    `mha.output_project`.
+
+    ```mlir
+    %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o)
+        bias_q(%b_q) bias_k(%b_k) bias_v(%b_v) bias_o(%b_o) heads(8) causal
+        : (tensor<1x128x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>,
+           tensor<512x512xf32>, tensor<512x512xf32>, tensor<512xf32>,
+           tensor<512xf32>, tensor<512xf32>, tensor<512xf32>)
+        -> tensor<1x128x512xf32>
+    ```
+  }];
+  let arguments = (ins Mha_FloatTensor:$query,
+                       Optional<Mha_FloatTensor>:$kv,
+                       Optional<Mha_MaskTensor>:$mask,
+                       Mha_FloatTensor:$w_q, Mha_FloatTensor:$w_k,
+                       Mha_FloatTensor:$w_v, Mha_FloatTensor:$w_o,
+                       Optional<Mha_FloatTensor>:$b_q,
+                       Optional<Mha_FloatTensor>:$b_k,
+                       Optional<Mha_FloatTensor>:$b_v,
+                       Optional<Mha_FloatTensor>:$b_o,
+                       I64Attr:$num_heads,
+                       OptionalAttr<I64Attr>:$num_kv_heads,
+                       UnitAttr:$causal, OptionalAttr<F32Attr>:$scale);
+  let results = (outs Mha_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query (`kv` `(` $kv^ `)`)? (`mask` `(` $mask^ `)`)?
+    `weights` `(` $w_q `,` $w_k `,` $w_v `,` $w_o `)`
+    (`bias_q` `(` $b_q^ `)`)? (`bias_k` `(` $b_k^ `)`)?
+    (`bias_v` `(` $b_v^ `)`)? (`bias_o` `(` $b_o^ `)`)?
+    `heads` `(` $num_heads `)` (`kv_heads` `(` $num_kv_heads^ `)`)?
+    (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The number of key/value heads: `kv_heads` if set, else `heads`.
+    int64_t getEffectiveNumKvHeads() {
+      return getNumKvHeads().value_or(getNumHeads());
+    }
+    /// True when the inputs are cut into head slices before projecting.
+    bool isSplitFirst() { return getWQ().getType().getRank() == 3; }
+    /// The tensor keys and values are computed from (`query` if no `kv`).
+    Value getKeyValueSource() { return getKv() ? getKv() : getQuery(); }
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MHA_OPS_TD

@@ -1,0 +1,35 @@
+# lit configuration of the mha tests: FileCheck tests of the tools and passes
+# and integration tests that run graphs. Unit tests have their own suite in
+# unit/.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "mha"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mha_obj_root, "test")
+config.excludes = [
+    "CMakeLists.txt",
+    "README.md",
+    "lit.cfg.py",
+    "lit.site.cfg.py",
+    "unit",
+    "vectors",
+    "Inputs",
+]
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# The reference cases (copied from the team's shared vectors).
+config.substitutions.append(
+    ("%vectors", os.path.join(config.test_source_root, "vectors"))
+)
+config.substitutions.append(("%examples", os.path.join(config.mha_src_root, "examples")))
+
+tool_dirs = [config.mha_tools_dir, config.llvm_tools_dir]
+tools = ["mha-opt", "mha-run", "mha-gen"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
