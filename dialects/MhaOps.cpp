@@ -195,7 +195,11 @@ LogicalResult ProjectOp::verify() {
                             "3 ([H, w, d]), got rank "
                          << weight.getRank();
   }
-  return check.result(inferProjectType(input, weight));
+  return check.result(inferResultType());
+}
+
+RankedTensorType ProjectOp::inferResultType() {
+  return inferProjectType(getInput().getType(), getWeight().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -225,7 +229,11 @@ LogicalResult SplitHeadsOp::verify() {
       failed(check.divides("num_heads", numHeads, "the width",
                            getInput().getType().getDimSize(2))))
     return failure();
-  return check.result(inferSplitHeadsType(getInput().getType(), numHeads));
+  return check.result(inferResultType());
+}
+
+RankedTensorType SplitHeadsOp::inferResultType() {
+  return inferSplitHeadsType(getInput().getType(), getNumHeads());
 }
 
 //===----------------------------------------------------------------------===//
@@ -299,9 +307,11 @@ LogicalResult SdpaOp::verify() {
   if (failed(check.isStatic(getQuery(), "query", 1, "head count")) ||
       failed(check.isStatic(getQuery(), "query", 3, "head dimension")) ||
       failed(check.isStatic(getKey(), "key", 1, "head count")) ||
+      failed(check.isStatic(getKey(), "key", 3, "head dimension")) ||
+      failed(check.isStatic(getValue(), "value", 1, "head count")) ||
       failed(check.isStatic(getValue(), "value", 3, "value dimension")) ||
       failed(check.dim("key batch", q[0], k[0])) ||
-      failed(check.dim("value batch", q[0], v[0])) ||
+      failed(check.dim("value batch", refineDim(q[0], k[0]), v[0])) ||
       failed(check.dim("key head dimension (dk)", q[3], k[3])) ||
       failed(check.dim("value heads (Hkv)", k[1], v[1])) ||
       failed(check.dim("value length (S)", k[2], v[2])) ||
@@ -312,9 +322,12 @@ LogicalResult SdpaOp::verify() {
                         refineDim(k[2], v[2]))) ||
       failed(verifyScale(*this, getScale())))
     return failure();
-  return check.result(
-      inferSdpaType(getQuery().getType(), getKey().getType(),
-                    getValue().getType()));
+  return check.result(inferResultType());
+}
+
+RankedTensorType SdpaOp::inferResultType() {
+  return inferSdpaType(getQuery().getType(), getKey().getType(),
+                       getValue().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -339,7 +352,11 @@ LogicalResult ConcatHeadsOp::verify() {
       failed(check.isStatic(getInput(), "input", 1, "head count")) ||
       failed(check.isStatic(getInput(), "input", 3, "head dimension")))
     return failure();
-  return check.result(inferConcatHeadsType(getInput().getType()));
+  return check.result(inferResultType());
+}
+
+RankedTensorType ConcatHeadsOp::inferResultType() {
+  return inferConcatHeadsType(getInput().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -390,7 +407,11 @@ LogicalResult OutputProjectOp::verify() {
   if (failed(check.dim("weight rows (H*dv)", width, weight.getDimSize(0))) ||
       failed(check.bias(getBias(), "bias", weight.getDimSize(1))))
     return failure();
-  return check.result(inferOutputProjectType(input, weight));
+  return check.result(inferResultType());
+}
+
+RankedTensorType OutputProjectOp::inferResultType() {
+  return inferOutputProjectType(getInput().getType(), getWeight().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -509,15 +530,25 @@ LogicalResult AttentionOp::verify() {
       failed(check.allStatic(getWO(), "w_o")))
     return failure();
   RankedTensorType wo = getWO().getType();
+  // The mask's batch is the layer's: kv's batch where the query's is `?`.
   if (failed(check.dim("w_o rows (H*dv)", sizes->numHeads * sizes->valueDim,
                        wo.getDimSize(0))) ||
       failed(check.bias(getBO(), "b_o", wo.getDimSize(1))) ||
-      failed(verifyMask(check, getMask(), query[0], query[1], kvLen)) ||
+      failed(verifyMask(check, getMask(), inferResultType().getDimSize(0),
+                        query[1], kvLen)) ||
       failed(verifyScale(*this, getScale())))
     return failure();
-  return check.result(RankedTensorType::get(
-      {query[0], query[1], wo.getDimSize(1)},
-      getQuery().getType().getElementType()));
+  return check.result(inferResultType());
+}
+
+RankedTensorType AttentionOp::inferResultType() {
+  RankedTensorType query = getQuery().getType();
+  int64_t batch = query.getDimSize(0);
+  if (Value kv = getKv())
+    batch = refineDim(batch, tensorType(kv).getDimSize(0));
+  return RankedTensorType::get(
+      {batch, query.getDimSize(1), getWO().getType().getDimSize(1)},
+      query.getElementType());
 }
 
 #define GET_OP_CLASSES

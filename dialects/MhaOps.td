@@ -44,6 +44,9 @@ def Mha_ProjectOp : Mha_Op<"project", [Pure]> {
                    CArg<"Value", "{}">:$bias)>
   ];
   let extraClassDeclaration = [{
+    /// The result type the operands imply (`?` where they leave a size
+    /// open); the operands must verify.
+    RankedTensorType inferResultType();
     /// True for the per-head form (`weight` of rank 3).
     bool isPerHead() { return getWeight().getType().getRank() == 3; }
   }];
@@ -75,6 +78,11 @@ def Mha_SplitHeadsOp : Mha_Op<"split_heads", [Pure]> {
     // Infers the result type from the operand and the head count.
     OpBuilder<(ins "Value":$input, "int64_t":$numHeads)>
   ];
+  let extraClassDeclaration = [{
+    /// The result type the operands imply (`?` where they leave a size
+    /// open); the operands must verify.
+    RankedTensorType inferResultType();
+  }];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -120,6 +128,9 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure]> {
                    "Value":$mask, "bool":$causal, "FloatAttr":$scale)>
   ];
   let extraClassDeclaration = [{
+    /// The result type the operands imply (`?` where they leave a size
+    /// open); the operands must verify.
+    RankedTensorType inferResultType();
     /// The scale applied to the scores: `scale` if set, else `1/√dk`.
     double getEffectiveScale();
   }];
@@ -149,6 +160,11 @@ def Mha_ConcatHeadsOp : Mha_Op<"concat_heads", [Pure]> {
     // Infers the result type from the operand.
     OpBuilder<(ins "Value":$input)>
   ];
+  let extraClassDeclaration = [{
+    /// The result type the operands imply (`?` where they leave a size
+    /// open); the operands must verify.
+    RankedTensorType inferResultType();
+  }];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -191,6 +207,9 @@ def Mha_OutputProjectOp : Mha_Op<"output_project", [Pure]> {
                    CArg<"Value", "{}">:$bias)>
   ];
   let extraClassDeclaration = [{
+    /// The result type the operands imply (`?` where they leave a size
+    /// open); the operands must verify.
+    RankedTensorType inferResultType();
     /// True when the input is the heads `[B, H, T, dv]` (rank 4).
     bool readsHeads() { return getInput().getType().getRank() == 4; }
   }];
@@ -254,6 +273,9 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
+    /// The result type the operands imply (`?` where they leave a size
+    /// open); the operands must verify.
+    RankedTensorType inferResultType();
     /// The number of key/value heads: `kv_heads` if set, else `heads`.
     int64_t getEffectiveNumKvHeads() {
       return getNumKvHeads().value_or(getNumHeads());

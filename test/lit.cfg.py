@@ -16,7 +16,6 @@ config.excludes = [
     "README.md",
     "lit.cfg.py",
     "lit.site.cfg.py",
-    "unit",
     "vectors",
     "Inputs",
 ]

@@ -1,0 +1,30 @@
+//===- EmitCInterface.cpp - C-callable wrappers of public functions -------===//
+//
+// The runtime calls a compiled graph through `_mlir_ciface_<name>`, which
+// takes memref descriptors by pointer; convert-func-to-llvm emits that
+// wrapper only for functions marked `llvm.emit_c_interface`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHAEMITCINTERFACE
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+
+namespace {
+struct MhaEmitCInterfacePass
+    : mha::impl::MhaEmitCInterfaceBase<MhaEmitCInterfacePass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isPublic() && !func.isExternal())
+      func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                    UnitAttr::get(&getContext()));
+  }
+};
+} // namespace

@@ -1,0 +1,590 @@
+//===- LowerToLinalg.cpp - The steps of the layer to linalg on tensors ----===//
+//
+// Each mha op becomes linalg named ops where one exists (matmul, transpose,
+// broadcast, fill) and `linalg.generic` contractions where the data layout
+// needs its own indexing maps: per-head weights, the output projection of
+// the heads, and the two contractions of attention, whose key/value operand
+// reads head `h floordiv (H / Hkv)` so that grouped-query attention never
+// copies keys or values. The softmax is written out step by step instead of
+// using `linalg.softmax`, whose decomposition starts its max at NaN and gives
+// a fully masked row NaN instead of zeros.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "dialects/MhaOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/Sequence.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHALOWERTOLINALG
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+using utils::IteratorType;
+constexpr IteratorType kParallel = IteratorType::parallel;
+constexpr IteratorType kReduction = IteratorType::reduction;
+
+using BodyBuilder = function_ref<void(OpBuilder &, Location, ValueRange)>;
+
+/// The first element type among `op`'s operands and results that is a float
+/// other than f32, or null when everything is f32 (masks are i1).
+Type findNonF32ElementType(Operation *op) {
+  auto check = [](Type type) -> Type {
+    Type element = getElementTypeOrSelf(type);
+    return isa<FloatType>(element) && !element.isF32() ? element : Type();
+  };
+  for (Type type : op->getOperandTypes())
+    if (Type bad = check(type))
+      return bad;
+  for (Type type : op->getResultTypes())
+    if (Type bad = check(type))
+      return bad;
+  return {};
+}
+
+/// Builds the linalg form of one mha op at one location. Sizes are carried
+/// as OpFoldResults so that static sizes stay static in the types and
+/// dynamic batch and sequence sizes are read with `tensor.dim`.
+class Builder {
+public:
+  Builder(OpBuilder &b, Location loc)
+      : b(b), loc(loc), f32(b.getF32Type()), ctx(b.getContext()) {}
+
+  /// Size `dim` of `value`.
+  OpFoldResult dim(Value value, int64_t dim) {
+    return tensor::getMixedSize(b, loc, value, dim);
+  }
+
+  /// The first static size among the (value, dim) candidates, which the
+  /// verifier guarantees agree; else the runtime size of the first one.
+  OpFoldResult knownDim(ArrayRef<std::pair<Value, int64_t>> candidates) {
+    for (auto [value, index] : candidates) {
+      auto type = cast<RankedTensorType>(value.getType());
+      if (!type.isDynamicDim(index))
+        return b.getIndexAttr(type.getDimSize(index));
+    }
+    return dim(candidates.front().first, candidates.front().second);
+  }
+
+  OpFoldResult index(int64_t size) { return b.getIndexAttr(size); }
+
+  Value f32Constant(const APFloat &value) {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, value));
+  }
+  Value f32Constant(double value) { return f32Constant(APFloat(float(value))); }
+
+  Value empty(ArrayRef<OpFoldResult> sizes, Type elementType = {}) {
+    return tensor::EmptyOp::create(b, loc, sizes,
+                                   elementType ? elementType : f32);
+  }
+
+  /// A tensor of `sizes` filled with `value`.
+  Value filled(ArrayRef<OpFoldResult> sizes, Value value) {
+    return linalg::FillOp::create(b, loc, ValueRange{value},
+                                  ValueRange{empty(sizes)})
+        .getResult(0);
+  }
+  Value zeros(ArrayRef<OpFoldResult> sizes) {
+    return filled(sizes, f32Constant(0.0));
+  }
+
+  /// `input` repeated along `dimensions` of a tensor of `sizes`.
+  Value broadcast(Value input, ArrayRef<OpFoldResult> sizes,
+                  ArrayRef<int64_t> dimensions) {
+    return linalg::BroadcastOp::create(b, loc, input, empty(sizes), dimensions)
+        ->getResult(0);
+  }
+
+  /// The accumulator of a projection: the bias repeated along `dimensions`,
+  /// or zeros when there is no bias.
+  Value biasOrZeros(Value bias, ArrayRef<OpFoldResult> sizes,
+                    ArrayRef<int64_t> dimensions) {
+    return bias ? broadcast(bias, sizes, dimensions) : zeros(sizes);
+  }
+
+  /// `input` with its dimensions permuted: result dim i is input dim
+  /// `permutation[i]`.
+  Value transpose(Value input, ArrayRef<int64_t> permutation) {
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t from : permutation)
+      sizes.push_back(dim(input, from));
+    return linalg::TransposeOp::create(b, loc, input, empty(sizes),
+                                       permutation)
+        ->getResult(0);
+  }
+
+  /// `input` reshaped to `sizes` by splitting dimensions (`reassociation`
+  /// says which result dimensions each input dimension becomes).
+  Value expand(Value input, ArrayRef<ReassociationIndices> reassociation,
+               ArrayRef<OpFoldResult> sizes) {
+    auto type = RankedTensorType::get(staticShape(sizes), f32);
+    return tensor::ExpandShapeOp::create(b, loc, type, input, reassociation,
+                                         sizes);
+  }
+
+  Value collapse(Value input, ArrayRef<ReassociationIndices> reassociation) {
+    return tensor::CollapseShapeOp::create(b, loc, input, reassociation);
+  }
+
+  /// `value` with the type the replaced op declared, which may know more
+  /// static sizes than the lowering derived.
+  Value castTo(Value value, Type type) {
+    if (value.getType() == type)
+      return value;
+    return tensor::CastOp::create(b, loc, type, value);
+  }
+
+  AffineMap map(unsigned numDims, ArrayRef<AffineExpr> results) {
+    return AffineMap::get(numDims, 0, results, ctx);
+  }
+  AffineExpr d(unsigned position) { return getAffineDimExpr(position, ctx); }
+  AffineExpr constant(int64_t value) {
+    return getAffineConstantExpr(value, ctx);
+  }
+
+  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+                ArrayRef<IteratorType> iterators, BodyBuilder body) {
+    return linalg::GenericOp::create(b, loc, TypeRange{init.getType()},
+                                     inputs, ValueRange{init}, maps, iterators,
+                                     body)
+        .getResult(0);
+  }
+
+  /// `init + sum(lhs * rhs)` over the reduction iterators, in f32.
+  Value contraction(Value lhs, Value rhs, Value init, ArrayRef<AffineMap> maps,
+                    ArrayRef<IteratorType> iterators) {
+    return generic({lhs, rhs}, init, maps, iterators,
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     Value product =
+                         arith::MulFOp::create(nb, nloc, args[0], args[1]);
+                     Value sum =
+                         arith::AddFOp::create(nb, nloc, args[2], product);
+                     linalg::YieldOp::create(nb, nloc, sum);
+                   });
+  }
+
+  /// `input [..., D_in] · weight [D_in, D_out] (+ bias [D_out])` as one
+  /// matmul over the rows of `input` flattened to 2-D.
+  Value rowsTimesWeight(Value input, Value weight, Value bias) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    int64_t inWidth = inputType.getDimSize(rank - 1);
+    int64_t outWidth = cast<RankedTensorType>(weight.getType()).getDimSize(1);
+    ReassociationIndices outer = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+
+    Value rows = input;
+    if (rank == 1)
+      rows = expand(input, {{0, 1}}, {index(1), index(inWidth)});
+    else if (rank > 2)
+      rows = collapse(input, {outer, {rank - 1}});
+
+    Value init = biasOrZeros(bias, {dim(rows, 0), index(outWidth)}, {0});
+    Value product = linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
+                                             ValueRange{rows, weight},
+                                             ValueRange{init})
+                        .getResult(0);
+    if (rank == 1)
+      return collapse(product, {{0, 1}});
+    if (rank == 2)
+      return product;
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t i : outer)
+      sizes.push_back(dim(input, i));
+    sizes.push_back(index(outWidth));
+    return expand(product, {outer, {rank - 1}}, sizes);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type f32;
+  MLIRContext *ctx;
+
+private:
+  static SmallVector<int64_t> staticShape(ArrayRef<OpFoldResult> sizes) {
+    SmallVector<int64_t> shape;
+    for (OpFoldResult size : sizes)
+      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+    return shape;
+  }
+};
+
+/// Base of the patterns: refuses element types other than f32, which the
+/// lowering does not handle yet (the pass reports them first).
+template <typename OpTy>
+struct F32Pattern : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const final {
+    if (findNonF32ElementType(op))
+      return rewriter.notifyMatchFailure(op, "only f32 is lowered");
+    Builder builder(rewriter, op.getLoc());
+    Value result = lower(op, adaptor, builder);
+    rewriter.replaceOp(op, builder.castTo(result, op.getType()));
+    return success();
+  }
+
+  /// Builds the replacement of `op`.
+  virtual Value lower(OpTy op, OpAdaptor adaptor, Builder &b) const = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// mha.project
+//===----------------------------------------------------------------------===//
+
+struct LowerProject : F32Pattern<ProjectOp> {
+  using F32Pattern::F32Pattern;
+
+  Value lower(ProjectOp op, OpAdaptor adaptor, Builder &b) const override {
+    if (!op.isPerHead())
+      return b.rowsTimesWeight(adaptor.getInput(), adaptor.getWeight(),
+                               adaptor.getBias());
+
+    // [B, H, T, w] · [H, w, d]: head h multiplies by its own matrix.
+    Value input = adaptor.getInput();
+    Value weight = adaptor.getWeight();
+    ArrayRef<int64_t> w = cast<RankedTensorType>(weight.getType()).getShape();
+    int64_t heads = w[0], outWidth = w[2];
+    SmallVector<OpFoldResult> sizes = {b.dim(input, 0), b.index(heads),
+                                       b.dim(input, 2), b.index(outWidth)};
+    // The bias is laid out head after head: view it as [H, d].
+    Value bias = adaptor.getBias();
+    if (bias)
+      bias = b.expand(bias, {{0, 1}}, {b.index(heads), b.index(outWidth)});
+    Value init = b.biasOrZeros(bias, sizes, {0, 2});
+    // (batch, head, token, column, row of the slice)
+    auto [d0, d1, d2, d3, d4] =
+        std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
+    return b.contraction(input, weight, init,
+                         {b.map(5, {d0, d1, d2, d4}), b.map(5, {d1, d4, d3}),
+                          b.map(5, {d0, d1, d2, d3})},
+                         {kParallel, kParallel, kParallel, kParallel,
+                          kReduction});
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// mha.split_heads and mha.concat_heads
+//===----------------------------------------------------------------------===//
+
+struct LowerSplitHeads : F32Pattern<SplitHeadsOp> {
+  using F32Pattern::F32Pattern;
+
+  Value lower(SplitHeadsOp op, OpAdaptor adaptor, Builder &b) const override {
+    // [B, T, H·d] -> [B, T, H, d] -> [B, H, T, d].
+    Value input = adaptor.getInput();
+    int64_t heads = op.getNumHeads();
+    int64_t width = cast<RankedTensorType>(input.getType()).getDimSize(2);
+    Value split = b.expand(input, {{0}, {1}, {2, 3}},
+                           {b.dim(input, 0), b.dim(input, 1), b.index(heads),
+                            b.index(width / heads)});
+    return b.transpose(split, {0, 2, 1, 3});
+  }
+};
+
+struct LowerConcatHeads : F32Pattern<ConcatHeadsOp> {
+  using F32Pattern::F32Pattern;
+
+  Value lower(ConcatHeadsOp op, OpAdaptor adaptor, Builder &b) const override {
+    // [B, H, T, d] -> [B, T, H, d] -> [B, T, H·d].
+    Value tokensFirst = b.transpose(adaptor.getInput(), {0, 2, 1, 3});
+    return b.collapse(tokensFirst, {{0}, {1}, {2, 3}});
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// mha.output_project
+//===----------------------------------------------------------------------===//
+
+struct LowerOutputProject : F32Pattern<OutputProjectOp> {
+  using F32Pattern::F32Pattern;
+
+  Value lower(OutputProjectOp op, OpAdaptor adaptor,
+              Builder &b) const override {
+    if (!op.readsHeads())
+      return b.rowsTimesWeight(adaptor.getInput(), adaptor.getWeight(),
+                               adaptor.getBias());
+
+    // [B, H, T, dv] · [H·dv, D_out]: contract over head and value dimension
+    // at once, reading W as [H, dv, D_out], so no concatenated copy is made.
+    Value input = adaptor.getInput();
+    ArrayRef<int64_t> in = cast<RankedTensorType>(input.getType()).getShape();
+    int64_t heads = in[1], valueDim = in[3];
+    int64_t outWidth =
+        cast<RankedTensorType>(adaptor.getWeight().getType()).getDimSize(1);
+    Value weight = b.expand(adaptor.getWeight(), {{0, 1}, {2}},
+                            {b.index(heads), b.index(valueDim),
+                             b.index(outWidth)});
+    Value init = b.biasOrZeros(
+        adaptor.getBias(),
+        {b.dim(input, 0), b.dim(input, 2), b.index(outWidth)}, {0, 1});
+    // (batch, token, output column, head, value column)
+    auto [d0, d1, d2, d3, d4] =
+        std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
+    return b.contraction(input, weight, init,
+                         {b.map(5, {d0, d3, d1, d4}), b.map(5, {d3, d4, d2}),
+                          b.map(5, {d0, d1, d2})},
+                         {kParallel, kParallel, kParallel, kReduction,
+                          kReduction});
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// mha.sdpa
+//===----------------------------------------------------------------------===//
+
+struct LowerSdpa : F32Pattern<SdpaOp> {
+  using F32Pattern::F32Pattern;
+
+  Value lower(SdpaOp op, OpAdaptor adaptor, Builder &b) const override {
+    Value query = adaptor.getQuery(), key = adaptor.getKey(),
+          value = adaptor.getValue(), mask = adaptor.getMask();
+    int64_t heads = op.getQuery().getType().getDimSize(1);
+    int64_t kvHeads = op.getKey().getType().getDimSize(1);
+    int64_t valueDim = op.getValue().getType().getDimSize(3);
+    bool causal = op.getCausal();
+
+    SmallVector<std::pair<Value, int64_t>> batchDims = {
+        {query, 0}, {key, 0}, {value, 0}};
+    SmallVector<std::pair<Value, int64_t>> queryDims = {{query, 2}};
+    SmallVector<std::pair<Value, int64_t>> keyDims = {{key, 2}, {value, 2}};
+    if (mask) {
+      queryDims.push_back({mask, 1});
+      keyDims.push_back({mask, 2});
+    }
+    OpFoldResult batch = b.knownDim(batchDims);
+    OpFoldResult numQueries = b.knownDim(queryDims);
+    OpFoldResult numKeys = b.knownDim(keyDims);
+    OpFoldResult numHeads = b.index(heads);
+
+    // Loop dimensions of the row-wise steps: (batch, head, query, key).
+    AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3),
+               d4 = b.d(4);
+    AffineMap rows4 = b.map(4, {d0, d1, d2, d3});
+    AffineMap perRow4 = b.map(4, {d0, d1, d2});
+    SmallVector<IteratorType> rowReduction = {kParallel, kParallel, kParallel,
+                                              kReduction};
+    SmallVector<IteratorType> elementwise(4, kParallel);
+
+    // Query head h reads key/value head h floordiv (H / Hkv): grouped-query
+    // attention shares K and V through the indexing map, without copies.
+    AffineExpr kvHead = d1.floorDiv(heads / kvHeads);
+
+    // scores[b, h, t, s] = sum_k Q[b, h, t, k] * K[b, h / G, s, k].
+    SmallVector<OpFoldResult> scoreSizes = {batch, numHeads, numQueries,
+                                            numKeys};
+    Value scores = b.contraction(
+        query, key, b.zeros(scoreSizes),
+        {b.map(5, {d0, d1, d2, d4}), b.map(5, {d0, kvHead, d3, d4}),
+         b.map(5, {d0, d1, d2, d3})},
+        {kParallel, kParallel, kParallel, kParallel, kReduction});
+
+    // Which keys a query may attend: the mask (a leading 1 broadcasts over
+    // the batch) and, when causal, key index <= query index.
+    SmallVector<Value> maskInputs;
+    SmallVector<AffineMap> maskMaps;
+    if (mask) {
+      auto maskType = cast<RankedTensorType>(mask.getType());
+      AffineExpr maskBatch = d0;
+      if (maskType.getDimSize(0) == 1)
+        maskBatch = b.constant(0);
+      else if (maskType.isDynamicDim(0) && !isConstantIntValue(batch, 1))
+        mask = broadcastMaskBatch(b, mask, batch);
+      maskInputs.push_back(mask);
+      maskMaps.push_back(b.map(4, {maskBatch, d2, d3}));
+    }
+
+    Value scale = b.f32Constant(op.getEffectiveScale());
+    Value zero = b.f32Constant(0.0);
+    SmallVector<OpFoldResult> rowSizes = {batch, numHeads, numQueries};
+
+    // rowMax[b, h, t] = max over allowed s of scores * scale; -inf when no
+    // key is allowed.
+    Value minusInf = b.f32Constant(
+        APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
+    SmallVector<Value> maxInputs = {scores};
+    llvm::append_range(maxInputs, maskInputs);
+    SmallVector<AffineMap> maxMaps = {rows4};
+    llvm::append_range(maxMaps, maskMaps);
+    maxMaps.push_back(perRow4);
+    Value rowMax = b.generic(
+        maxInputs, b.filled(rowSizes, minusInf), maxMaps, rowReduction,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value acc = args.back();
+          Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
+          Value max = arith::MaximumFOp::create(nb, nloc, acc, scaled);
+          if (Value allowed = allowedIn(nb, nloc, args, mask, causal))
+            max = arith::SelectOp::create(nb, nloc, allowed, max, acc);
+          linalg::YieldOp::create(nb, nloc, max);
+        });
+
+    // weights[b, h, t, s] = exp(scores * scale - rowMax) for allowed keys,
+    // exactly 0 for the others (also where rowMax is -inf).
+    SmallVector<Value> expInputs = {scores, rowMax};
+    llvm::append_range(expInputs, maskInputs);
+    SmallVector<AffineMap> expMaps = {rows4, perRow4};
+    llvm::append_range(expMaps, maskMaps);
+    expMaps.push_back(rows4);
+    Value weights = b.generic(
+        expInputs, b.empty(scoreSizes), expMaps, elementwise,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
+          Value shifted = arith::SubFOp::create(nb, nloc, scaled, args[1]);
+          Value weight = math::ExpOp::create(nb, nloc, shifted);
+          if (Value allowed = allowedIn(nb, nloc, args, mask, causal))
+            weight = arith::SelectOp::create(nb, nloc, allowed, weight, zero);
+          linalg::YieldOp::create(nb, nloc, weight);
+        });
+
+    // rowSum[b, h, t] = sum over s of weights.
+    Value rowSum = b.generic(
+        {weights}, b.zeros(rowSizes), {rows4, perRow4}, rowReduction,
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value sum = arith::AddFOp::create(nb, nloc, args[1], args[0]);
+          linalg::YieldOp::create(nb, nloc, sum);
+        });
+
+    // unnormalized[b, h, t, n] = sum_s weights[b, h, t, s] * V[b, h / G, s, n]
+    SmallVector<OpFoldResult> outSizes = {batch, numHeads, numQueries,
+                                          b.index(valueDim)};
+    Value unnormalized = b.contraction(
+        weights, value, b.zeros(outSizes),
+        {b.map(5, {d0, d1, d2, d4}), b.map(5, {d0, kvHead, d4, d3}),
+         b.map(5, {d0, d1, d2, d3})},
+        {kParallel, kParallel, kParallel, kParallel, kReduction});
+
+    // 1 / rowSum, and 0 for a row that may attend no key (sum 0), so that
+    // such a row gives zeros, never NaN.
+    Value one = b.f32Constant(1.0);
+    AffineMap rows3 = b.map(3, {d0, d1, d2});
+    Value inverse = b.generic(
+        {rowSum}, b.empty(rowSizes), {rows3, rows3},
+        SmallVector<IteratorType>(3, kParallel),
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value positive = arith::CmpFOp::create(
+              nb, nloc, arith::CmpFPredicate::OGT, args[0], zero);
+          Value reciprocal = arith::DivFOp::create(nb, nloc, one, args[0]);
+          linalg::YieldOp::create(
+              nb, nloc,
+              arith::SelectOp::create(nb, nloc, positive, reciprocal, zero)
+                  .getResult());
+        });
+
+    // The softmax normalization, applied to the dv outputs of a row rather
+    // than to its S weights: the same product, fewer multiplications.
+    return b.generic({unnormalized, inverse}, b.empty(outSizes),
+                     {rows4, perRow4, rows4}, elementwise,
+                     [](OpBuilder &nb, Location nloc, ValueRange args) {
+                       linalg::YieldOp::create(
+                           nb, nloc,
+                           arith::MulFOp::create(nb, nloc, args[0], args[1])
+                               .getResult());
+                     });
+  }
+
+private:
+  /// The mask argument of a row-wise body: just before the output.
+  static unsigned maskArgIndex(ValueRange args) { return args.size() - 2; }
+
+  /// Whether the key of this iteration may be attended: the mask element
+  /// (the last input) and, when causal, key index <= query index (loop
+  /// dimensions 3 and 2). Null when every key is allowed.
+  static Value allowedIn(OpBuilder &nb, Location nloc, ValueRange args,
+                         Value mask, bool causal) {
+    Value allowed = mask ? args[maskArgIndex(args)] : Value();
+    if (!causal)
+      return allowed;
+    Value queryIndex = linalg::IndexOp::create(nb, nloc, 2);
+    Value keyIndex = linalg::IndexOp::create(nb, nloc, 3);
+    Value beforeQuery = arith::CmpIOp::create(
+        nb, nloc, arith::CmpIPredicate::ule, keyIndex, queryIndex);
+    if (!allowed)
+      return beforeQuery;
+    return arith::AndIOp::create(nb, nloc, allowed, beforeQuery);
+  }
+
+  /// A mask whose batch size is only known at run time is 1 (broadcast) or
+  /// B: read row `b` or row 0 accordingly into a [B, T, S] mask.
+  static Value broadcastMaskBatch(Builder &b, Value mask, OpFoldResult batch) {
+    Value maskBatch = tensor::DimOp::create(b.b, b.loc, mask, 0);
+    Value oneIndex = arith::ConstantIndexOp::create(b.b, b.loc, 1);
+    Value zeroIndex = arith::ConstantIndexOp::create(b.b, b.loc, 0);
+    Value broadcasts = arith::CmpIOp::create(
+        b.b, b.loc, arith::CmpIPredicate::eq, maskBatch, oneIndex);
+    Type i1 = b.b.getI1Type();
+    Value init = b.empty({batch, b.dim(mask, 1), b.dim(mask, 2)}, i1);
+    return linalg::GenericOp::create(
+               b.b, b.loc, TypeRange{init.getType()}, ValueRange{},
+               ValueRange{init}, {b.map(3, {b.d(0), b.d(1), b.d(2)})},
+               SmallVector<IteratorType>(3, kParallel),
+               [&](OpBuilder &nb, Location nloc, ValueRange) {
+                 Value row = arith::SelectOp::create(
+                     nb, nloc, broadcasts, zeroIndex,
+                     linalg::IndexOp::create(nb, nloc, 0));
+                 Value element = tensor::ExtractOp::create(
+                     nb, nloc, mask,
+                     ValueRange{row, linalg::IndexOp::create(nb, nloc, 1),
+                                linalg::IndexOp::create(nb, nloc, 2)});
+                 linalg::YieldOp::create(nb, nloc, element);
+               })
+        .getResult(0);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct MhaLowerToLinalgPass
+    : mha::impl::MhaLowerToLinalgBase<MhaLowerToLinalgPass> {
+  void runOnOperation() override {
+    // Say why an op cannot be lowered before the conversion does, which
+    // would only report that it failed to legalize.
+    bool unsupported = false;
+    getOperation().walk([&](Operation *op) {
+      if (!isa<MhaDialect>(op->getDialect()))
+        return;
+      if (isa<AttentionOp>(op)) {
+        op->emitOpError("must be expanded before lowering to linalg (run "
+                        "mha-expand first)");
+        unsupported = true;
+      } else if (Type bad = findNonF32ElementType(op)) {
+        op->emitOpError() << "expects f32 elements to lower to linalg, got "
+                          << bad;
+        unsupported = true;
+      }
+    });
+    if (unsupported)
+      return signalPassFailure();
+
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<MhaDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    RewritePatternSet patterns(&getContext());
+    populateMhaToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerProject, LowerSplitHeads, LowerSdpa, LowerConcatHeads,
+               LowerOutputProject>(patterns.getContext());
+}

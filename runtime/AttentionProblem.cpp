@@ -1,0 +1,108 @@
+//===- AttentionProblem.cpp - One attention layer with its inputs ---------===//
+
+#include "runtime/AttentionProblem.h"
+
+#include "dialects/MhaOps.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using llvm::createStringError;
+
+namespace mha::runtime {
+
+double AttentionProblem::flops() const {
+  const AttentionShape &s = shape;
+  double queries = double(s.batch) * s.seqLen;
+  double keys = double(s.batch) * s.kvSeqLen;
+  // Split first: each head only reads its slice of the input.
+  double qIn = s.splitFirst ? double(s.modelDim) / s.numHeads : s.modelDim;
+  double kvIn = s.splitFirst ? double(s.kvDim) / s.numKvHeads : s.kvDim;
+  double projections =
+      queries * qIn * s.numHeads * s.headDim +
+      keys * kvIn * s.numKvHeads * (s.headDim + s.valueDim) +
+      queries * s.numHeads * s.valueDim * s.outDim;
+  double attention = queries * s.kvSeqLen * s.numHeads *
+                     double(s.headDim + s.valueDim);
+  return 2 * (projections + attention);
+}
+
+llvm::Expected<AttentionProblem>
+describeAttention(func::FuncOp func,
+                                const std::vector<NpyArray> &inputs) {
+  SmallVector<mlir::mha::AttentionOp> ops(func.getOps<mlir::mha::AttentionOp>());
+  if (ops.size() != 1)
+    return createStringError(llvm::formatv(
+        "the reference check needs a graph with one mha.attention in @{0}, "
+        "found {1}",
+        func.getSymName(), ops.size()));
+  mlir::mha::AttentionOp op = ops.front();
+
+  // Each operand is an argument; find the input bound to it.
+  auto inputOf = [&](Value value) -> const NpyArray * {
+    auto argument = dyn_cast_or_null<BlockArgument>(value);
+    if (!argument || argument.getOwner()->getParentOp() != func)
+      return nullptr;
+    return &inputs[argument.getArgNumber()];
+  };
+  for (Value operand : op->getOperands())
+    if (!inputOf(operand))
+      return createStringError(
+          "the reference check needs every operand of mha.attention to be an "
+          "argument of the function");
+  auto data = [&](Value value) -> const float * {
+    return value ? inputOf(value)->f32() : nullptr;
+  };
+
+  AttentionProblem problem;
+  AttentionShape &shape = problem.shape;
+  const NpyArray &x = *inputOf(op.getQuery());
+  const NpyArray &kv = *inputOf(op.getKeyValueSource());
+  shape.batch = x.shape[0];
+  shape.seqLen = x.shape[1];
+  shape.modelDim = x.shape[2];
+  shape.kvSeqLen = kv.shape[1];
+  shape.kvDim = kv.shape[2];
+  shape.numHeads = op.getNumHeads();
+  shape.numKvHeads = op.getEffectiveNumKvHeads();
+  shape.splitFirst = op.isSplitFirst();
+  ArrayRef<int64_t> wq = op.getWQ().getType().getShape();
+  ArrayRef<int64_t> wv = op.getWV().getType().getShape();
+  shape.headDim = shape.splitFirst ? wq[2] : wq[1] / shape.numHeads;
+  shape.valueDim = shape.splitFirst ? wv[2] : wv[1] / shape.numKvHeads;
+  shape.outDim = op.getWO().getType().getDimSize(1);
+  shape.causal = op.getCausal();
+  shape.scale = op.getScale() ? op.getScale()->convertToDouble()
+                              : 1.0 / std::sqrt(double(shape.headDim));
+  if (auto error = verifyAttentionShape(shape))
+    return std::move(error);
+
+  AttentionOperands &operands = problem.operands;
+  operands.x = x.f32();
+  operands.kv = op.getKv() ? kv.f32() : nullptr;
+  operands.wQ = data(op.getWQ());
+  operands.wK = data(op.getWK());
+  operands.wV = data(op.getWV());
+  operands.wO = data(op.getWO());
+  operands.bQ = data(op.getBQ());
+  operands.bK = data(op.getBK());
+  operands.bV = data(op.getBV());
+  operands.bO = data(op.getBO());
+  if (Value mask = op.getMask()) {
+    operands.mask = inputOf(mask)->bools();
+    operands.maskBatch = inputOf(mask)->shape[0];
+  }
+  return problem;
+}
+
+NpyArray computeReference(const AttentionProblem &problem) {
+  const AttentionShape &s = problem.shape;
+  NpyArray y =
+      NpyArray::zeros(ElementType::F32, {s.batch, s.seqLen, s.outDim});
+  referenceAttention(s, problem.operands, y.f32());
+  return y;
+}
+
+} // namespace mha::runtime

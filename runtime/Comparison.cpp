@@ -1,0 +1,69 @@
+//===- Comparison.cpp - Compare an output with an expected array ----------===//
+
+#include "runtime/Comparison.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mha::runtime;
+
+std::string Comparison::summary() const {
+  std::string text = llvm::formatv("max abs error {0:E2}, max rel error "
+                                   "{1:E2} (atol {2:E0}, rtol {3:E0})",
+                                   maxAbsError, maxRelError, atol, rtol);
+  if (passed)
+    return text + ": ok";
+  return text + llvm::formatv(": {0} of {1} elements outside, the worst at "
+                              "flat index {2}: FAILED",
+                              mismatches, numElements, worstIndex)
+                    .str();
+}
+
+llvm::Expected<Comparison> mha::runtime::compareArrays(const NpyArray &got,
+                                                       const NpyArray &want,
+                                                       double atol,
+                                                       double rtol) {
+  if (got.elementType != ElementType::F32 ||
+      want.elementType != ElementType::F32)
+    return llvm::createStringError(
+        llvm::formatv("can only compare float32 arrays, got {0} and {1}",
+                      getElementTypeName(got.elementType),
+                      getElementTypeName(want.elementType)));
+  if (got.shape != want.shape)
+    return llvm::createStringError(
+        llvm::formatv("the output has shape {0} but the expected array has "
+                      "shape {1}",
+                      formatShape(got.shape), formatShape(want.shape)));
+  Comparison result;
+  result.atol = atol;
+  result.rtol = rtol;
+  result.numElements = got.numElements();
+  const float *a = got.f32();
+  const float *b = want.f32();
+  double worstExcess = -INFINITY;
+  for (int64_t i = 0; i < result.numElements; ++i) {
+    double x = a[i], y = b[i];
+    if (std::isnan(x) && std::isnan(y))
+      continue;
+    double error = std::fabs(x - y);
+    double allowed = atol + rtol * std::fabs(y);
+    // A NaN on one side makes `error` NaN: count it as outside.
+    bool outside = !(error <= allowed);
+    if (!std::isnan(error)) {
+      result.maxAbsError = std::max(result.maxAbsError, error);
+      if (y != 0)
+        result.maxRelError = std::max(result.maxRelError, error / std::fabs(y));
+    } else {
+      result.maxAbsError = INFINITY;
+    }
+    double excess = std::isnan(error) ? INFINITY : error - allowed;
+    if (excess > worstExcess) {
+      worstExcess = excess;
+      result.worstIndex = i;
+    }
+    result.mismatches += outside;
+  }
+  result.passed = result.mismatches == 0;
+  return result;
+}

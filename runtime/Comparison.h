@@ -1,0 +1,52 @@
+//===- Comparison.h - Compare an output with an expected array --*- C++ -*-===//
+
+#ifndef MHA_RUNTIME_COMPARISON_H
+#define MHA_RUNTIME_COMPARISON_H
+
+#include "runtime/Npy.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace mha {
+namespace runtime {
+
+/// How far an output is from what was expected.
+struct Comparison {
+  /// The largest |got - want|.
+  double maxAbsError = 0;
+  /// The largest |got - want| / |want| over elements with want != 0.
+  double maxRelError = 0;
+  /// Elements outside |got - want| <= atol + rtol * |want| (NaN counts as
+  /// outside unless both are NaN).
+  int64_t mismatches = 0;
+  /// The flat index of the worst element (by tolerance excess).
+  int64_t worstIndex = 0;
+  /// The tolerances used.
+  double atol = 0, rtol = 0;
+  /// The number of elements compared.
+  int64_t numElements = 0;
+  /// True when no element is outside the tolerance.
+  bool passed = true;
+
+  /// "max abs error 1.2e-07, max rel error 3.4e-06 (atol 1e-04, rtol 1e-04):
+  /// ok" or "... 3 of 96 elements outside ...: FAILED".
+  std::string summary() const;
+
+private:
+  friend llvm::Expected<Comparison>
+  compareArrays(const NpyArray &, const NpyArray &, double, double);
+  int64_t total = 0;
+};
+
+/// Compares `got` with `want` element by element; the shapes and dtypes must
+/// be equal (float32), else the error says what differs.
+llvm::Expected<Comparison> compareArrays(const NpyArray &got,
+                                         const NpyArray &want, double atol,
+                                         double rtol);
+
+} // namespace runtime
+} // namespace mha
+
+#endif // MHA_RUNTIME_COMPARISON_H

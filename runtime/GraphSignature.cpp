@@ -1,0 +1,152 @@
+//===- GraphSignature.cpp - The arguments a graph function takes ----------===//
+
+#include "runtime/GraphSignature.h"
+
+#include "dialects/MhaOps.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using llvm::createStringError;
+
+namespace mha::runtime {
+
+int GraphSignature::findArgument(llvm::StringRef name) const {
+  for (auto [index, argument] : llvm::enumerate(arguments))
+    if (argument.name == name)
+      return static_cast<int>(index);
+  return -1;
+}
+
+std::string GraphSignature::listNames() const {
+  return llvm::join(llvm::map_range(arguments,
+                                    [](const GraphArgument &argument) {
+                                      return argument.name;
+                                    }),
+                    ", ");
+}
+
+/// The element types mha-run can pass: f32 data and i1 masks.
+static std::optional<ElementType> toNpyType(Type type) {
+  if (type.isF32())
+    return ElementType::F32;
+  if (type.isInteger(1))
+    return ElementType::Bool;
+  return std::nullopt;
+}
+
+llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
+  GraphSignature signature;
+  FunctionType type = func.getFunctionType();
+  for (auto [index, argType] : llvm::enumerate(type.getInputs())) {
+    GraphArgument argument;
+    auto name = func.getArgAttrOfType<StringAttr>(index, kArgNameAttr);
+    argument.name = name ? name.str() : llvm::formatv("arg{0}", index).str();
+    argument.type = dyn_cast<RankedTensorType>(argType);
+    if (!argument.type || !toNpyType(argument.type.getElementType()))
+      return createStringError(
+          llvm::formatv("argument '{0}' of @{1} has type {2}; mha-run passes "
+                        "ranked tensors of f32 (or i1 for masks)",
+                        argument.name, func.getSymName(), argType));
+    if (signature.findArgument(argument.name) >= 0)
+      return createStringError(
+          llvm::formatv("two arguments of @{0} are named '{1}'",
+                        func.getSymName(), argument.name));
+    signature.arguments.push_back(std::move(argument));
+  }
+  if (type.getNumResults() != 1)
+    return createStringError(llvm::formatv(
+        "@{0} returns {1} values; mha-run runs functions with one result",
+        func.getSymName(), type.getNumResults()));
+  signature.result = dyn_cast<RankedTensorType>(type.getResult(0));
+  if (!signature.result || !signature.result.getElementType().isF32())
+    return createStringError(
+        llvm::formatv("@{0} returns {1}; mha-run runs functions that return "
+                      "a ranked f32 tensor",
+                      func.getSymName(), type.getResult(0)));
+  return signature;
+}
+
+/// Formats a declared shape with `?` for dynamic sizes.
+static std::string formatDeclaredShape(RankedTensorType type) {
+  std::string text = "[";
+  for (auto [index, dim] : llvm::enumerate(type.getShape())) {
+    if (index)
+      text += ", ";
+    text += ShapedType::isDynamic(dim) ? "?" : std::to_string(dim);
+  }
+  return text + "]";
+}
+
+llvm::Error checkInput(const GraphArgument &argument,
+                                     const NpyArray &array,
+                                     llvm::StringRef source) {
+  ElementType expected = *toNpyType(argument.type.getElementType());
+  if (array.elementType != expected)
+    return createStringError(
+        llvm::formatv("input '{0}' ({1}): expected dtype {2}, found {3}",
+                      argument.name, source, getElementTypeName(expected),
+                      getElementTypeName(array.elementType)));
+  bool fits =
+      static_cast<int64_t>(array.shape.size()) == argument.type.getRank();
+  for (size_t i = 0; fits && i < array.shape.size(); ++i) {
+    int64_t declared = argument.type.getDimSize(i);
+    fits = ShapedType::isDynamic(declared) ? array.shape[i] > 0
+                                           : declared == array.shape[i];
+  }
+  if (!fits)
+    return createStringError(llvm::formatv(
+        "input '{0}' ({1}): expected shape {2}, found {3}", argument.name,
+        source, formatDeclaredShape(argument.type), formatShape(array.shape)));
+  return llvm::Error::success();
+}
+
+/// Gives every mha op the result type its (now more precise) operands imply,
+/// in program order, so that the next op's verifier sees real sizes.
+static LogicalResult propagateShapes(func::FuncOp func) {
+  for (Operation &op : func.getBody().front()) {
+    // The return keeps the declared (dynamic) result type on purpose.
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (failed(verify(&op)))
+      return failure();
+    RankedTensorType refined =
+        llvm::TypeSwitch<Operation *, RankedTensorType>(&op)
+            .Case<mlir::mha::ProjectOp, mlir::mha::SplitHeadsOp, mlir::mha::SdpaOp,
+                  mlir::mha::ConcatHeadsOp, mlir::mha::OutputProjectOp, mlir::mha::AttentionOp>(
+                [](auto op) { return op.inferResultType(); })
+            .Default([](Operation *) { return RankedTensorType(); });
+    if (refined)
+      op.getResult(0).setType(refined);
+  }
+  return success();
+}
+
+llvm::Error
+checkInputsFitTogether(func::FuncOp func,
+                                     llvm::ArrayRef<const NpyArray *> inputs) {
+  MLIRContext *context = func.getContext();
+  std::string messages;
+  ScopedDiagnosticHandler collect(context, [&](Diagnostic &diagnostic) {
+    if (!messages.empty())
+      messages += "; ";
+    messages += diagnostic.str();
+    return success();
+  });
+  OwningOpRef<func::FuncOp> copy = func.clone();
+  Block &body = copy->getBody().front();
+  for (auto [argument, input] : llvm::zip(body.getArguments(), inputs)) {
+    auto declared = cast<RankedTensorType>(argument.getType());
+    argument.setType(declared.clone(input->shape));
+  }
+  if (failed(propagateShapes(*copy)))
+    return createStringError("the inputs do not fit together: " + messages);
+  return llvm::Error::success();
+}
+
+} // namespace mha::runtime

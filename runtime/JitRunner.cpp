@@ -1,0 +1,158 @@
+//===- JitRunner.cpp - Compile a lowered graph and call it ----------------===//
+
+#include "runtime/JitRunner.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace mha::runtime;
+using llvm::createStringError;
+
+namespace {
+/// A ranked memref descriptor as the LLVM lowering lays it out:
+/// `{T *allocated, T *aligned, int64_t offset, int64_t sizes[rank],
+/// int64_t strides[rank]}`, all 8-byte words, for any rank.
+class MemRefDescriptor {
+public:
+  explicit MemRefDescriptor(int64_t rank) : rank(rank), words(3 + 2 * rank) {}
+
+  /// Describes the contiguous C-order buffer of `array` (not owned).
+  static MemRefDescriptor describe(const NpyArray &array) {
+    MemRefDescriptor descriptor(array.shape.size());
+    auto *data = const_cast<char *>(array.data.data());
+    descriptor.setPointer(0, data);
+    descriptor.setPointer(1, data);
+    int64_t stride = 1;
+    for (int64_t i = descriptor.rank - 1; i >= 0; --i) {
+      descriptor.words[3 + i] = array.shape[i];
+      descriptor.words[3 + descriptor.rank + i] = stride;
+      stride *= array.shape[i];
+    }
+    return descriptor;
+  }
+
+  void *address() { return words.data(); }
+  void *allocated() const { return pointer(0); }
+  void *aligned() const { return pointer(1); }
+  int64_t offset() const { return words[2]; }
+  int64_t size(int64_t i) const { return words[3 + i]; }
+  int64_t stride(int64_t i) const { return words[3 + rank + i]; }
+
+private:
+  void setPointer(int index, void *value) {
+    std::memcpy(&words[index], &value, sizeof(void *));
+  }
+  void *pointer(int index) const {
+    void *value;
+    std::memcpy(&value, &words[index], sizeof(void *));
+    return value;
+  }
+
+  int64_t rank;
+  std::vector<int64_t> words;
+};
+
+/// True if `pointer` lies inside the buffer of one of `inputs`: the compiled
+/// code returned an input instead of a buffer of its own.
+bool pointsIntoInputs(const void *pointer,
+                      llvm::ArrayRef<const NpyArray *> inputs) {
+  auto *p = static_cast<const char *>(pointer);
+  return llvm::any_of(inputs, [&](const NpyArray *input) {
+    const char *begin = input->data.data();
+    return p >= begin && p < begin + input->data.size();
+  });
+}
+} // namespace
+
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+CompiledFunction::create(mlir::ModuleOp module, llvm::StringRef entry,
+                         int64_t resultRank,
+                         llvm::ArrayRef<llvm::StringRef> sharedLibs) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  mlir::registerBuiltinDialectTranslation(*module.getContext());
+  mlir::registerLLVMDialectTranslation(*module.getContext());
+  mlir::registerOpenMPDialectTranslation(*module.getContext());
+
+  // Compile for this CPU (AVX-512 where it has it), not a generic x86-64.
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto targetMachine = builder->createTargetMachine();
+  if (!targetMachine)
+    return targetMachine.takeError();
+
+  auto transformer = mlir::makeOptimizingTransformer(
+      /*optLevel=*/3, /*sizeLevel=*/0, targetMachine->get());
+  mlir::ExecutionEngineOptions options;
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  options.sharedLibPaths = sharedLibs;
+  auto engine =
+      mlir::ExecutionEngine::create(module, options, std::move(*targetMachine));
+  if (!engine)
+    return engine.takeError();
+
+  std::unique_ptr<CompiledFunction> function(new CompiledFunction());
+  function->engine = std::move(*engine);
+  function->resultRank = resultRank;
+  auto packed = function->engine->lookupPacked(("_mlir_ciface_" + entry).str());
+  if (!packed)
+    return packed.takeError();
+  function->packed = *packed;
+  return function;
+}
+
+llvm::Expected<NpyArray>
+CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
+  // The C interface takes a pointer to each descriptor, the result's first;
+  // the packed wrapper takes a pointer to each of those pointers.
+  MemRefDescriptor result(resultRank);
+  std::vector<MemRefDescriptor> arguments;
+  arguments.reserve(inputs.size());
+  for (const NpyArray *input : inputs)
+    arguments.push_back(MemRefDescriptor::describe(*input));
+  std::vector<void *> pointers;
+  pointers.push_back(result.address());
+  for (MemRefDescriptor &argument : arguments)
+    pointers.push_back(argument.address());
+  std::vector<void *> packedArgs;
+  for (void *&pointer : pointers)
+    packedArgs.push_back(&pointer);
+  packed(packedArgs.data());
+
+  std::vector<int64_t> shape;
+  for (int64_t i = 0; i < resultRank; ++i)
+    shape.push_back(result.size(i));
+  NpyArray output = NpyArray::zeros(ElementType::F32, shape);
+  // Copy out element by element along the strides the function chose.
+  const float *base =
+      static_cast<const float *>(result.aligned()) + result.offset();
+  float *out = output.f32();
+  int64_t count = output.numElements();
+  std::vector<int64_t> index(resultRank, 0);
+  for (int64_t linear = 0; linear < count; ++linear) {
+    int64_t position = 0;
+    for (int64_t i = 0; i < resultRank; ++i)
+      position += index[i] * result.stride(i);
+    out[linear] = base[position];
+    for (int64_t i = resultRank - 1; i >= 0; --i) {
+      if (++index[i] < shape[i])
+        break;
+      index[i] = 0;
+    }
+  }
+  // The caller owns a buffer the function allocated (malloc), not an input.
+  if (!pointsIntoInputs(result.allocated(), inputs))
+    std::free(result.allocated());
+  return output;
+}

@@ -1,0 +1,50 @@
+//===- JitRunner.h - Compile a lowered graph and call it --------*- C++ -*-===//
+//
+// Wraps MLIR's ExecutionEngine (ORC JIT) for graphs lowered to the LLVM
+// dialect with `llvm.emit_c_interface`: the tensors are passed as memref
+// descriptors and the result comes back in a descriptor whose buffer the
+// compiled code allocated with malloc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_RUNTIME_JITRUNNER_H
+#define MHA_RUNTIME_JITRUNNER_H
+
+#include "runtime/Npy.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace mha {
+namespace runtime {
+
+/// One function of a lowered module, compiled for the host CPU.
+class CompiledFunction {
+public:
+  /// JIT-compiles `module` (LLVM dialect) at -O3 for the host CPU and looks up
+  /// `entry`, which returns a tensor of rank `resultRank`. `sharedLibs` are
+  /// loaded for symbol resolution (e.g. libomp).
+  static llvm::Expected<std::unique_ptr<CompiledFunction>>
+  create(mlir::ModuleOp module, llvm::StringRef entry, int64_t resultRank,
+         llvm::ArrayRef<llvm::StringRef> sharedLibs = {});
+
+  /// Calls the function on `inputs` (in argument order) and returns its
+  /// result as a float32 array.
+  llvm::Expected<NpyArray> call(llvm::ArrayRef<const NpyArray *> inputs);
+
+private:
+  CompiledFunction() = default;
+
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  void (*packed)(void **) = nullptr;
+  int64_t resultRank = 0;
+};
+
+} // namespace runtime
+} // namespace mha
+
+#endif // MHA_RUNTIME_JITRUNNER_H

@@ -1,0 +1,87 @@
+//===- Npy.h - NumPy .npy reading and writing -------------------*- C++ -*-===//
+//
+// mha-run exchanges tensors with NumPy through .npy files. The reader is meant
+// for files from anywhere: it never trusts a size it has not checked against
+// the bytes it was given, and reports every problem as an llvm::Error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_RUNTIME_NPY_H
+#define MHA_RUNTIME_NPY_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mha {
+namespace runtime {
+
+/// The element types mha reads and writes: NumPy's '<f4' and '|b1'.
+enum class ElementType { F32, Bool };
+
+/// Returns the NumPy name of `type` ("float32" or "bool") for messages.
+llvm::StringRef getElementTypeName(ElementType type);
+
+/// Returns the size in bytes of one element of `type`.
+size_t getElementSize(ElementType type);
+
+/// A dense C-order array as stored in a .npy file.
+struct NpyArray {
+  /// The type of every element.
+  ElementType elementType = ElementType::F32;
+  /// The dimensions, outermost first; empty for a scalar.
+  std::vector<int64_t> shape;
+  /// The elements in C order, little-endian (the host's order: mha only
+  /// builds for little-endian hosts); bools are one byte each, 0 or 1.
+  std::vector<char> data;
+
+  /// Returns the number of elements: the product of the dimensions (1 for a
+  /// scalar).
+  int64_t numElements() const;
+  /// Returns the size in bytes of one element.
+  size_t elementSize() const { return getElementSize(elementType); }
+
+  /// Returns the elements as floats; only valid for F32 arrays.
+  float *f32();
+  /// Returns the elements as floats; only valid for F32 arrays.
+  const float *f32() const;
+  /// Returns the elements as bytes that are 0 or 1; only valid for Bool
+  /// arrays.
+  uint8_t *bools();
+  /// Returns the elements as bytes that are 0 or 1; only valid for Bool
+  /// arrays.
+  const uint8_t *bools() const;
+
+  /// Returns an array of `shape` filled with zeros (false for Bool); the
+  /// dimensions must be non-negative.
+  static NpyArray zeros(ElementType elementType, llvm::ArrayRef<int64_t> shape);
+};
+
+/// Parses the contents of a .npy file (format versions 1.0, 2.0 and 3.0,
+/// dtypes '<f4' and '|b1', C order). `name` (usually the file's path) starts
+/// every error message.
+llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
+
+/// Reads and parses the .npy file at `path`.
+llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
+
+/// Serializes `array` to .npy bytes with a version 1.0 header (2.0 only if the
+/// header does not fit in 1.0), padded so the data starts at a multiple of 64.
+/// Fails if the data does not match the shape; `name` starts the message.
+llvm::Expected<std::string> serializeNpy(const NpyArray &array,
+                                         llvm::StringRef name = "array");
+
+/// Writes `array` to the .npy file at `path` (see serializeNpy).
+llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
+
+/// Formats `shape` as "[2, 8, 4]" ("[]" for a scalar) for messages.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+} // namespace runtime
+} // namespace mha
+
+#endif // MHA_RUNTIME_NPY_H

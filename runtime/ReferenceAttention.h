@@ -1,0 +1,94 @@
+//===- ReferenceAttention.h - Plain C++ multi-head attention ----*- C++ -*-===//
+//
+// The independent oracle that `mha-run --check` compares compiled kernels
+// with: plain loops, double accumulation, nothing shared with the compiler.
+// The semantics are those of test/vectors/README.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_RUNTIME_REFERENCEATTENTION_H
+#define MHA_RUNTIME_REFERENCEATTENTION_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace mha {
+namespace runtime {
+
+/// The sizes and flags of one multi-head attention.
+struct AttentionShape {
+  /// B: the number of independent sequences.
+  int64_t batch = 1;
+  /// T: the number of queries (rows of x).
+  int64_t seqLen = 1;
+  /// S: the number of keys and values (rows of kv; T when kv is x).
+  int64_t kvSeqLen = 1;
+  /// D: the width of x.
+  int64_t modelDim = 1;
+  /// D_kv: the width of kv (D when kv is x).
+  int64_t kvDim = 1;
+  /// H: the number of query heads.
+  int64_t numHeads = 1;
+  /// Hkv: the number of key/value heads; it divides H (H / Hkv query heads
+  /// share each one).
+  int64_t numKvHeads = 1;
+  /// dk: the width of one head's queries and keys.
+  int64_t headDim = 1;
+  /// dv: the width of one head's values.
+  int64_t valueDim = 1;
+  /// D_out: the width of the output y.
+  int64_t outDim = 1;
+  /// Whether query i may only attend keys j <= i (top-left aligned).
+  bool causal = false;
+  /// Whether head h projects only its own slice of x (width D / H) and of kv
+  /// (width D_kv / Hkv) with its own matrix, rather than all of x.
+  bool splitFirst = false;
+  /// The factor applied to Q·Kᵀ, usually 1 / sqrt(headDim).
+  double scale = 1.0;
+};
+
+/// The tensors of one multi-head attention: C-order float32 (mask: one byte
+/// per element, nonzero = may attend). An absent (nullptr) operand means:
+/// kv = x, a bias of zero, a mask of all true.
+struct AttentionOperands {
+  /// [B, T, D].
+  const float *x = nullptr;
+  /// [B, S, D_kv], or nullptr for self-attention.
+  const float *kv = nullptr;
+  /// [D, H·dk]; with splitFirst [H, D/H, dk].
+  const float *wQ = nullptr;
+  /// [D_kv, Hkv·dk]; with splitFirst [Hkv, D_kv/Hkv, dk].
+  const float *wK = nullptr;
+  /// [D_kv, Hkv·dv]; with splitFirst [Hkv, D_kv/Hkv, dv].
+  const float *wV = nullptr;
+  /// [H·dv, D_out].
+  const float *wO = nullptr;
+  /// [H·dk] or nullptr.
+  const float *bQ = nullptr;
+  /// [Hkv·dk] or nullptr.
+  const float *bK = nullptr;
+  /// [Hkv·dv] or nullptr.
+  const float *bV = nullptr;
+  /// [D_out] or nullptr.
+  const float *bO = nullptr;
+  /// [maskBatch, T, S] or nullptr.
+  const uint8_t *mask = nullptr;
+  /// The mask's leading dimension: 1 (one mask for every batch element) or B.
+  int64_t maskBatch = 1;
+};
+
+/// Checks that the sizes in `shape` are positive and divide as the heads
+/// need; the message names the sizes involved.
+llvm::Error verifyAttentionShape(const AttentionShape &shape);
+
+/// Computes y [B, T, D_out] of the attention that `shape` describes. `shape`
+/// must pass verifyAttentionShape. A query row that may attend no key gets a
+/// zero attention output, so its y is b_o.
+void referenceAttention(const AttentionShape &shape,
+                        const AttentionOperands &operands, float *y);
+
+} // namespace runtime
+} // namespace mha
+
+#endif // MHA_RUNTIME_REFERENCEATTENTION_H

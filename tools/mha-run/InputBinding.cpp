@@ -1,0 +1,96 @@
+//===- InputBinding.cpp - Give every graph argument an array --------------===//
+
+#include "tools/mha-run/InputBinding.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <random>
+
+using namespace mha::runtime;
+using llvm::createStringError;
+
+namespace {
+/// The size random data gets where a declared size is `?`: small enough to
+/// run at once, not a multiple of the usual tile sizes.
+constexpr int64_t kRandomDynamicSize = 7;
+
+/// Random data for `argument`, scaled like a trained layer so that the
+/// softmax is neither flat nor saturated: inputs in [-1, 1), weights in
+/// ±1/sqrt(fan-in), biases in ±0.1; masks are 80 % true.
+NpyArray randomArray(const GraphArgument &argument, std::mt19937_64 &engine) {
+  std::vector<int64_t> shape;
+  for (int64_t dim : argument.type.getShape())
+    shape.push_back(mlir::ShapedType::isDynamic(dim) ? kRandomDynamicSize
+                                                     : dim);
+  bool isMask = argument.type.getElementType().isInteger(1);
+  NpyArray array =
+      NpyArray::zeros(isMask ? ElementType::Bool : ElementType::F32, shape);
+  if (isMask) {
+    std::bernoulli_distribution allowed(0.8);
+    for (int64_t i = 0; i < array.numElements(); ++i)
+      array.bools()[i] = allowed(engine);
+    return array;
+  }
+  double bound = 1.0;
+  llvm::StringRef name = argument.name;
+  if (name.starts_with("w_") && shape.size() >= 2)
+    bound = 1.0 / std::sqrt(double(shape[shape.size() - 2]));
+  else if (name.starts_with("b_"))
+    bound = 0.1;
+  std::uniform_real_distribution<float> value(-bound, bound);
+  for (int64_t i = 0; i < array.numElements(); ++i)
+    array.f32()[i] = value(engine);
+  return array;
+}
+} // namespace
+
+llvm::Expected<std::vector<NpyArray>>
+mha::runtime::bindInputs(const GraphSignature &signature,
+                         const InputOptions &options) {
+  // --input NAME=FILE: the name must be an argument.
+  std::vector<std::string> explicitFiles(signature.arguments.size());
+  for (const std::string &spec : options.files) {
+    auto [name, file] = llvm::StringRef(spec).split('=');
+    if (file.empty())
+      return createStringError(llvm::formatv(
+          "--input '{0}': expected NAME=FILE.npy", spec));
+    int index = signature.findArgument(name);
+    if (index < 0)
+      return createStringError(llvm::formatv(
+          "--input {0}: the graph has no argument '{0}' (it takes: {1})", name,
+          signature.listNames()));
+    explicitFiles[index] = file.str();
+  }
+
+  std::mt19937_64 engine(options.seed);
+  std::vector<NpyArray> inputs;
+  for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
+    std::string path = explicitFiles[index];
+    if (path.empty() && !options.directory.empty()) {
+      llvm::SmallString<256> candidate(options.directory);
+      llvm::sys::path::append(candidate, argument.name + ".npy");
+      if (llvm::sys::fs::exists(candidate) || !options.random)
+        path = candidate.str().str();
+    }
+    if (path.empty()) {
+      if (!options.random)
+        return createStringError(llvm::formatv(
+            "no input for argument '{0}': give --inputs DIR with {0}.npy, "
+            "--input {0}=FILE.npy, or --random",
+            argument.name));
+      inputs.push_back(randomArray(argument, engine));
+      continue;
+    }
+    auto array = readNpy(path);
+    if (!array)
+      return createStringError(llvm::formatv(
+          "input '{0}': {1}", argument.name, toString(array.takeError())));
+    if (auto error = checkInput(argument, *array, path))
+      return std::move(error);
+    inputs.push_back(std::move(*array));
+  }
+  return inputs;
+}

@@ -1,0 +1,39 @@
+//===- InputBinding.h - Give every graph argument an array ------*- C++ -*-===//
+
+#ifndef MHA_TOOLS_MHARUN_INPUTBINDING_H
+#define MHA_TOOLS_MHARUN_INPUTBINDING_H
+
+#include "runtime/GraphSignature.h"
+#include "runtime/Npy.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mha {
+namespace runtime {
+
+/// Where mha-run takes the inputs from, in order of precedence.
+struct InputOptions {
+  /// `--inputs DIR`: argument NAME from DIR/NAME.npy, if that file exists.
+  std::string directory;
+  /// `--input NAME=FILE.npy`, any number; these win over the directory.
+  std::vector<std::string> files;
+  /// `--random`: fill every argument that has no file.
+  bool random = false;
+  /// `--seed`: the seed of the random data.
+  uint64_t seed = 0;
+};
+
+/// Returns one array per argument of `signature`, each checked against the
+/// argument's type. An unknown NAME in `--input`, a missing input, an
+/// unreadable file or a mis-shaped array is an error naming the argument and
+/// the file.
+llvm::Expected<std::vector<NpyArray>>
+bindInputs(const GraphSignature &signature, const InputOptions &options);
+
+} // namespace runtime
+} // namespace mha
+
+#endif // MHA_TOOLS_MHARUN_INPUTBINDING_H
