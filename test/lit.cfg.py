@@ -22,6 +22,9 @@ config.excludes = [
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# FileCheck, not and count come from LLVM's tools folder (Debian ships no
+# llvm-lit that would set this up).
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # The reference cases (copied from the team's shared vectors).
 config.substitutions.append(

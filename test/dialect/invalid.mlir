@@ -672,6 +672,60 @@ func.func @attention_bias_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf
 
 // -----
 
+func.func @attention_w_q_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xbf16>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects w_q to have element type 'f32' like query, got 'bf16'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xbf16>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_w_v_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xbf16>, %w_o: tensor<8x8xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects w_v to have element type 'f32' like query, got 'bf16'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xbf16>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_w_o_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xbf16>) {
+  // expected-error @+1 {{'mha.attention' op expects w_o to have element type 'f32' like query, got 'bf16'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xbf16>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_b_q_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_q: tensor<8xf16>) {
+  // expected-error @+1 {{'mha.attention' op expects b_q to have element type 'f32' like query, got 'f16'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_q(%b_q) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf16>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_b_k_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_k: tensor<8xf16>) {
+  // expected-error @+1 {{'mha.attention' op expects b_k to have element type 'f32' like query, got 'f16'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_k(%b_k) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf16>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_b_v_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_v: tensor<8xf16>) {
+  // expected-error @+1 {{'mha.attention' op expects b_v to have element type 'f32' like query, got 'f16'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_v(%b_v) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf16>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
 func.func @attention_query_rank(%x: tensor<4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
   // expected-error @+1 {{'mha.attention' op expects query to have rank 3 ([B, T, D]), got rank 2}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
@@ -757,6 +811,15 @@ func.func @attention_dynamic_w_v(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %
   // expected-error @+1 {{'mha.attention' op expects w_v to have a static shape, got 'tensor<?x8xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dynamic_w_k(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x?xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects w_k to have a static shape, got 'tensor<8x?xf32>'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x?xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
 }
 
@@ -997,6 +1060,60 @@ func.func @attention_split_first_b_v_size(%x: tensor<1x4x8xf32>, %w_q: tensor<2x
   // expected-error @+1 {{'mha.attention' op expects b_v size to be 12, got 8}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_v(%b_v) heads(2)
       : (tensor<1x4x8xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x6xf32>, tensor<12x8xf32>, tensor<8xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_b_k_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_k: tensor<2x4xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects b_k to have rank 1 ([D_out]), got rank 2}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_k(%b_k) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x4xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_b_v_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_v: tensor<2x4xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects b_v to have rank 1 ([D_out]), got rank 2}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_v(%b_v) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x4xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_b_o_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_o: tensor<2x4xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects b_o to have rank 1 ([D_out]), got rank 2}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_o(%b_o) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x4xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dynamic_b_q(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_q: tensor<?xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects b_q to have a static shape, got 'tensor<?xf32>'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_q(%b_q) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dynamic_b_v(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_v: tensor<?xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects b_v to have a static shape, got 'tensor<?xf32>'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_v(%b_v) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dynamic_b_o(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_o: tensor<?xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects b_o to have a static shape, got 'tensor<?xf32>'}}
+  %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_o(%b_o) heads(2)
+      : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?xf32>) -> tensor<1x4x8xf32>
   return
 }
 

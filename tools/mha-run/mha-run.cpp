@@ -30,6 +30,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
@@ -166,10 +167,16 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
 
   // Parse and verify; the diagnostics name the file, line and column.
+  auto graphBuffer = llvm::MemoryBuffer::getFileOrSTDIN(graphFile);
+  if (std::error_code error = graphBuffer.getError())
+    return reportError("cannot read graph '" + graphFile +
+                       "': " + error.message()),
+           kBadInput;
   llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*graphBuffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(graphFile, sourceMgr, &context);
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return reportError("cannot load graph " + graphFile), kBadInput;
   FailureOr<func::FuncOp> entry = findEntry(*module);
