@@ -57,9 +57,9 @@ Type findNonF32ElementType(Operation *op) {
 /// Builds the linalg form of one mha op at one location. Sizes are carried
 /// as OpFoldResults so that static sizes stay static in the types and
 /// dynamic batch and sequence sizes are read with `tensor.dim`.
-class Builder {
+class LinalgBuilder {
 public:
-  Builder(OpBuilder &b, Location loc)
+  LinalgBuilder(OpBuilder &b, Location loc)
       : b(b), loc(loc), f32(b.getF32Type()), ctx(b.getContext()) {}
 
   /// Size `dim` of `value`.
@@ -120,8 +120,7 @@ public:
     SmallVector<OpFoldResult> sizes;
     for (int64_t from : permutation)
       sizes.push_back(dim(input, from));
-    return linalg::TransposeOp::create(b, loc, input, empty(sizes),
-                                       permutation)
+    return linalg::TransposeOp::create(b, loc, input, empty(sizes), permutation)
         ->getResult(0);
   }
 
@@ -156,9 +155,8 @@ public:
 
   Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
                 ArrayRef<IteratorType> iterators, BodyBuilder body) {
-    return linalg::GenericOp::create(b, loc, TypeRange{init.getType()},
-                                     inputs, ValueRange{init}, maps, iterators,
-                                     body)
+    return linalg::GenericOp::create(b, loc, TypeRange{init.getType()}, inputs,
+                                     ValueRange{init}, maps, iterators, body)
         .getResult(0);
   }
 
@@ -182,7 +180,14 @@ public:
     int64_t rank = inputType.getRank();
     int64_t inWidth = inputType.getDimSize(rank - 1);
     int64_t outWidth = cast<RankedTensorType>(weight.getType()).getDimSize(1);
-    ReassociationIndices outer = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+    ReassociationIndices outer =
+        llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+
+    // The result's sizes: the input's leading ones and D_out.
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t i : outer)
+      sizes.push_back(dim(input, i));
+    sizes.push_back(index(outWidth));
 
     Value rows = input;
     if (rank == 1)
@@ -191,18 +196,14 @@ public:
       rows = collapse(input, {outer, {rank - 1}});
 
     Value init = biasOrZeros(bias, {dim(rows, 0), index(outWidth)}, {0});
-    Value product = linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
-                                             ValueRange{rows, weight},
-                                             ValueRange{init})
-                        .getResult(0);
+    Value product =
+        linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
+                                 ValueRange{rows, weight}, ValueRange{init})
+            .getResult(0);
     if (rank == 1)
       return collapse(product, {{0, 1}});
     if (rank == 2)
       return product;
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t i : outer)
-      sizes.push_back(dim(input, i));
-    sizes.push_back(index(outWidth));
     return expand(product, {outer, {rank - 1}}, sizes);
   }
 
@@ -222,8 +223,7 @@ private:
 
 /// Base of the patterns: refuses element types other than f32, which the
 /// lowering does not handle yet (the pass reports them first).
-template <typename OpTy>
-struct F32Pattern : OpConversionPattern<OpTy> {
+template <typename OpTy> struct F32Pattern : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpTy::Adaptor;
 
@@ -232,14 +232,14 @@ struct F32Pattern : OpConversionPattern<OpTy> {
                   ConversionPatternRewriter &rewriter) const final {
     if (findNonF32ElementType(op))
       return rewriter.notifyMatchFailure(op, "only f32 is lowered");
-    Builder builder(rewriter, op.getLoc());
+    LinalgBuilder builder(rewriter, op.getLoc());
     Value result = lower(op, adaptor, builder);
     rewriter.replaceOp(op, builder.castTo(result, op.getType()));
     return success();
   }
 
   /// Builds the replacement of `op`.
-  virtual Value lower(OpTy op, OpAdaptor adaptor, Builder &b) const = 0;
+  virtual Value lower(OpTy op, OpAdaptor adaptor, LinalgBuilder &b) const = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -249,7 +249,8 @@ struct F32Pattern : OpConversionPattern<OpTy> {
 struct LowerProject : F32Pattern<ProjectOp> {
   using F32Pattern::F32Pattern;
 
-  Value lower(ProjectOp op, OpAdaptor adaptor, Builder &b) const override {
+  Value lower(ProjectOp op, OpAdaptor adaptor,
+              LinalgBuilder &b) const override {
     if (!op.isPerHead())
       return b.rowsTimesWeight(adaptor.getInput(), adaptor.getWeight(),
                                adaptor.getBias());
@@ -269,11 +270,11 @@ struct LowerProject : F32Pattern<ProjectOp> {
     // (batch, head, token, column, row of the slice)
     auto [d0, d1, d2, d3, d4] =
         std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
-    return b.contraction(input, weight, init,
-                         {b.map(5, {d0, d1, d2, d4}), b.map(5, {d1, d4, d3}),
-                          b.map(5, {d0, d1, d2, d3})},
-                         {kParallel, kParallel, kParallel, kParallel,
-                          kReduction});
+    return b.contraction(
+        input, weight, init,
+        {b.map(5, {d0, d1, d2, d4}), b.map(5, {d1, d4, d3}),
+         b.map(5, {d0, d1, d2, d3})},
+        {kParallel, kParallel, kParallel, kParallel, kReduction});
   }
 };
 
@@ -284,7 +285,8 @@ struct LowerProject : F32Pattern<ProjectOp> {
 struct LowerSplitHeads : F32Pattern<SplitHeadsOp> {
   using F32Pattern::F32Pattern;
 
-  Value lower(SplitHeadsOp op, OpAdaptor adaptor, Builder &b) const override {
+  Value lower(SplitHeadsOp op, OpAdaptor adaptor,
+              LinalgBuilder &b) const override {
     // [B, T, H·d] -> [B, T, H, d] -> [B, H, T, d].
     Value input = adaptor.getInput();
     int64_t heads = op.getNumHeads();
@@ -299,7 +301,8 @@ struct LowerSplitHeads : F32Pattern<SplitHeadsOp> {
 struct LowerConcatHeads : F32Pattern<ConcatHeadsOp> {
   using F32Pattern::F32Pattern;
 
-  Value lower(ConcatHeadsOp op, OpAdaptor adaptor, Builder &b) const override {
+  Value lower(ConcatHeadsOp op, OpAdaptor adaptor,
+              LinalgBuilder &b) const override {
     // [B, H, T, d] -> [B, T, H, d] -> [B, T, H·d].
     Value tokensFirst = b.transpose(adaptor.getInput(), {0, 2, 1, 3});
     return b.collapse(tokensFirst, {{0}, {1}, {2, 3}});
@@ -314,7 +317,7 @@ struct LowerOutputProject : F32Pattern<OutputProjectOp> {
   using F32Pattern::F32Pattern;
 
   Value lower(OutputProjectOp op, OpAdaptor adaptor,
-              Builder &b) const override {
+              LinalgBuilder &b) const override {
     if (!op.readsHeads())
       return b.rowsTimesWeight(adaptor.getInput(), adaptor.getWeight(),
                                adaptor.getBias());
@@ -326,20 +329,20 @@ struct LowerOutputProject : F32Pattern<OutputProjectOp> {
     int64_t heads = in[1], valueDim = in[3];
     int64_t outWidth =
         cast<RankedTensorType>(adaptor.getWeight().getType()).getDimSize(1);
-    Value weight = b.expand(adaptor.getWeight(), {{0, 1}, {2}},
-                            {b.index(heads), b.index(valueDim),
-                             b.index(outWidth)});
+    Value weight =
+        b.expand(adaptor.getWeight(), {{0, 1}, {2}},
+                 {b.index(heads), b.index(valueDim), b.index(outWidth)});
     Value init = b.biasOrZeros(
         adaptor.getBias(),
         {b.dim(input, 0), b.dim(input, 2), b.index(outWidth)}, {0, 1});
     // (batch, token, output column, head, value column)
     auto [d0, d1, d2, d3, d4] =
         std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
-    return b.contraction(input, weight, init,
-                         {b.map(5, {d0, d3, d1, d4}), b.map(5, {d3, d4, d2}),
-                          b.map(5, {d0, d1, d2})},
-                         {kParallel, kParallel, kParallel, kReduction,
-                          kReduction});
+    return b.contraction(
+        input, weight, init,
+        {b.map(5, {d0, d3, d1, d4}), b.map(5, {d3, d4, d2}),
+         b.map(5, {d0, d1, d2})},
+        {kParallel, kParallel, kParallel, kReduction, kReduction});
   }
 };
 
@@ -350,7 +353,7 @@ struct LowerOutputProject : F32Pattern<OutputProjectOp> {
 struct LowerSdpa : F32Pattern<SdpaOp> {
   using F32Pattern::F32Pattern;
 
-  Value lower(SdpaOp op, OpAdaptor adaptor, Builder &b) const override {
+  Value lower(SdpaOp op, OpAdaptor adaptor, LinalgBuilder &b) const override {
     Value query = adaptor.getQuery(), key = adaptor.getKey(),
           value = adaptor.getValue(), mask = adaptor.getMask();
     int64_t heads = op.getQuery().getType().getDimSize(1);
@@ -371,9 +374,14 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     OpFoldResult numKeys = b.knownDim(keyDims);
     OpFoldResult numHeads = b.index(heads);
 
+    Value scale = b.f32Constant(op.getEffectiveScale());
+    Value zero = b.f32Constant(0.0);
+    Value one = b.f32Constant(1.0);
+    Value minusInf = b.f32Constant(
+        APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
+
     // Loop dimensions of the row-wise steps: (batch, head, query, key).
-    AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3),
-               d4 = b.d(4);
+    AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3), d4 = b.d(4);
     AffineMap rows4 = b.map(4, {d0, d1, d2, d3});
     AffineMap perRow4 = b.map(4, {d0, d1, d2});
     SmallVector<IteratorType> rowReduction = {kParallel, kParallel, kParallel,
@@ -408,14 +416,10 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
       maskMaps.push_back(b.map(4, {maskBatch, d2, d3}));
     }
 
-    Value scale = b.f32Constant(op.getEffectiveScale());
-    Value zero = b.f32Constant(0.0);
     SmallVector<OpFoldResult> rowSizes = {batch, numHeads, numQueries};
 
     // rowMax[b, h, t] = max over allowed s of scores * scale; -inf when no
     // key is allowed.
-    Value minusInf = b.f32Constant(
-        APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
     SmallVector<Value> maxInputs = {scores};
     llvm::append_range(maxInputs, maskInputs);
     SmallVector<AffineMap> maxMaps = {rows4};
@@ -451,12 +455,13 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
         });
 
     // rowSum[b, h, t] = sum over s of weights.
-    Value rowSum = b.generic(
-        {weights}, b.zeros(rowSizes), {rows4, perRow4}, rowReduction,
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value sum = arith::AddFOp::create(nb, nloc, args[1], args[0]);
-          linalg::YieldOp::create(nb, nloc, sum);
-        });
+    Value rowSum =
+        b.generic({weights}, b.zeros(rowSizes), {rows4, perRow4}, rowReduction,
+                  [](OpBuilder &nb, Location nloc, ValueRange args) {
+                    Value sum =
+                        arith::AddFOp::create(nb, nloc, args[1], args[0]);
+                    linalg::YieldOp::create(nb, nloc, sum);
+                  });
 
     // unnormalized[b, h, t, n] = sum_s weights[b, h, t, s] * V[b, h / G, s, n]
     SmallVector<OpFoldResult> outSizes = {batch, numHeads, numQueries,
@@ -469,7 +474,6 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
 
     // 1 / rowSum, and 0 for a row that may attend no key (sum 0), so that
     // such a row gives zeros, never NaN.
-    Value one = b.f32Constant(1.0);
     AffineMap rows3 = b.map(3, {d0, d1, d2});
     Value inverse = b.generic(
         {rowSum}, b.empty(rowSizes), {rows3, rows3},
@@ -486,14 +490,13 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
 
     // The softmax normalization, applied to the dv outputs of a row rather
     // than to its S weights: the same product, fewer multiplications.
-    return b.generic({unnormalized, inverse}, b.empty(outSizes),
-                     {rows4, perRow4, rows4}, elementwise,
-                     [](OpBuilder &nb, Location nloc, ValueRange args) {
-                       linalg::YieldOp::create(
-                           nb, nloc,
-                           arith::MulFOp::create(nb, nloc, args[0], args[1])
-                               .getResult());
-                     });
+    return b.generic(
+        {unnormalized, inverse}, b.empty(outSizes), {rows4, perRow4, rows4},
+        elementwise, [](OpBuilder &nb, Location nloc, ValueRange args) {
+          linalg::YieldOp::create(
+              nb, nloc,
+              arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult());
+        });
   }
 
 private:
@@ -519,7 +522,8 @@ private:
 
   /// A mask whose batch size is only known at run time is 1 (broadcast) or
   /// B: read row `b` or row 0 accordingly into a [B, T, S] mask.
-  static Value broadcastMaskBatch(Builder &b, Value mask, OpFoldResult batch) {
+  static Value broadcastMaskBatch(LinalgBuilder &b, Value mask,
+                                  OpFoldResult batch) {
     Value maskBatch = tensor::DimOp::create(b.b, b.loc, mask, 0);
     Value oneIndex = arith::ConstantIndexOp::create(b.b, b.loc, 1);
     Value zeroIndex = arith::ConstantIndexOp::create(b.b, b.loc, 0);
