@@ -4,8 +4,8 @@
 #include "dialects/MhaOps.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/DenseMap.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::mha {
 #define GEN_PASS_DEF_MHAEXPAND
@@ -44,9 +44,8 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
     Value query = projectHeads(op.getQuery(), op.getWQ(), op.getBQ(), numHeads);
     Value key = projectHeads(source, op.getWK(), op.getBK(), numKvHeads);
     Value value = projectHeads(source, op.getWV(), op.getBV(), numKvHeads);
-    Value heads = SdpaOp::create(rewriter, loc, query, key, value,
-                                 op.getMask(), op.getCausal(),
-                                 op.getScaleAttr());
+    Value heads = SdpaOp::create(rewriter, loc, query, key, value, op.getMask(),
+                                 op.getCausal(), op.getScaleAttr());
     Value concat = ConcatHeadsOp::create(rewriter, loc, heads);
     rewriter.replaceOpWithNewOp<OutputProjectOp>(op, op.getType(), concat,
                                                  op.getWO(), op.getBO());

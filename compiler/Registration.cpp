@@ -38,12 +38,12 @@
 
 void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
   // The dialects the pipelines lower through, mha to llvm.
-  registry.insert<MhaDialect, affine::AffineDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+  registry
+      .insert<MhaDialect, affine::AffineDialect, arith::ArithDialect,
+              bufferization::BufferizationDialect, cf::ControlFlowDialect,
+              func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
+              linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
+              scf::SCFDialect, tensor::TensorDialect>();
 
   // One-shot bufferization of linalg on tensors and of function boundaries.
   arith::registerBufferizableOpInterfaceExternalModels(registry);

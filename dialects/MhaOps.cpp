@@ -66,30 +66,30 @@ public:
     RankedTensorType type = tensorType(value);
     if (type.hasStaticShape())
       return success();
-    return op->emitOpError() << "expects " << name
-                             << " to have a static shape, got " << type;
+    return op->emitOpError()
+           << "expects " << name << " to have a static shape, got " << type;
   }
 
   /// `what` has size `expected` (when both sizes are known).
   LogicalResult dim(StringRef what, int64_t expected, int64_t found) {
     if (dimsAgree(expected, found))
       return success();
-    return op->emitOpError() << "expects " << what << " to be "
-                             << dimToString(expected) << ", got "
-                             << dimToString(found);
+    return op->emitOpError()
+           << "expects " << what << " to be " << dimToString(expected)
+           << ", got " << dimToString(found);
   }
 
   /// A head count is at least 1.
   LogicalResult positive(StringRef name, int64_t value) {
     if (value > 0)
       return success();
-    return op->emitOpError() << "expects " << name << " to be positive, got "
-                             << value;
+    return op->emitOpError()
+           << "expects " << name << " to be positive, got " << value;
   }
 
   /// `divisor` divides `width`, the size of `what`.
-  LogicalResult divides(StringRef divisorName, int64_t divisor,
-                        StringRef what, int64_t width) {
+  LogicalResult divides(StringRef divisorName, int64_t divisor, StringRef what,
+                        int64_t width) {
     if (width % divisor == 0)
       return success();
     return op->emitOpError() << "expects " << divisorName << " (" << divisor
@@ -114,14 +114,14 @@ public:
   /// The declared result type agrees with the one the operands imply.
   LogicalResult result(RankedTensorType expected) {
     RankedTensorType found = tensorType(op->getResult(0));
-    bool agree = found.getRank() == expected.getRank() &&
-                 found.getElementType() == expected.getElementType() &&
-                 llvm::all_of_zip(found.getShape(), expected.getShape(),
-                                  dimsAgree);
+    bool agree =
+        found.getRank() == expected.getRank() &&
+        found.getElementType() == expected.getElementType() &&
+        llvm::all_of_zip(found.getShape(), expected.getShape(), dimsAgree);
     if (agree)
       return success();
-    return op->emitOpError() << "expects result type " << expected << ", got "
-                             << found;
+    return op->emitOpError()
+           << "expects result type " << expected << ", got " << found;
   }
 
   /// A bias has shape `[columns]`.
@@ -156,9 +156,8 @@ static RankedTensorType inferProjectType(RankedTensorType input,
 
 void ProjectOp::build(OpBuilder &builder, OperationState &state, Value input,
                       Value weight, Value bias) {
-  build(builder, state,
-        inferProjectType(tensorType(input), tensorType(weight)), input, weight,
-        bias);
+  build(builder, state, inferProjectType(tensorType(input), tensorType(weight)),
+        input, weight, bias);
 }
 
 LogicalResult ProjectOp::verify() {
@@ -210,14 +209,15 @@ RankedTensorType ProjectOp::inferResultType() {
 static RankedTensorType inferSplitHeadsType(RankedTensorType input,
                                             int64_t numHeads) {
   ArrayRef<int64_t> shape = input.getShape();
-  return RankedTensorType::get({shape[0], numHeads, shape[1], shape[2] / numHeads},
-                               input.getElementType());
+  return RankedTensorType::get(
+      {shape[0], numHeads, shape[1], shape[2] / numHeads},
+      input.getElementType());
 }
 
-void SplitHeadsOp::build(OpBuilder &builder, OperationState &state,
-                         Value input, int64_t numHeads) {
-  build(builder, state, inferSplitHeadsType(tensorType(input), numHeads),
-        input, numHeads);
+void SplitHeadsOp::build(OpBuilder &builder, OperationState &state, Value input,
+                         int64_t numHeads) {
+  build(builder, state, inferSplitHeadsType(tensorType(input), numHeads), input,
+        numHeads);
 }
 
 LogicalResult SplitHeadsOp::verify() {
@@ -245,8 +245,8 @@ static RankedTensorType inferSdpaType(RankedTensorType query,
                                       RankedTensorType key,
                                       RankedTensorType value) {
   ArrayRef<int64_t> q = query.getShape();
-  int64_t batch = refineDim(refineDim(q[0], key.getDimSize(0)),
-                            value.getDimSize(0));
+  int64_t batch =
+      refineDim(refineDim(q[0], key.getDimSize(0)), value.getDimSize(0));
   return RankedTensorType::get({batch, q[1], q[2], value.getDimSize(3)},
                                query.getElementType());
 }
@@ -262,7 +262,8 @@ void SdpaOp::build(OpBuilder &builder, OperationState &state, Value query,
 double SdpaOp::getEffectiveScale() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToDouble();
-  return 1.0 / std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
+  return 1.0 /
+         std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
 }
 
 /// Checks a mask `[B or 1, T, S]` against the batch, query and key sizes.
@@ -273,7 +274,8 @@ static LogicalResult verifyMask(ShapeChecker &check, Value mask, int64_t batch,
   if (failed(check.rank(mask, "mask", 3, "[B or 1, T, S]")))
     return failure();
   ArrayRef<int64_t> shape = tensorType(mask).getShape();
-  if (shape[0] != 1 && failed(check.dim("mask batch (B or 1)", batch, shape[0])))
+  if (shape[0] != 1 &&
+      failed(check.dim("mask batch (B or 1)", batch, shape[0])))
     return failure();
   if (failed(check.dim("mask query length (T)", queries, shape[1])) ||
       failed(check.dim("mask key length (S)", keys, shape[2])))
@@ -294,9 +296,8 @@ static LogicalResult verifyScale(Operation *op, std::optional<APFloat> scale) {
 
 LogicalResult SdpaOp::verify() {
   ShapeChecker check(*this);
-  if (failed(check.sameElementType({{getQuery(), "query"},
-                                    {getKey(), "key"},
-                                    {getValue(), "value"}})) ||
+  if (failed(check.sameElementType(
+          {{getQuery(), "query"}, {getKey(), "key"}, {getValue(), "value"}})) ||
       failed(check.rank(getQuery(), "query", 4, "[B, H, T, dk]")) ||
       failed(check.rank(getKey(), "key", 4, "[B, Hkv, S, dk]")) ||
       failed(check.rank(getValue(), "value", 4, "[B, Hkv, S, dv]")))
@@ -437,9 +438,9 @@ static FailureOr<LayerSizes> verifyInputWeights(AttentionOp op,
       failed(check.divides("num_kv_heads", sizes.numKvHeads, "num_heads",
                            sizes.numHeads)))
     return failure();
-  for (auto [weight, name] : {std::pair(op.getWQ(), "w_q"),
-                              std::pair(op.getWK(), "w_k"),
-                              std::pair(op.getWV(), "w_v")})
+  for (auto [weight, name] :
+       {std::pair(op.getWQ(), "w_q"), std::pair(op.getWK(), "w_k"),
+        std::pair(op.getWV(), "w_v")})
     if (failed(check.allStatic(weight, name)))
       return failure();
 
@@ -467,8 +468,8 @@ static FailureOr<LayerSizes> verifyInputWeights(AttentionOp op,
                          wk[1])) ||
         failed(check.dim("w_k columns (dk)", sizes.headDim, wk[2])) ||
         failed(check.dim("w_v heads", sizes.numKvHeads, wv[0])) ||
-        failed(check.dim("w_v rows (D_kv/Hkv)", kvDim / sizes.numKvHeads,
-                         wv[1])))
+        failed(
+            check.dim("w_v rows (D_kv/Hkv)", kvDim / sizes.numKvHeads, wv[1])))
       return failure();
   } else {
     if (failed(check.rank(op.getWQ(), "w_q", 2, "[D, H*dk]")) ||

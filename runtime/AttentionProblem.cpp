@@ -20,19 +20,18 @@ double AttentionProblem::flops() const {
   // Split first: each head only reads its slice of the input.
   double qIn = s.splitFirst ? double(s.modelDim) / s.numHeads : s.modelDim;
   double kvIn = s.splitFirst ? double(s.kvDim) / s.numKvHeads : s.kvDim;
-  double projections =
-      queries * qIn * s.numHeads * s.headDim +
-      keys * kvIn * s.numKvHeads * (s.headDim + s.valueDim) +
-      queries * s.numHeads * s.valueDim * s.outDim;
-  double attention = queries * s.kvSeqLen * s.numHeads *
-                     double(s.headDim + s.valueDim);
+  double projections = queries * qIn * s.numHeads * s.headDim +
+                       keys * kvIn * s.numKvHeads * (s.headDim + s.valueDim) +
+                       queries * s.numHeads * s.valueDim * s.outDim;
+  double attention =
+      queries * s.kvSeqLen * s.numHeads * double(s.headDim + s.valueDim);
   return 2 * (projections + attention);
 }
 
 llvm::Expected<AttentionProblem>
-describeAttention(func::FuncOp func,
-                                const std::vector<NpyArray> &inputs) {
-  SmallVector<mlir::mha::AttentionOp> ops(func.getOps<mlir::mha::AttentionOp>());
+describeAttention(func::FuncOp func, const std::vector<NpyArray> &inputs) {
+  SmallVector<mlir::mha::AttentionOp> ops(
+      func.getOps<mlir::mha::AttentionOp>());
   if (ops.size() != 1)
     return createStringError(llvm::formatv(
         "the reference check needs a graph with one mha.attention in @{0}, "
@@ -99,8 +98,7 @@ describeAttention(func::FuncOp func,
 
 NpyArray computeReference(const AttentionProblem &problem) {
   const AttentionShape &s = problem.shape;
-  NpyArray y =
-      NpyArray::zeros(ElementType::F32, {s.batch, s.seqLen, s.outDim});
+  NpyArray y = NpyArray::zeros(ElementType::F32, {s.batch, s.seqLen, s.outDim});
   referenceAttention(s, problem.operands, y.f32());
   return y;
 }

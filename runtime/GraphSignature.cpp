@@ -83,9 +83,8 @@ static std::string formatDeclaredShape(RankedTensorType type) {
   return text + "]";
 }
 
-llvm::Error checkInput(const GraphArgument &argument,
-                                     const NpyArray &array,
-                                     llvm::StringRef source) {
+llvm::Error checkInput(const GraphArgument &argument, const NpyArray &array,
+                       llvm::StringRef source) {
   ElementType expected = *toNpyType(argument.type.getElementType());
   if (array.elementType != expected)
     return createStringError(
@@ -117,8 +116,9 @@ static LogicalResult propagateShapes(func::FuncOp func) {
       return failure();
     RankedTensorType refined =
         llvm::TypeSwitch<Operation *, RankedTensorType>(&op)
-            .Case<mlir::mha::ProjectOp, mlir::mha::SplitHeadsOp, mlir::mha::SdpaOp,
-                  mlir::mha::ConcatHeadsOp, mlir::mha::OutputProjectOp, mlir::mha::AttentionOp>(
+            .Case<mlir::mha::ProjectOp, mlir::mha::SplitHeadsOp,
+                  mlir::mha::SdpaOp, mlir::mha::ConcatHeadsOp,
+                  mlir::mha::OutputProjectOp, mlir::mha::AttentionOp>(
                 [](auto op) { return op.inferResultType(); })
             .Default([](Operation *) { return RankedTensorType(); });
     if (refined)
@@ -127,9 +127,8 @@ static LogicalResult propagateShapes(func::FuncOp func) {
   return success();
 }
 
-llvm::Error
-checkInputsFitTogether(func::FuncOp func,
-                                     llvm::ArrayRef<const NpyArray *> inputs) {
+llvm::Error checkInputsFitTogether(func::FuncOp func,
+                                   llvm::ArrayRef<const NpyArray *> inputs) {
   MLIRContext *context = func.getContext();
   std::string messages;
   ScopedDiagnosticHandler collect(context, [&](Diagnostic &diagnostic) {

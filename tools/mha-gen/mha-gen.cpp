@@ -49,7 +49,8 @@ cl::opt<int64_t> numKvHeads("kv-heads",
                             cl::desc("Key/value heads Hkv (default H; fewer "
                                      "is grouped-query attention)"),
                             cl::init(0), cl::cat(genCategory));
-cl::opt<int64_t> headDim("head-dim", cl::desc("Head dimension dk (default D/H)"),
+cl::opt<int64_t> headDim("head-dim",
+                         cl::desc("Head dimension dk (default D/H)"),
                          cl::init(0), cl::cat(genCategory));
 cl::opt<int64_t> valueDim("value-dim",
                           cl::desc("Value dimension dv (default dk)"),
@@ -126,8 +127,7 @@ FailureOr<LayerConfig> resolveDefaults() {
         std::pair("--head-dim", int64_t(headDim) ? int64_t(headDim) : 1),
         std::pair("--value-dim", int64_t(valueDim) ? int64_t(valueDim) : 1)})
     if (value <= 0)
-      return usageError(Twine(name) + " must be positive, got " +
-                        Twine(value));
+      return usageError(Twine(name) + " must be positive, got " + Twine(value));
   // Sizes far beyond any real layer only make absurd types; 2^31 keeps every
   // product of two sizes inside int64.
   constexpr int64_t maxSize = int64_t(1) << 31;
@@ -209,8 +209,8 @@ OwningOpRef<ModuleOp> buildGraph(MLIRContext &context, const LayerConfig &c) {
                             : IntegerAttr();
   Value y = mha::AttentionOp::create(
       builder, loc, resultType, lookup("x"), lookup("kv"), lookup("mask"),
-      lookup("w_q"), lookup("w_k"), lookup("w_v"), lookup("w_o"),
-      lookup("b_q"), lookup("b_k"), lookup("b_v"), lookup("b_o"),
+      lookup("w_q"), lookup("w_k"), lookup("w_v"), lookup("w_o"), lookup("b_q"),
+      lookup("b_k"), lookup("b_v"), lookup("b_o"),
       builder.getI64IntegerAttr(c.numHeads), kvHeads,
       c.causal ? builder.getUnitAttr() : UnitAttr(), FloatAttr());
   func::ReturnOp::create(builder, loc, y);

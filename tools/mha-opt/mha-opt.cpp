@@ -9,8 +9,9 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
   mlir::mha::registerMhaPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "mha optimizer driver: the mha dialect, its passes and "
-                  "pipelines\n",
-      registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv,
+                        "mha optimizer driver: the mha dialect, its passes and "
+                        "pipelines\n",
+                        registry));
 }

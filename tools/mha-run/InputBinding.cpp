@@ -55,8 +55,8 @@ mha::runtime::bindInputs(const GraphSignature &signature,
   for (const std::string &spec : options.files) {
     auto [name, file] = llvm::StringRef(spec).split('=');
     if (file.empty())
-      return createStringError(llvm::formatv(
-          "--input '{0}': expected NAME=FILE.npy", spec));
+      return createStringError(
+          llvm::formatv("--input '{0}': expected NAME=FILE.npy", spec));
     int index = signature.findArgument(name);
     if (index < 0)
       return createStringError(llvm::formatv(
@@ -86,8 +86,8 @@ mha::runtime::bindInputs(const GraphSignature &signature,
     }
     auto array = readNpy(path);
     if (!array)
-      return createStringError(llvm::formatv(
-          "input '{0}': {1}", argument.name, toString(array.takeError())));
+      return createStringError(llvm::formatv("input '{0}': {1}", argument.name,
+                                             toString(array.takeError())));
     if (auto error = checkInput(argument, *array, path))
       return std::move(error);
     inputs.push_back(std::move(*array));

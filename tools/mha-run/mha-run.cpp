@@ -14,12 +14,12 @@
 #include "compiler/Pipelines.h"
 #include "compiler/Registration.h"
 #include "dialects/MhaOps.h"
+#include "runtime/AttentionProblem.h"
+#include "runtime/Comparison.h"
 #include "runtime/GraphSignature.h"
 #include "runtime/JitRunner.h"
 #include "runtime/Npy.h"
-#include "runtime/Comparison.h"
 #include "tools/mha-run/InputBinding.h"
-#include "runtime/AttentionProblem.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -76,10 +76,12 @@ cl::opt<std::string> expectFile("expect",
                                 cl::desc("Compare the result with FILE"),
                                 cl::value_desc("FILE.npy"),
                                 cl::cat(runCategory));
-cl::opt<double> absTolerance("atol", cl::desc("Absolute tolerance of --expect/--check"),
-                     cl::init(1e-4), cl::cat(runCategory));
-cl::opt<double> relTolerance("rtol", cl::desc("Relative tolerance of --expect/--check"),
-                     cl::init(1e-4), cl::cat(runCategory));
+cl::opt<double> absTolerance("atol",
+                             cl::desc("Absolute tolerance of --expect/--check"),
+                             cl::init(1e-4), cl::cat(runCategory));
+cl::opt<double> relTolerance("rtol",
+                             cl::desc("Relative tolerance of --expect/--check"),
+                             cl::init(1e-4), cl::cat(runCategory));
 cl::opt<bool> checkWithReference(
     "check",
     cl::desc("Compare the result with the plain C++ reference (needs a "
@@ -175,8 +177,7 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*graphBuffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return reportError("cannot load graph " + graphFile), kBadInput;
   FailureOr<func::FuncOp> entry = findEntry(*module);
@@ -223,8 +224,8 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*lowered)))
     return reportError("lowering " + graphFile + " failed (see above)"),
            kCompileFailed;
-  auto function = CompiledFunction::create(
-      *lowered, entry->getSymName(), signature->result.getRank());
+  auto function = CompiledFunction::create(*lowered, entry->getSymName(),
+                                           signature->result.getRank());
   if (!function)
     return fail(function.takeError(), kCompileFailed);
   double compileMs = millisecondsSince(compileStart);
@@ -266,7 +267,8 @@ int main(int argc, char **argv) {
     auto expected = readNpy(expectFile);
     if (!expected)
       return fail(expected.takeError(), kBadInput);
-    auto comparison = compareArrays(*result, *expected, absTolerance, relTolerance);
+    auto comparison =
+        compareArrays(*result, *expected, absTolerance, relTolerance);
     if (!comparison)
       return fail(comparison.takeError(), kBadInput);
     llvm::outs() << "expect " << expectFile << ": " << comparison->summary()
@@ -276,11 +278,12 @@ int main(int argc, char **argv) {
   }
   if (checkWithReference) {
     NpyArray reference = computeReference(*problem);
-    auto comparison = compareArrays(*result, reference, absTolerance, relTolerance);
+    auto comparison =
+        compareArrays(*result, reference, absTolerance, relTolerance);
     if (!comparison)
       return fail(comparison.takeError(), kBadInput);
-    llvm::outs() << "check against the C++ reference: "
-                 << comparison->summary() << "\n";
+    llvm::outs() << "check against the C++ reference: " << comparison->summary()
+                 << "\n";
     if (!comparison->passed)
       status = kMismatch;
   }
