@@ -2,7 +2,8 @@
 //
 // The runtime calls a compiled graph through `_mlir_ciface_<name>`, which
 // takes memref descriptors by pointer; convert-func-to-llvm emits that
-// wrapper only for functions marked `llvm.emit_c_interface`.
+// wrapper only for functions marked `llvm.emit_c_interface`. The pass also
+// drops the argument names that mean nothing below the mha level.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,10 @@ struct MhaEmitCInterfacePass
     if (func.isPublic() && !func.isExternal())
       func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     UnitAttr::get(&getContext()));
+    // Argument names (`mha.name`) only bind inputs before compilation; the
+    // LLVM translation would warn about an attribute it does not know.
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      func.removeArgAttr(i, "mha.name");
   }
 };
 } // namespace

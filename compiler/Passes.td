@@ -58,7 +58,9 @@ def MhaEmitCInterface : Pass<"mha-emit-c-interface", "func::FuncOp"> {
     that `convert-func-to-llvm` also emits `_mlir_ciface_<name>`: a wrapper
     that takes each memref as a pointer to its descriptor and returns a
     memref result through a first, out pointer argument. This is the entry
-    point that the runtime calls.
+    point that the runtime calls. It also removes the `mha.name` argument
+    attributes, which only bind inputs and which the LLVM translation does not
+    know.
   }];
 }
 

@@ -129,6 +129,15 @@ static LogicalResult propagateShapes(func::FuncOp func) {
 
 llvm::Error checkInputsFitTogether(func::FuncOp func,
                                    llvm::ArrayRef<const NpyArray *> inputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const NpyArray *input : inputs)
+    shapes.push_back(input->shape);
+  return checkShapesFitTogether(func, shapes);
+}
+
+llvm::Error
+checkShapesFitTogether(func::FuncOp func,
+                       llvm::ArrayRef<std::vector<int64_t>> shapes) {
   MLIRContext *context = func.getContext();
   std::string messages;
   ScopedDiagnosticHandler collect(context, [&](Diagnostic &diagnostic) {
@@ -139,9 +148,9 @@ llvm::Error checkInputsFitTogether(func::FuncOp func,
   });
   OwningOpRef<func::FuncOp> copy = func.clone();
   Block &body = copy->getBody().front();
-  for (auto [argument, input] : llvm::zip(body.getArguments(), inputs)) {
+  for (auto [argument, shape] : llvm::zip(body.getArguments(), shapes)) {
     auto declared = cast<RankedTensorType>(argument.getType());
-    argument.setType(declared.clone(input->shape));
+    argument.setType(declared.clone(shape));
   }
   if (failed(propagateShapes(*copy)))
     return createStringError("the inputs do not fit together: " + messages);

@@ -61,6 +61,11 @@ llvm::Error checkInput(const GraphArgument &argument, const NpyArray &array,
 llvm::Error checkInputsFitTogether(mlir::func::FuncOp func,
                                    llvm::ArrayRef<const NpyArray *> inputs);
 
+/// The same check on shapes alone (one per argument, in order), for callers
+/// that have no data yet (e.g. to work out which `?` sizes must agree).
+llvm::Error checkShapesFitTogether(mlir::func::FuncOp func,
+                                   llvm::ArrayRef<std::vector<int64_t>> shapes);
+
 } // namespace runtime
 } // namespace mha
 

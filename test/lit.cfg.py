@@ -30,8 +30,10 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.substitutions.append(
     ("%vectors", os.path.join(config.test_source_root, "vectors"))
 )
+# The C compiler that builds the ahead-of-time examples.
+config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))
 config.substitutions.append(("%examples", os.path.join(config.mha_src_root, "examples")))
 
 tool_dirs = [config.mha_tools_dir, config.llvm_tools_dir]
-tools = ["mha-opt", "mha-run", "mha-gen"]
+tools = ["mha-compile", "mha-gen", "mha-opt", "mha-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

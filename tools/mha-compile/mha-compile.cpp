@@ -1,0 +1,189 @@
+//===- mha-compile.cpp - Compile a graph into a C-callable library --------===//
+//
+// The ahead-of-time path: the same pipeline as mha-run, emitted as object
+// code for a chosen CPU and linked with a generated C wrapper into a shared
+// library that needs neither MLIR nor LLVM at run time (only libomp and
+// libc), plus the header that declares it.
+//
+// Exit codes: 0 success, 2 bad input or usage, 3 compilation or link failed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipelines.h"
+#include "compiler/Registration.h"
+#include "runtime/GraphLoader.h"
+#include "tools/mha-compile/CInterface.h"
+#include "tools/mha-compile/DynamicSizes.h"
+#include "tools/mha-compile/ObjectEmitter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+enum ExitCode { kOk = 0, kBadInput = 2, kCompileFailed = 3 };
+
+cl::OptionCategory compileCategory("mha-compile options");
+cl::opt<std::string> graphFile(cl::Positional, cl::desc("<graph.mlir>"),
+                               cl::Required, cl::cat(compileCategory));
+cl::opt<std::string> libraryFile("o", cl::desc("The shared library to write"),
+                                 cl::value_desc("libNAME.so"), cl::Required,
+                                 cl::cat(compileCategory));
+cl::opt<std::string> headerFile("header",
+                                cl::desc("The C header to write (default: "
+                                         "NAME.h beside the library)"),
+                                cl::value_desc("NAME.h"),
+                                cl::cat(compileCategory));
+cl::opt<std::string> libraryName(
+    "name", cl::desc("Prefix of the C functions (default: NAME of libNAME.so)"),
+    cl::cat(compileCategory));
+cl::opt<std::string> entryName("entry",
+                               cl::desc("Function to compile (default: the "
+                                        "one public function)"),
+                               cl::cat(compileCategory));
+cl::opt<std::string> cpu("cpu",
+                         cl::desc("Target CPU: native (this machine) or an "
+                                  "LLVM CPU name such as x86-64-v3"),
+                         cl::init("native"), cl::cat(compileCategory));
+cl::opt<std::string> linker("cc",
+                            cl::desc("C compiler that compiles the wrapper "
+                                     "and links the library"),
+                            cl::init(MHA_CLANG_PATH), cl::cat(compileCategory));
+
+void reportError(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "mha-compile") << message << "\n";
+}
+
+int fail(llvm::Error error, ExitCode code) {
+  reportError(llvm::toString(std::move(error)));
+  return code;
+}
+
+/// NAME of `libNAME.so`, as a C identifier.
+std::string defaultName() {
+  llvm::StringRef stem = llvm::sys::path::stem(libraryFile);
+  stem.consume_front("lib");
+  return ::mha::compile::toCIdentifier(stem);
+}
+
+llvm::Error writeFile(llvm::StringRef path, llvm::StringRef text) {
+  std::error_code error;
+  llvm::raw_fd_ostream os(path, error);
+  if (error)
+    return llvm::createStringError(
+        llvm::formatv("cannot write '{0}': {1}", path, error.message()));
+  os << text;
+  return llvm::Error::success();
+}
+
+/// Compiles `wrapper` and links it with `object` and libomp into the library.
+llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object) {
+  auto program = llvm::sys::findProgramByName(linker);
+  if (!program)
+    return llvm::createStringError("cannot find the C compiler '" + linker +
+                                   "' (set it with --cc)");
+  std::string libDir = MHA_LIBOMP_DIR;
+  llvm::SmallVector<llvm::StringRef> args = {*program,    "-shared",  "-fPIC",
+                                             "-O2",       "-std=c11", "-o",
+                                             libraryFile, wrapper,    object};
+  std::string libPath = "-L" + libDir, rpath = "-Wl,-rpath," + libDir;
+  args.append({libPath, rpath, "-lomp", "-lm"});
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, {}, 0, 0,
+                                         &message);
+  if (status != 0)
+    return llvm::createStringError(llvm::formatv(
+        "linking {0} failed ({1} exited with {2}{3})", libraryFile, *program,
+        status, message.empty() ? "" : ": " + message));
+  return llvm::Error::success();
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  mlir::registerPassManagerCLOptions();
+  mlir::mha::registerMhaPasses();
+  cl::ParseCommandLineOptions(
+      argc, argv, "mha-compile: compile a graph into a C-callable library\n");
+
+  DialectRegistry registry;
+  mlir::mha::registerMhaDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  auto graph = ::mha::runtime::loadGraph(graphFile, entryName, context);
+  if (!graph)
+    return fail(graph.takeError(), kBadInput);
+
+  ::mha::compile::LibraryInterface interface;
+  interface.name = libraryName.empty()
+                       ? defaultName()
+                       : ::mha::compile::toCIdentifier(libraryName);
+  interface.graphFile = llvm::sys::path::filename(graphFile).str();
+  interface.signature = graph->signature;
+  auto classes =
+      ::mha::compile::findSizeClasses(graph->entry, graph->signature);
+  if (!classes)
+    return fail(classes.takeError(), kBadInput);
+  interface.sizeClasses = std::move(*classes);
+
+  // The graph's own symbols carry the library's name, so that two libraries
+  // can be loaded into one process.
+  std::string graphName = interface.name + "_graph";
+  if (failed(SymbolTable::replaceAllSymbolUses(
+          graph->entry, StringAttr::get(&context, graphName), *graph->module)))
+    return reportError("cannot rename @" + graph->entry.getSymName().str()),
+           kCompileFailed;
+  graph->entry.setSymName(graphName);
+  interface.graphSymbol = "_mlir_ciface_" + graphName;
+
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return reportError("bad pass manager options"), kBadInput;
+  mlir::mha::buildMhaToLLVMPipeline(pm);
+  if (failed(pm.run(*graph->module)))
+    return reportError("lowering " + graphFile + " failed (see above)"),
+           kCompileFailed;
+
+  // Object code and the wrapper go to a temporary folder; the library and
+  // the header to where they were asked for.
+  llvm::SmallString<128> workDir;
+  if (std::error_code error =
+          llvm::sys::fs::createUniqueDirectory("mha-compile", workDir))
+    return reportError("cannot create a temporary folder: " + error.message()),
+           kCompileFailed;
+  std::string header = headerFile;
+  if (header.empty()) {
+    llvm::SmallString<128> path(llvm::sys::path::parent_path(libraryFile));
+    llvm::sys::path::append(path, interface.name + ".h");
+    header = path.str().str();
+  }
+  llvm::SmallString<128> headerAbsolute(header);
+  llvm::sys::fs::make_absolute(headerAbsolute);
+  llvm::SmallString<128> object(workDir), wrapper(workDir);
+  llvm::sys::path::append(object, "graph.o");
+  llvm::sys::path::append(wrapper, "wrapper.c");
+
+  int status = kOk;
+  if (auto error = writeFile(header, ::mha::compile::writeHeader(interface)))
+    status = fail(std::move(error), kBadInput);
+  else if (auto error = writeFile(wrapper, ::mha::compile::writeWrapper(
+                                               interface, headerAbsolute)))
+    status = fail(std::move(error), kCompileFailed);
+  else if (auto error = ::mha::compile::emitObjectFile(
+               *graph->module, cpu, {interface.graphSymbol}, object))
+    status = fail(std::move(error), kCompileFailed);
+  else if (auto error = link(wrapper, object))
+    status = fail(std::move(error), kCompileFailed);
+  llvm::sys::fs::remove_directories(workDir);
+  return status;
+}
