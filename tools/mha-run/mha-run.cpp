@@ -16,6 +16,7 @@
 #include "dialects/MhaOps.h"
 #include "runtime/AttentionProblem.h"
 #include "runtime/Comparison.h"
+#include "runtime/GraphLoader.h"
 #include "runtime/GraphSignature.h"
 #include "runtime/JitRunner.h"
 #include "runtime/Npy.h"
@@ -118,29 +119,6 @@ int fail(llvm::Error error, ExitCode code) {
   return code;
 }
 
-/// The function to run: --entry, else the one public function.
-FailureOr<func::FuncOp> findEntry(ModuleOp module) {
-  if (!entryName.empty()) {
-    auto func = module.lookupSymbol<func::FuncOp>(entryName);
-    if (!func || func.isExternal()) {
-      reportError("no function @" + entryName + " in " + graphFile);
-      return failure();
-    }
-    return func;
-  }
-  SmallVector<func::FuncOp> candidates;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.isPublic() && !func.isExternal())
-      candidates.push_back(func);
-  if (candidates.size() != 1) {
-    reportError(llvm::formatv("{0} has {1} public functions; name the one to "
-                              "run with --entry",
-                              graphFile, candidates.size()));
-    return failure();
-  }
-  return candidates.front();
-}
-
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -169,39 +147,28 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
 
   // Parse and verify; the diagnostics name the file, line and column.
-  auto graphBuffer = llvm::MemoryBuffer::getFileOrSTDIN(graphFile);
-  if (std::error_code error = graphBuffer.getError())
-    return reportError("cannot read graph '" + graphFile +
-                       "': " + error.message()),
-           kBadInput;
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(*graphBuffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return reportError("cannot load graph " + graphFile), kBadInput;
-  FailureOr<func::FuncOp> entry = findEntry(*module);
-  if (failed(entry))
-    return kBadInput;
-  auto signature = readSignature(*entry);
-  if (!signature)
-    return fail(signature.takeError(), kBadInput);
+  auto graph = loadGraph(graphFile, entryName, context);
+  if (!graph)
+    return fail(graph.takeError(), kBadInput);
+  ModuleOp module = *graph->module;
+  func::FuncOp entry = graph->entry;
+  const GraphSignature &signature = graph->signature;
 
   // Bind every argument to an array, then check that they fit together.
   InputOptions inputOptions{inputsDir, inputFiles, randomInputs, seed};
-  auto inputs = bindInputs(*signature, inputOptions);
+  auto inputs = bindInputs(signature, inputOptions);
   if (!inputs)
     return fail(inputs.takeError(), kBadInput);
   std::vector<const NpyArray *> inputPointers;
   for (const NpyArray &input : *inputs)
     inputPointers.push_back(&input);
-  if (auto error = checkInputsFitTogether(*entry, inputPointers))
+  if (auto error = checkInputsFitTogether(entry, inputPointers))
     return fail(std::move(error), kBadInput);
 
   // The reference needs the graph before lowering; describe it now.
   std::optional<AttentionProblem> problem;
   if (checkWithReference || repeat > 0) {
-    auto described = describeAttention(*entry, *inputs);
+    auto described = describeAttention(entry, *inputs);
     if (described)
       problem = std::move(*described);
     else if (checkWithReference)
@@ -212,7 +179,7 @@ int main(int argc, char **argv) {
 
   // Lower a copy with the named pipeline and JIT-compile it.
   auto compileStart = std::chrono::steady_clock::now();
-  OwningOpRef<ModuleOp> lowered = module->clone();
+  OwningOpRef<ModuleOp> lowered = module.clone();
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return reportError("bad pass manager options"), kBadInput;
@@ -224,8 +191,8 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*lowered)))
     return reportError("lowering " + graphFile + " failed (see above)"),
            kCompileFailed;
-  auto function = CompiledFunction::create(*lowered, entry->getSymName(),
-                                           signature->result.getRank());
+  auto function = CompiledFunction::create(*lowered, entry.getSymName(),
+                                           signature.result.getRank());
   if (!function)
     return fail(function.takeError(), kCompileFailed);
   double compileMs = millisecondsSince(compileStart);
