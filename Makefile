@@ -6,14 +6,22 @@ LLVM_PREFIX ?= /usr/lib/llvm-22
 BUILD_DIR   ?= build
 BUILD_TYPE  ?= Release
 JOBS        ?= $(shell nproc)
+# The sanitizer build (ASan + UBSan, and the libFuzzer targets) and how long
+# each fuzz target runs in `make fuzz` and `make test`.
+ASAN_BUILD_DIR ?= build-asan
+FUZZ_SECONDS   ?= 60
 
 # What the project needs from Debian (`make deps` installs the missing ones).
+# libclang-rt-22-dev: clang-22's ASan, UBSan and libFuzzer runtimes.
+# libcairo2-dev: draws the attention maps of mha-run --dump-attention (PNG).
+# Optional, not installed here: python3-torch for tools/torch_export.py.
 PACKAGES := llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools \
-            libomp-22-dev clang-22 cmake ninja-build ccache libgtest-dev
+            libomp-22-dev clang-22 libclang-rt-22-dev cmake ninja-build ccache \
+            libgtest-dev libcairo2-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build test run clean
+.PHONY: all deps configure build test run clean build-asan test-asan fuzz
 
 all: build
 
@@ -28,22 +36,41 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $$missing; \
 	fi
 
-$(BUILD_DIR)/build.ninja: | deps
-	cmake -G Ninja -S . -B $(BUILD_DIR) \
-	  -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+CMAKE_FLAGS = -G Ninja \
 	  -DCMAKE_C_COMPILER=$(LLVM_PREFIX)/bin/clang \
 	  -DCMAKE_CXX_COMPILER=$(LLVM_PREFIX)/bin/clang++ \
 	  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
 	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
 	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
 
+$(BUILD_DIR)/build.ninja: | deps
+	cmake $(CMAKE_FLAGS) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+$(ASAN_BUILD_DIR)/build.ninja: | deps
+	cmake $(CMAKE_FLAGS) -S . -B $(ASAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release \
+	  -DMHA_SANITIZE=ON -DMHA_FUZZ=ON
+
 configure: $(BUILD_DIR)/build.ninja
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-test: build
+# CI: the test suite, the same suite on the sanitizer build, and bounded
+# fuzzing (README.md, "Reliability").
+test: build build-asan
 	cmake --build $(BUILD_DIR) --target check-mha
+	cmake --build $(ASAN_BUILD_DIR) --target check-mha
+	test/fuzz/run-fuzzers.sh $(ASAN_BUILD_DIR) $(FUZZ_SECONDS)
+
+# Our code with AddressSanitizer and UBSan, and the libFuzzer targets.
+build-asan: $(ASAN_BUILD_DIR)/build.ninja
+	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
+
+test-asan: build-asan
+	cmake --build $(ASAN_BUILD_DIR) --target check-mha
+
+fuzz: build-asan
+	test/fuzz/run-fuzzers.sh $(ASAN_BUILD_DIR) $(FUZZ_SECONDS)
 
 # The main job: the classic layer (1x512 tokens, d_model 512, 8 heads) on
 # random data, checked against the plain C++ reference, with timing.
@@ -51,4 +78,4 @@ run: build
 	$(BUILD_DIR)/bin/mha-run examples/classic.mlir --random --check --repeat 5 --warmup 1
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/LowerToLinalg.h"
 #include "compiler/Passes.h"
 #include "dialects/MhaOps.h"
 
@@ -196,15 +197,23 @@ public:
       rows = collapse(input, {outer, {rank - 1}});
 
     Value init = biasOrZeros(bias, {dim(rows, 0), index(outWidth)}, {0});
-    Value product =
+    Value product = markProjection(
         linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
                                  ValueRange{rows, weight}, ValueRange{init})
-            .getResult(0);
+            .getResult(0));
     if (rank == 1)
       return collapse(product, {{0, 1}});
     if (rank == 2)
       return product;
     return expand(product, {outer, {rank - 1}}, sizes);
+  }
+
+  /// Tags the op of a projection's contraction, so that
+  /// `mha-tile-projections` finds it among attention's contractions.
+  Value markProjection(Value contraction) {
+    contraction.getDefiningOp()->setAttr(kProjectionAttrName,
+                                         UnitAttr::get(ctx));
+    return contraction;
   }
 
   OpBuilder &b;
@@ -251,30 +260,77 @@ struct LowerProject : F32Pattern<ProjectOp> {
 
   Value lower(ProjectOp op, OpAdaptor adaptor,
               LinalgBuilder &b) const override {
-    if (!op.isPerHead())
-      return b.rowsTimesWeight(adaptor.getInput(), adaptor.getWeight(),
-                               adaptor.getBias());
+    if (op.isPerHead())
+      return lowerPerHead(adaptor, b);
+    if (std::optional<int64_t> heads = op.getNumHeads())
+      return lowerWritingHeads(adaptor, *heads, b);
+    return b.rowsTimesWeight(adaptor.getInput(), adaptor.getWeight(),
+                             adaptor.getBias());
+  }
 
-    // [B, H, T, w] · [H, w, d]: head h multiplies by its own matrix.
+private:
+  /// The accumulator of a projection into heads `[B, H, T, d]`: the bias
+  /// (laid out head after head) viewed as `[H, d]` and repeated over batch
+  /// and tokens, or zeros.
+  static Value headsInit(Value bias, ArrayRef<OpFoldResult> sizes,
+                         LinalgBuilder &b) {
+    if (bias)
+      bias = b.expand(bias, {{0, 1}}, {sizes[1], sizes[3]});
+    return b.biasOrZeros(bias, sizes, {0, 2});
+  }
+
+  /// `[B, H, T, w] · [H, w, d]`, or `[B, T, H·w]` read as `[B, T, H, w]`:
+  /// head h multiplies its own slice by its own matrix.
+  static Value lowerPerHead(OpAdaptor adaptor, LinalgBuilder &b) {
     Value input = adaptor.getInput();
     Value weight = adaptor.getWeight();
     ArrayRef<int64_t> w = cast<RankedTensorType>(weight.getType()).getShape();
-    int64_t heads = w[0], outWidth = w[2];
-    SmallVector<OpFoldResult> sizes = {b.dim(input, 0), b.index(heads),
-                                       b.dim(input, 2), b.index(outWidth)};
-    // The bias is laid out head after head: view it as [H, d].
-    Value bias = adaptor.getBias();
-    if (bias)
-      bias = b.expand(bias, {{0, 1}}, {b.index(heads), b.index(outWidth)});
-    Value init = b.biasOrZeros(bias, sizes, {0, 2});
+    int64_t heads = w[0], sliceWidth = w[1], outWidth = w[2];
     // (batch, head, token, column, row of the slice)
     auto [d0, d1, d2, d3, d4] =
         std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
-    return b.contraction(
+    AffineMap inputMap = b.map(5, {d0, d1, d2, d4});
+    OpFoldResult tokens = b.dim(input, 2);
+    if (cast<RankedTensorType>(input.getType()).getRank() == 3) {
+      // Reading the slices in place is what saves split_heads' copy.
+      tokens = b.dim(input, 1);
+      input = b.expand(
+          input, {{0}, {1}, {2, 3}},
+          {b.dim(input, 0), tokens, b.index(heads), b.index(sliceWidth)});
+      inputMap = b.map(5, {d0, d2, d1, d4});
+    }
+    SmallVector<OpFoldResult> sizes = {b.dim(input, 0), b.index(heads), tokens,
+                                       b.index(outWidth)};
+    Value init = headsInit(adaptor.getBias(), sizes, b);
+    return b.markProjection(b.contraction(
         input, weight, init,
-        {b.map(5, {d0, d1, d2, d4}), b.map(5, {d1, d4, d3}),
+        {inputMap, b.map(5, {d1, d4, d3}), b.map(5, {d0, d1, d2, d3})},
+        {kParallel, kParallel, kParallel, kParallel, kReduction}));
+  }
+
+  /// `[B, T, D] · [D, H·d]` written as heads `[B, H, T, d]`: the weight is
+  /// read as `[D, H, d]`, so each head's columns land in place and no
+  /// transposed copy is made.
+  static Value lowerWritingHeads(OpAdaptor adaptor, int64_t heads,
+                                 LinalgBuilder &b) {
+    Value input = adaptor.getInput();
+    auto weightType = cast<RankedTensorType>(adaptor.getWeight().getType());
+    int64_t inWidth = weightType.getDimSize(0);
+    int64_t headDim = weightType.getDimSize(1) / heads;
+    Value weight =
+        b.expand(adaptor.getWeight(), {{0}, {1, 2}},
+                 {b.index(inWidth), b.index(heads), b.index(headDim)});
+    SmallVector<OpFoldResult> sizes = {b.dim(input, 0), b.index(heads),
+                                       b.dim(input, 1), b.index(headDim)};
+    Value init = headsInit(adaptor.getBias(), sizes, b);
+    // (batch, head, token, column, input column)
+    auto [d0, d1, d2, d3, d4] =
+        std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
+    return b.markProjection(b.contraction(
+        input, weight, init,
+        {b.map(5, {d0, d2, d4}), b.map(5, {d4, d1, d3}),
          b.map(5, {d0, d1, d2, d3})},
-        {kParallel, kParallel, kParallel, kParallel, kReduction});
+        {kParallel, kParallel, kParallel, kParallel, kReduction}));
   }
 };
 
@@ -338,11 +394,11 @@ struct LowerOutputProject : F32Pattern<OutputProjectOp> {
     // (batch, token, output column, head, value column)
     auto [d0, d1, d2, d3, d4] =
         std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
-    return b.contraction(
+    return b.markProjection(b.contraction(
         input, weight, init,
         {b.map(5, {d0, d3, d1, d4}), b.map(5, {d3, d4, d2}),
          b.map(5, {d0, d1, d2})},
-        {kParallel, kParallel, kParallel, kReduction, kReduction});
+        {kParallel, kParallel, kParallel, kReduction, kReduction}));
   }
 };
 
@@ -359,22 +415,70 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     int64_t heads = op.getQuery().getType().getDimSize(1);
     int64_t kvHeads = op.getKey().getType().getDimSize(1);
     int64_t valueDim = op.getValue().getType().getDimSize(3);
-    bool causal = op.getCausal();
+    ScoreSizes sizes = ScoreSizes::of(b, query, key, value, mask);
 
-    SmallVector<std::pair<Value, int64_t>> batchDims = {
-        {query, 0}, {key, 0}, {value, 0}};
-    SmallVector<std::pair<Value, int64_t>> queryDims = {{query, 2}};
-    SmallVector<std::pair<Value, int64_t>> keyDims = {{key, 2}, {value, 2}};
-    if (mask) {
-      queryDims.push_back({mask, 1});
-      keyDims.push_back({mask, 2});
+    // unnormalized[b, h, t, n] = sum_s weights[b, h, t, s] * V[b, h / G, s, n]
+    // The softmax normalization is applied to these dv outputs of a row
+    // rather than to its S weights: the same product, fewer multiplications.
+    auto weighValues = [&](Value weights) {
+      AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3),
+                 d4 = b.d(4);
+      AffineExpr kvHead = d1.floorDiv(heads / kvHeads);
+      return b.contraction(
+          weights, value,
+          b.zeros(
+              {sizes.batch, b.index(heads), sizes.queries, b.index(valueDim)}),
+          {b.map(5, {d0, d1, d2, d4}), b.map(5, {d0, kvHead, d4, d3}),
+           b.map(5, {d0, d1, d2, d3})},
+          {kParallel, kParallel, kParallel, kParallel, kReduction});
+    };
+    return buildSoftmax(b, query, key, mask, op.getCausal(),
+                        op.getEffectiveScale(), sizes, b.index(valueDim),
+                        weighValues);
+  }
+
+  /// The sizes of the score matrix `[B, H, T, S]` other than the heads.
+  struct ScoreSizes {
+    OpFoldResult batch, queries, keys;
+
+    /// Static where any operand knows the size (`value` and `mask` may be
+    /// null), else read from the query and key.
+    static ScoreSizes of(LinalgBuilder &b, Value query, Value key, Value value,
+                         Value mask) {
+      SmallVector<std::pair<Value, int64_t>> batchDims = {{query, 0}, {key, 0}};
+      SmallVector<std::pair<Value, int64_t>> queryDims = {{query, 2}};
+      SmallVector<std::pair<Value, int64_t>> keyDims = {{key, 2}};
+      if (value) {
+        batchDims.push_back({value, 0});
+        keyDims.push_back({value, 2});
+      }
+      if (mask) {
+        queryDims.push_back({mask, 1});
+        keyDims.push_back({mask, 2});
+      }
+      return {b.knownDim(batchDims), b.knownDim(queryDims),
+              b.knownDim(keyDims)};
     }
-    OpFoldResult batch = b.knownDim(batchDims);
-    OpFoldResult numQueries = b.knownDim(queryDims);
-    OpFoldResult numKeys = b.knownDim(keyDims);
+  };
+
+  /// The softmax of the scores of `query [B, H, T, dk]` against
+  /// `key [B, Hkv, S, dk]`, applied to rows that `weigh` computes from the
+  /// unnormalized weights `[B, H, T, S]` (`exp(scores * scale - rowMax)`,
+  /// exactly 0 for keys that may not be attended): returns those rows
+  /// `[B, H, T, rowWidth]` divided by the weights' row sums, and 0 for a row
+  /// that may attend no key. Shared by `mha.sdpa` (rows: the weights times
+  /// the values) and `mha.attention_weights` (rows: the weights), so that the
+  /// two cannot disagree.
+  static Value buildSoftmax(LinalgBuilder &b, Value query, Value key,
+                            Value mask, bool causal, double scaleFactor,
+                            const ScoreSizes &sizes, OpFoldResult rowWidth,
+                            function_ref<Value(Value)> weigh) {
+    int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
+    int64_t kvHeads = cast<RankedTensorType>(key.getType()).getDimSize(1);
+    OpFoldResult batch = sizes.batch;
     OpFoldResult numHeads = b.index(heads);
 
-    Value scale = b.f32Constant(op.getEffectiveScale());
+    Value scale = b.f32Constant(scaleFactor);
     Value zero = b.f32Constant(0.0);
     Value one = b.f32Constant(1.0);
     Value minusInf = b.f32Constant(
@@ -393,8 +497,8 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     AffineExpr kvHead = d1.floorDiv(heads / kvHeads);
 
     // scores[b, h, t, s] = sum_k Q[b, h, t, k] * K[b, h / G, s, k].
-    SmallVector<OpFoldResult> scoreSizes = {batch, numHeads, numQueries,
-                                            numKeys};
+    SmallVector<OpFoldResult> scoreSizes = {batch, numHeads, sizes.queries,
+                                            sizes.keys};
     Value scores = b.contraction(
         query, key, b.zeros(scoreSizes),
         {b.map(5, {d0, d1, d2, d4}), b.map(5, {d0, kvHead, d3, d4}),
@@ -416,7 +520,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
       maskMaps.push_back(b.map(4, {maskBatch, d2, d3}));
     }
 
-    SmallVector<OpFoldResult> rowSizes = {batch, numHeads, numQueries};
+    SmallVector<OpFoldResult> rowSizes = {batch, numHeads, sizes.queries};
 
     // rowMax[b, h, t] = max over allowed s of scores * scale; -inf when no
     // key is allowed.
@@ -463,14 +567,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
                     linalg::YieldOp::create(nb, nloc, sum);
                   });
 
-    // unnormalized[b, h, t, n] = sum_s weights[b, h, t, s] * V[b, h / G, s, n]
-    SmallVector<OpFoldResult> outSizes = {batch, numHeads, numQueries,
-                                          b.index(valueDim)};
-    Value unnormalized = b.contraction(
-        weights, value, b.zeros(outSizes),
-        {b.map(5, {d0, d1, d2, d4}), b.map(5, {d0, kvHead, d4, d3}),
-         b.map(5, {d0, d1, d2, d3})},
-        {kParallel, kParallel, kParallel, kParallel, kReduction});
+    Value unnormalized = weigh(weights);
 
     // 1 / rowSum, and 0 for a row that may attend no key (sum 0), so that
     // such a row gives zeros, never NaN.
@@ -488,11 +585,11 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
                   .getResult());
         });
 
-    // The softmax normalization, applied to the dv outputs of a row rather
-    // than to its S weights: the same product, fewer multiplications.
     return b.generic(
-        {unnormalized, inverse}, b.empty(outSizes), {rows4, perRow4, rows4},
-        elementwise, [](OpBuilder &nb, Location nloc, ValueRange args) {
+        {unnormalized, inverse},
+        b.empty({batch, numHeads, sizes.queries, rowWidth}),
+        {rows4, perRow4, rows4}, elementwise,
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
           linalg::YieldOp::create(
               nb, nloc,
               arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult());
@@ -579,6 +676,7 @@ struct MhaLowerToLinalgPass
     target.addIllegalDialect<MhaDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
+    target.addIllegalOp<tensor::ConcatOp>();
     RewritePatternSet patterns(&getContext());
     populateMhaToLinalgPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
@@ -591,4 +689,17 @@ struct MhaLowerToLinalgPass
 void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerProject, LowerSplitHeads, LowerSdpa, LowerConcatHeads,
                LowerOutputProject>(patterns.getContext());
+  populateAttentionWeightsToLinalgPatterns(patterns);
+  // The packed weights of mha-fuse-projections.
+  populateConcatToLinalgPatterns(patterns);
+}
+
+Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
+                                             Value query, Value key, Value mask,
+                                             bool causal, double scale) {
+  LinalgBuilder b(builder, loc);
+  auto sizes = LowerSdpa::ScoreSizes::of(b, query, key, /*value=*/{}, mask);
+  return LowerSdpa::buildSoftmax(b, query, key, mask, causal, scale, sizes,
+                                 sizes.keys,
+                                 [](Value weights) { return weights; });
 }

@@ -3,6 +3,7 @@
 #ifndef MHA_COMPILER_PASSES_H
 #define MHA_COMPILER_PASSES_H
 
+#include "compiler/AttentionPath.h"
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,6 +30,52 @@ void populateMhaToLinalgPatterns(RewritePatternSet &patterns);
 /// `memref.extract_strided_metadata` + `memref.reinterpret_cast` (LLVM 22's
 /// expand-strided-metadata crashes on it, llvm/llvm-project#186830).
 void populateExpandShapeMetadataPatterns(RewritePatternSet &patterns);
+
+/// Adds the pattern that rewrites `mha.sdpa` (f32) into fused flash-style
+/// attention: an `scf.forall` over (batch, head, query tile) around an
+/// online softmax over key blocks, with the tile sizes and selection
+/// (`fused` or `auto`) of `options`.
+void populateTileAttentionPatterns(RewritePatternSet &patterns,
+                                   const MhaTileAttentionOptions &options);
+
+/// Adds the pattern that tiles an f32 `mha.sdpa` with fewer query tiles
+/// than `options.keySplits` over key ranges too, merging the ranges' online
+/// softmax states in a fixed order (`populateTileAttentionPatterns` adds
+/// it, with a higher benefit than the query tiling).
+void populateSplitKeysPatterns(RewritePatternSet &patterns,
+                               const MhaTileAttentionOptions &options);
+
+/// The unit attribute that `mha-lower-to-linalg` puts on the linalg op of
+/// each projection, and that `mha-tile-projections` tiles.
+inline constexpr llvm::StringLiteral kProjectionAttrName = "mha.projection";
+
+/// Adds the patterns that fold `mha.split_heads` into the projection that
+/// produces it or the per-head projection that reads it, and
+/// `mha.concat_heads` into the `mha.output_project` that reads it.
+void populateFoldHeadLayoutsPatterns(RewritePatternSet &patterns);
+
+/// Adds the pattern that packs the `mha.project` ops reading one input into
+/// one projection by the concatenated weights, plus slices.
+void populateFuseProjectionsPatterns(RewritePatternSet &patterns);
+
+/// Adds the conversion pattern that rewrites `tensor.concat` (the packed
+/// weights) into `linalg.copy` of each operand into a slice of the result,
+/// whose bufferization needs no runtime copy function.
+void populateConcatToLinalgPatterns(RewritePatternSet &patterns);
+
+/// Adds the pattern that tiles each linalg op marked `kProjectionAttrName`
+/// into an `scf.forall` over its parallel result dimensions, with the tile
+/// sizes of `options`.
+void populateTileProjectionsPatterns(RewritePatternSet &patterns,
+                                     const MhaTileProjectionsOptions &options);
+
+/// Adds the pattern that lowers `mha.attention_weights` (f32) to the masked,
+/// normalized softmax of `mha.sdpa` on tensors.
+void populateAttentionWeightsToLinalgPatterns(RewritePatternSet &patterns);
+
+/// The name of the function that `mha-extract-attention-weights` adds for
+/// `function`: `<function>_attention_weights`.
+std::string getAttentionWeightsFunctionName(llvm::StringRef function);
 
 #define GEN_PASS_REGISTRATION
 #include "compiler/Passes.h.inc"

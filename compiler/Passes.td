@@ -28,8 +28,12 @@ def MhaLowerToLinalg : Pass<"mha-lower-to-linalg", "func::FuncOp"> {
     - projections become a `linalg.matmul` over the rows of the input
       (collapsed to 2-D; batch and sequence sizes may be dynamic) into the
       bias broadcast along the rows (`linalg.broadcast`) or zeros
-      (`linalg.fill`); per-head projections and the output projection of
-      the heads `[B, H, T, dv]` become `linalg.generic` contractions;
+      (`linalg.fill`); projections that write heads (`heads(H)`, per-head
+      weights) and the output projection of the heads `[B, H, T, dv]`
+      become `linalg.generic` contractions whose indexing maps read and
+      write the head layout in place. Each projection's contraction carries
+      the `mha.projection` unit attribute, which `mha-tile-projections`
+      looks for;
     - splitting and concatenating heads become `tensor.expand_shape` /
       `tensor.collapse_shape` and a `linalg.transpose`;
     - `mha.sdpa` is decomposed into the score contraction, an explicit
@@ -47,6 +51,101 @@ def MhaLowerToLinalg : Pass<"mha-lower-to-linalg", "func::FuncOp"> {
     "arith::ArithDialect",
     "linalg::LinalgDialect",
     "math::MathDialect",
+    "tensor::TensorDialect",
+  ];
+}
+
+def MhaFoldHeadLayouts : Pass<"mha-fold-head-layouts", "func::FuncOp"> {
+  let summary = "Fold split_heads and concat_heads into the projections";
+  let description = [{
+    Removes the copies that change between the token layout `[B, T, H·d]`
+    and the head layout `[B, H, T, d]`, by letting the neighbouring
+    projection read or write the other layout in place:
+
+    - `split_heads(project(x, w, b), H)` becomes
+      `project(x, w, b) heads(H)` when the split is the projection's only
+      user: the projection writes heads `[B, H, T, d]` directly;
+    - a per-head `project(split_heads(x), w)` (split first) becomes
+      `project(x, w)`, which reads head `h`'s columns of `x` in place;
+    - `output_project(concat_heads(o))` becomes `output_project(o)` (the
+      canonicalization pattern of `mha.output_project`), which contracts
+      over head and value dimension at once.
+
+    After `mha-lower-to-linalg`, a layer folded this way has no
+    `linalg.transpose`. A projection whose `[B, T, D_out]` result has other
+    users keeps its split, and heads concatenated for anything but an
+    output projection keep their concat.
+  }];
+  let dependentDialects = ["mha::MhaDialect", "tensor::TensorDialect"];
+}
+
+def MhaFuseProjections : Pass<"mha-fuse-projections", "func::FuncOp"> {
+  let summary = "Pack the projections that read the same input into one";
+  let description = [{
+    Replaces the `mha.project` ops that read the same input (Q, K and V in
+    self-attention; K and V in cross-attention) with one projection by the
+    weights placed side by side, followed by `tensor.extract_slice` of each
+    original result, so that the input is read once and one larger
+    contraction runs instead of several small ones.
+
+    Projections are packed when they have the same form: shared weights
+    without `heads` (packed along the output columns), shared weights
+    writing heads of the same head dimension (packed along the heads: the
+    slices are whole heads), or per-head weights (packed along each head's
+    output columns; the biases are interleaved head by head). Missing
+    biases in a group where some projection has one are zeros. Every
+    weight and bias of the group must be defined before the first
+    projection of the group.
+
+    Each output element is the same sum in the same order as before
+    (the contraction over the input width is not reordered), so results
+    are bitwise identical.
+
+    The packed weight is a `tensor.concat` of the original weights. When
+    those are function arguments, as in every graph mha-gen writes, the
+    concatenation runs on every call: a copy of the weights per call, small
+    next to the contraction, which reads them anyway. Packing the weights
+    once per compiled graph needs them as constants or a one-time
+    initializer, which this pass does not assume.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "tensor::TensorDialect"];
+}
+
+def MhaTileProjections : Pass<"mha-tile-projections", "func::FuncOp"> {
+  let summary = "Tile the projections' contractions into parallel scf.forall "
+                "loops";
+  let description = [{
+    Tiles every linalg op that carries the `mha.projection` unit attribute
+    (set by `mha-lower-to-linalg` on the contraction of each `mha.project`
+    and `mha.output_project`) with `scf::tileUsingSCF` into an
+    `scf.forall` over its parallel output dimensions, so that the tiles
+    run on different threads once the forall is converted to OpenMP:
+
+    - the last two dimensions of the result (rows and columns) are tiled by
+      `row-tile` and `col-tile` (0: not tiled);
+    - every earlier result dimension (batch, head) is tiled by 1;
+    - reduction dimensions are never tiled: each output element is summed
+      by one thread, in the same order, so the results are bitwise
+      identical for any thread count.
+
+    The tile of a `linalg.matmul` is a `linalg.matmul`. The tile of a
+    contraction that writes heads `[1, 1, rows, d]` has its unit dimensions
+    dropped and becomes a `linalg.matmul` of one head's rows; the tile of
+    the output projection of the heads becomes a
+    `linalg.batch_reduce_matmul` over the heads. The producer of each
+    accumulator (bias broadcast or zero fill) is fused into the loop, so
+    it is also computed per tile, in parallel.
+  }];
+  let options = [
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"32",
+           "Rows (tokens) of the result per tile; 0 leaves them untiled">,
+    Option<"colTile", "col-tile", "int64_t", /*default=*/"128",
+           "Columns of the result per tile; 0 leaves them untiled">,
+  ];
+  let dependentDialects = [
+    "affine::AffineDialect",
+    "linalg::LinalgDialect",
+    "scf::SCFDialect",
     "tensor::TensorDialect",
   ];
 }
@@ -77,6 +176,98 @@ def MhaExpandShapeMetadata : Pass<"mha-expand-shape-metadata", "func::FuncOp"> {
     Other expand_shape ops are left to `expand-strided-metadata`.
   }];
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+}
+
+def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
+  let summary = "Tile mha.sdpa into fused flash-style attention: parallel "
+                "query tiles, key blocks with online softmax";
+  let description = [{
+    Rewrites each `mha.sdpa` (f32) into an `scf.forall` over
+    (batch, head, query tile of `query-tile` rows). Each iteration slices its
+    queries, its rows of the mask and its key/value head (query head `h`
+    reads head `h / (H / Hkv)` as a view) and runs an `scf.for` over key
+    blocks of `key-tile` keys that carries the running row maximum `m`, the
+    running sum `l` and the unnormalized output `acc` (all f32) and updates
+    them with an explicit online softmax:
+    `m_new = max(m, rowmax(s))`, `corr = m == m_new ? 1 : exp(m - m_new)`,
+    `p = allowed ? exp(s - m_new) : 0`, `l = l·corr + rowsum(p)`,
+    `acc = acc·corr + p·V`; the tile's output is `l == 0 ? 0 : acc / l`, so
+    a row that may attend no key gives exactly 0.
+
+    The score matrix never exists: one `[query-tile, key-tile]` block of it
+    per tile, in scratch tensors that the key loop carries (allocated once
+    per tile). With `causal`, the key loop stops at the tile's last query
+    (blocks wholly above the diagonal are never visited) and only blocks
+    that cross the diagonal test key <= query. Dynamic batch and sequence
+    sizes and remainder tiles are handled at run time.
+
+    When there are fewer query tiles than `key-splits` (B·H·⌈T/BQ⌉ static and
+    smaller, e.g. decoding one token of one head) and the attention is not
+    causal, the keys are also split into `key-splits` ranges of whole blocks,
+    run in parallel, and their states are merged in a fixed order (the
+    result does not depend on the thread count).
+
+    With `attention=auto`, only the `mha.sdpa` ops for which the per-shape
+    rule picks the fused path are tiled (docs/pipeline.md), and with
+    `attention=decomposed` none; the others are left to
+    `mha-lower-to-linalg`.
+  }];
+  let options = [
+    Option<"queryTile", "query-tile", "int64_t",
+           /*default=*/"mlir::mha::kDefaultQueryTile",
+           "Queries per parallel tile (BQ)">,
+    Option<"keyTile", "key-tile", "int64_t",
+           /*default=*/"mlir::mha::kDefaultKeyTile",
+           "Keys per block of the online softmax (BK)">,
+    Option<"keySplits", "key-splits", "int64_t",
+           /*default=*/"mlir::mha::kDefaultKeySplits",
+           "Key ranges run in parallel when there are fewer query tiles "
+           "(1: never)">,
+    Option<"attention", "attention", "mlir::mha::AttentionMode",
+           /*default=*/"mlir::mha::AttentionMode::Fused",
+           "Which mha.sdpa ops to tile",
+           [{::llvm::cl::values(
+             clEnumValN(mlir::mha::AttentionMode::Fused, "fused", "all"),
+             clEnumValN(mlir::mha::AttentionMode::Auto, "auto",
+                        "those the per-shape rule picks"),
+             clEnumValN(mlir::mha::AttentionMode::Decomposed, "decomposed",
+                        "none (left to mha-lower-to-linalg)"))}]>,
+  ];
+  let dependentDialects = [
+    "affine::AffineDialect",
+    "arith::ArithDialect",
+    "bufferization::BufferizationDialect",
+    "linalg::LinalgDialect",
+    "math::MathDialect",
+    "scf::SCFDialect",
+    "tensor::TensorDialect",
+  ];
+}
+
+def MhaExtractAttentionWeights
+    : Pass<"mha-extract-attention-weights", "ModuleOp"> {
+  let summary = "Add a function that returns the attention weights of a "
+                "layer";
+  let description = [{
+    For the public function `function` (default: every public function with
+    a body), adds a public function `@<name>_attention_weights` with the same
+    arguments that returns the attention weights `[B, H, T, S]` of its one
+    attention instead of its result. The clone is expanded (`mha-expand`),
+    its `mha.sdpa` becomes an `mha.attention_weights` of the same query, key,
+    mask, `causal` and `scale`, whose result the clone returns, and the ops
+    that no longer contribute (value and output projections) are erased.
+
+    The original function is left as it is, so the layer keeps its fast
+    path; `mha-run --dump-attention` runs this pass before the pipeline and
+    calls the second function only to draw the maps. A function with no
+    attention or with more than one is an error, as is a name that is taken.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The function whose weights to extract (default: every public "
+           "function)">,
+  ];
+  let dependentDialects = ["mha::MhaDialect"];
 }
 
 #endif // MHA_COMPILER_PASSES_TD

@@ -15,23 +15,51 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
-void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm) {
+void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
+                                         const MhaPipelineOptions &options) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createMhaExpand());
   funcPm.addPass(createCanonicalizerPass());
+  // Projections write and read the head layout in place and those of one
+  // input are packed into one, before attention sees their results.
+  if (options.foldHeadLayouts)
+    funcPm.addPass(createMhaFoldHeadLayouts());
+  if (options.fuseProjections)
+    funcPm.addPass(createMhaFuseProjections());
+  // The attention that takes the fused path is tiled before the rest is
+  // lowered; mha-lower-to-linalg decomposes the mha.sdpa ops left.
+  if (options.attention != AttentionMode::Decomposed) {
+    MhaTileAttentionOptions tile;
+    tile.queryTile = options.queryTile;
+    tile.keyTile = options.keyTile;
+    tile.keySplits = options.keySplits;
+    tile.attention = options.attention;
+    funcPm.addPass(createMhaTileAttention(tile));
+  }
   funcPm.addPass(createMhaLowerToLinalg());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
+  // The projections' contractions become parallel tiles (scf.forall).
+  if (options.projectionRowTile > 0 || options.projectionColTile > 0) {
+    MhaTileProjectionsOptions tile;
+    tile.rowTile = options.projectionRowTile;
+    tile.colTile = options.projectionColTile;
+    funcPm.addPass(createMhaTileProjections(tile));
+    funcPm.addPass(createCanonicalizerPass());
+    funcPm.addPass(createCSEPass());
+  }
 }
 
-void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm) {
-  buildMhaToLinalgPipeline(pm);
+void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
+                                        const MhaPipelineOptions &options) {
+  buildMhaToLinalgPipeline(pm, options);
 
   // Function arguments and results become memrefs with the identity layout:
   // the C interface passes plain contiguous descriptors.
@@ -40,6 +68,10 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // A tile written back to the scratch it was sliced from bufferizes to a
+  // copy between two identical subviews: CSE makes them one value and the
+  // canonicalizer drops the self-copy.
+  pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
 
   // Frees every temporary buffer. A returned buffer is never freed: the
@@ -49,12 +81,17 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Tile loops become scf.parallel; everything inside them stays scf.for,
+  // so only the outer tile loop runs in parallel and no reduction crosses
+  // threads.
+  pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
-void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm) {
-  buildMhaToLoopsPipeline(pm);
+void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
+                                       const MhaPipelineOptions &options) {
+  buildMhaToLoopsPipeline(pm, options);
 
   pm.addNestedPass<func::FuncOp>(createMhaEmitCInterface());
   // Reshapes of buffers become descriptor arithmetic (affine.apply), which
@@ -62,30 +99,42 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createMhaExpandShapeMetadata());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // scf.parallel -> omp.parallel + omp.wsloop (static schedule, the body
+  // in a memref.alloca_scope); libomp runs it with the process's thread
+  // count. The alloca scope must hold one block, so memref ops (the scope
+  // included) are lowered before scf.for becomes branches.
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
+void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm) {
+  buildMhaToLLVMPipeline(pm, MhaPipelineOptions());
+}
+
 void mlir::mha::registerMhaPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<MhaPipelineOptions>(
       "mha-to-linalg",
       "Expand mha.attention and lower the mha ops to linalg on tensors",
       buildMhaToLinalgPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<MhaPipelineOptions>(
       "mha-to-loops",
       "mha-to-linalg, then bufferize, deallocate and lower linalg to loops",
       buildMhaToLoopsPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<MhaPipelineOptions>(
       "mha-to-llvm",
       "The whole compiler: mha-to-loops, then down to the LLVM dialect with "
       "C-callable wrappers (what mha-run executes)",
-      buildMhaToLLVMPipeline);
+      [](OpPassManager &pm, const MhaPipelineOptions &options) {
+        buildMhaToLLVMPipeline(pm, options);
+      });
 }

@@ -3,23 +3,92 @@
 #ifndef MHA_COMPILER_PIPELINES_H
 #define MHA_COMPILER_PIPELINES_H
 
+#include "compiler/AttentionPath.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Pass/PassOptions.h"
+
 namespace mlir {
 class OpPassManager;
 
 namespace mha {
 
-/// `mha-to-linalg`: expands `mha.attention`, canonicalizes, lowers the mha
-/// ops to linalg on tensors and cleans up. Runs on a module.
-void buildMhaToLinalgPipeline(OpPassManager &pm);
+/// Options of the named pipelines, e.g.
+/// `mha-opt --mha-to-llvm="attention=fused query-tile=32"`.
+struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
+  /// How `mha.sdpa` is lowered: tiled and fused, decomposed, or per shape.
+  Option<AttentionMode> attention{
+      *this, "attention",
+      llvm::cl::desc("How attention is lowered (default: auto)"),
+      llvm::cl::init(AttentionMode::Auto),
+      llvm::cl::values(
+          clEnumValN(AttentionMode::Fused, "fused",
+                     "tiled, online softmax, parallel over query tiles"),
+          clEnumValN(AttentionMode::Decomposed, "decomposed",
+                     "the whole score matrix, then softmax"),
+          clEnumValN(AttentionMode::Auto, "auto",
+                     "per shape (docs/pipeline.md)"))};
+  /// Queries per parallel tile of the fused path.
+  Option<int64_t> queryTile{*this, "query-tile",
+                            llvm::cl::desc("Queries per tile (fused path)"),
+                            llvm::cl::init(kDefaultQueryTile)};
+  /// Keys per block of the fused path's online softmax.
+  Option<int64_t> keyTile{*this, "key-tile",
+                          llvm::cl::desc("Keys per block (fused path)"),
+                          llvm::cl::init(kDefaultKeyTile)};
+  /// Key ranges the fused path runs in parallel when there are fewer query
+  /// tiles (decoding one token of one head).
+  Option<int64_t> keySplits{
+      *this, "key-splits",
+      llvm::cl::desc("Parallel key ranges when query tiles are few (fused "
+                     "path; 1: never)"),
+      llvm::cl::init(kDefaultKeySplits)};
+  /// Fold split_heads/concat_heads into the projections
+  /// (`mha-fold-head-layouts`); off only to measure what it saves.
+  Option<bool> foldHeadLayouts{
+      *this, "fold-head-layouts",
+      llvm::cl::desc("Projections read and write heads in place"),
+      llvm::cl::init(true)};
+  /// Pack the projections of one input (`mha-fuse-projections`); off only
+  /// to measure what it saves.
+  Option<bool> fuseProjections{
+      *this, "fuse-projections",
+      llvm::cl::desc("One packed projection per input (Q/K/V)"),
+      llvm::cl::init(true)};
+  /// Rows per parallel tile of the projections (`mha-tile-projections`);
+  /// 0 with projection-col-tile=0 leaves the projections sequential.
+  Option<int64_t> projectionRowTile{
+      *this, "projection-row-tile",
+      llvm::cl::desc("Rows per parallel tile of the projections (0: all)"),
+      llvm::cl::init(MhaTileProjectionsOptions().rowTile)};
+  /// Columns per parallel tile of the projections.
+  Option<int64_t> projectionColTile{
+      *this, "projection-col-tile",
+      llvm::cl::desc("Columns per parallel tile of the projections (0: all)"),
+      llvm::cl::init(MhaTileProjectionsOptions().colTile)};
+};
+
+/// `mha-to-linalg`: expands `mha.attention`, canonicalizes, tiles the
+/// attention that takes the fused path (`mha-tile-attention`), lowers the
+/// other mha ops to linalg on tensors and cleans up. Runs on a module.
+void buildMhaToLinalgPipeline(OpPassManager &pm,
+                              const MhaPipelineOptions &options);
 
 /// `mha-to-loops`: `mha-to-linalg`, then bufferization with identity layouts
 /// at function boundaries, buffer deallocation (a returned buffer is owned by
-/// the caller) and linalg to scf loops. Runs on a module.
-void buildMhaToLoopsPipeline(OpPassManager &pm);
+/// the caller) and linalg to scf loops; the fused attention's tile loop
+/// becomes an `scf.parallel`. Runs on a module.
+void buildMhaToLoopsPipeline(OpPassManager &pm,
+                             const MhaPipelineOptions &options);
 
 /// `mha-to-llvm`: the whole compiler, `mha-to-loops` then down to the LLVM
-/// dialect, with a `_mlir_ciface_<name>` wrapper for every public function.
-/// This is what the runtime executes. Runs on a module.
+/// dialect, with a `_mlir_ciface_<name>` wrapper for every public function;
+/// parallel loops become OpenMP (`__kmpc_*` calls into libomp). This is
+/// what the runtime executes. Runs on a module.
+void buildMhaToLLVMPipeline(OpPassManager &pm,
+                            const MhaPipelineOptions &options);
+
+/// `buildMhaToLLVMPipeline` with the default options.
 void buildMhaToLLVMPipeline(OpPassManager &pm);
 
 /// Registers `mha-to-linalg`, `mha-to-loops` and `mha-to-llvm` so that

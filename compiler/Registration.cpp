@@ -22,18 +22,22 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
@@ -43,7 +47,10 @@ void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
               bufferization::BufferizationDialect, cf::ControlFlowDialect,
               func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
               linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
-              scf::SCFDialect, tensor::TensorDialect>();
+              omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect>();
+
+  // mha-tile-projections tiles linalg ops through TilingInterface.
+  linalg::registerTilingInterfaceExternalModels(registry);
 
   // One-shot bufferization of linalg on tensors and of function boundaries.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -62,6 +69,7 @@ void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
   // Translation of the LLVM dialect to LLVM IR, for the JIT.
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
 
 void mlir::mha::registerMhaPasses() {
@@ -74,6 +82,7 @@ void mlir::mha::registerMhaPasses() {
   bufferization::registerBufferizationPasses();
   bufferization::registerBufferizationPipelines();
   registerLinalgPasses();
+  memref::registerExpandReallocPass();
   memref::registerExpandStridedMetadataPass();
   registerArithToLLVMConversionPass();
   registerConvertBufferizationToMemRefPass();
@@ -81,8 +90,11 @@ void mlir::mha::registerMhaPasses() {
   registerConvertFuncToLLVMPass();
   registerConvertIndexToLLVMPass();
   registerConvertMathToLLVMPass();
+  registerConvertOpenMPToLLVMPass();
+  registerConvertSCFToOpenMPPass();
   registerFinalizeMemRefToLLVMConversionPass();
   registerLowerAffinePass();
   registerReconcileUnrealizedCastsPass();
+  registerSCFForallToParallelLoopPass();
   registerSCFToControlFlowPass();
 }

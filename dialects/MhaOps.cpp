@@ -4,6 +4,7 @@
 
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -79,6 +80,17 @@ public:
            << ", got " << dimToString(found);
   }
 
+  /// Sets `product` to `a * b`, the static size `what`. Sizes from a graph
+  /// file can be anything; a product past 64 bits is no tensor size (and
+  /// signed overflow in C++).
+  LogicalResult multiply(StringRef what, int64_t a, int64_t b,
+                         int64_t &product) {
+    if (!llvm::MulOverflow(a, b, product))
+      return success();
+    return op->emitOpError() << "expects " << what << " (" << a << " * " << b
+                             << ") to fit in 64 bits";
+  }
+
   /// A head count is at least 1.
   LogicalResult positive(StringRef name, int64_t value) {
     if (value > 0)
@@ -143,26 +155,93 @@ private:
 // ProjectOp
 //===----------------------------------------------------------------------===//
 
-/// `[..., D_in] · [D_in, D_out] -> [..., D_out]`, or per head
-/// `[B, H, T, w] · [H, w, d] -> [B, H, T, d]`.
+/// `[..., D_in] · [D_in, D_out] -> [..., D_out]`; with `numHeads`,
+/// `[B, T, D_in] · [D_in, H·d] -> [B, H, T, d]`; per head
+/// `[B, H, T, w] · [H, w, d]` or `[B, T, H·w] · [H, w, d] -> [B, H, T, d]`.
 static RankedTensorType inferProjectType(RankedTensorType input,
-                                         RankedTensorType weight) {
-  SmallVector<int64_t> shape(input.getShape());
+                                         RankedTensorType weight,
+                                         std::optional<int64_t> numHeads) {
+  ArrayRef<int64_t> in = input.getShape();
+  Type element = input.getElementType();
+  if (weight.getRank() == 3 && input.getRank() == 3)
+    return RankedTensorType::get(
+        {in[0], weight.getDimSize(0), in[1], weight.getDimSize(2)}, element);
+  if (numHeads)
+    return RankedTensorType::get(
+        {in[0], *numHeads, in[1], weight.getDimSize(1) / *numHeads}, element);
+  SmallVector<int64_t> shape(in);
   shape.back() = weight.getShape().back();
   if (weight.getRank() == 3)
     shape[1] = refineDim(shape[1], weight.getDimSize(0));
-  return RankedTensorType::get(shape, input.getElementType());
+  return RankedTensorType::get(shape, element);
 }
 
 void ProjectOp::build(OpBuilder &builder, OperationState &state, Value input,
-                      Value weight, Value bias) {
-  build(builder, state, inferProjectType(tensorType(input), tensorType(weight)),
-        input, weight, bias);
+                      Value weight, Value bias,
+                      std::optional<int64_t> numHeads) {
+  IntegerAttr heads = numHeads ? builder.getI64IntegerAttr(*numHeads) : nullptr;
+  build(builder, state,
+        inferProjectType(tensorType(input), tensorType(weight), numHeads),
+        input, weight, bias, heads);
+}
+
+/// The shared form `[..., D_in] · [D_in, D_out]`, which writes heads
+/// `[B, H, T, D_out / H]` when `numHeads` is set.
+static LogicalResult verifySharedProject(ProjectOp op, ShapeChecker &check,
+                                         std::optional<int64_t> numHeads) {
+  RankedTensorType input = op.getInput().getType();
+  RankedTensorType weight = op.getWeight().getType();
+  if (input.getRank() < 1)
+    return op.emitOpError("expects input to have rank at least 1 ([..., "
+                          "D_in]), got rank 0");
+  if (numHeads &&
+      (failed(check.rank(op.getInput(), "input", 3, "[B, T, D_in]")) ||
+       failed(check.positive("num_heads", *numHeads)) ||
+       failed(check.divides("num_heads", *numHeads, "the weight columns",
+                            weight.getDimSize(1)))))
+    return failure();
+  if (failed(check.isStatic(op.getInput(), "input", input.getRank() - 1,
+                            "input width")) ||
+      failed(check.dim("weight rows (D_in)", input.getShape().back(),
+                       weight.getDimSize(0))) ||
+      failed(check.bias(op.getBias(), "bias", weight.getDimSize(1))))
+    return failure();
+  return success();
+}
+
+/// The per-head form: `[B, H, T, w]`, or `[B, T, H·w]` read as `H` slices,
+/// times `[H, w, d]`.
+static LogicalResult verifyPerHeadProject(ProjectOp op, ShapeChecker &check) {
+  RankedTensorType input = op.getInput().getType();
+  ArrayRef<int64_t> w = op.getWeight().getType().getShape();
+  if (op.getNumHeads())
+    return op.emitOpError("expects no num_heads with per-head weights (the "
+                          "weight's leading dimension is the head count)");
+  int64_t width, columns;
+  if (failed(check.multiply("H*w", w[0], w[1], width)) ||
+      failed(check.multiply("H*d", w[0], w[2], columns)))
+    return failure();
+  if (input.getRank() == 3) {
+    if (failed(check.isStatic(op.getInput(), "input", 2, "input width")) ||
+        failed(check.dim("input width (H*w)", width, input.getDimSize(2))))
+      return failure();
+  } else if (input.getRank() == 4) {
+    if (failed(check.isStatic(op.getInput(), "input", 3, "slice width")) ||
+        failed(check.dim("weight heads", input.getDimSize(1), w[0])) ||
+        failed(
+            check.dim("weight rows (slice width)", input.getDimSize(3), w[1])))
+      return failure();
+  } else {
+    return op.emitOpError() << "expects input to have rank 3 ([B, T, H*w]) or "
+                               "4 ([B, H, T, w]) with per-head weights, got "
+                               "rank "
+                            << input.getRank();
+  }
+  return check.bias(op.getBias(), "bias", columns);
 }
 
 LogicalResult ProjectOp::verify() {
   ShapeChecker check(*this);
-  RankedTensorType input = getInput().getType();
   RankedTensorType weight = getWeight().getType();
   if (failed(check.sameElementType({{getInput(), "input"},
                                     {getWeight(), "weight"},
@@ -170,24 +249,10 @@ LogicalResult ProjectOp::verify() {
       failed(check.allStatic(getWeight(), "weight")))
     return failure();
   if (weight.getRank() == 2) {
-    if (input.getRank() < 1)
-      return emitOpError("expects input to have rank at least 1 ([..., "
-                         "D_in]), got rank 0");
-    if (failed(check.isStatic(getInput(), "input", input.getRank() - 1,
-                              "input width")) ||
-        failed(check.dim("weight rows (D_in)", input.getShape().back(),
-                         weight.getDimSize(0))) ||
-        failed(check.bias(getBias(), "bias", weight.getDimSize(1))))
+    if (failed(verifySharedProject(*this, check, getNumHeads())))
       return failure();
   } else if (weight.getRank() == 3) {
-    if (failed(check.rank(getInput(), "input", 4, "[B, H, T, w]")) ||
-        failed(check.isStatic(getInput(), "input", 3, "slice width")) ||
-        failed(check.dim("weight heads", input.getDimSize(1),
-                         weight.getDimSize(0))) ||
-        failed(check.dim("weight rows (slice width)", input.getDimSize(3),
-                         weight.getDimSize(1))) ||
-        failed(check.bias(getBias(), "bias",
-                          weight.getDimSize(0) * weight.getDimSize(2))))
+    if (failed(verifyPerHeadProject(*this, check)))
       return failure();
   } else {
     return emitOpError() << "expects weight to have rank 2 ([D_in, D_out]) or "
@@ -198,7 +263,8 @@ LogicalResult ProjectOp::verify() {
 }
 
 RankedTensorType ProjectOp::inferResultType() {
-  return inferProjectType(getInput().getType(), getWeight().getType());
+  return inferProjectType(getInput().getType(), getWeight().getType(),
+                          getNumHeads());
 }
 
 //===----------------------------------------------------------------------===//
@@ -259,11 +325,16 @@ void SdpaOp::build(OpBuilder &builder, OperationState &state, Value query,
         query, key, value, mask, causal, scale);
 }
 
-double SdpaOp::getEffectiveScale() {
-  if (std::optional<APFloat> scale = getScale())
+/// `scale` if set, else `1/√dk` (dimension 3 of `query`).
+static double effectiveScale(std::optional<APFloat> scale,
+                             RankedTensorType query) {
+  if (scale)
     return scale->convertToDouble();
-  return 1.0 /
-         std::sqrt(static_cast<double>(getQuery().getType().getDimSize(3)));
+  return 1.0 / std::sqrt(static_cast<double>(query.getDimSize(3)));
+}
+
+double SdpaOp::getEffectiveScale() {
+  return effectiveScale(getScale(), getQuery().getType());
 }
 
 /// Checks a mask `[B or 1, T, S]` against the batch, query and key sizes.
@@ -294,31 +365,43 @@ static LogicalResult verifyScale(Operation *op, std::optional<APFloat> scale) {
                            << value;
 }
 
+/// The rules on `query [B, H, T, dk]` and `key [B, Hkv, S, dk]` that
+/// `mha.sdpa` and `mha.attention_weights` share.
+static LogicalResult verifyQueryAndKey(ShapeChecker &check, Value query,
+                                       Value key) {
+  if (failed(check.rank(query, "query", 4, "[B, H, T, dk]")) ||
+      failed(check.rank(key, "key", 4, "[B, Hkv, S, dk]")))
+    return failure();
+  ArrayRef<int64_t> q = tensorType(query).getShape();
+  ArrayRef<int64_t> k = tensorType(key).getShape();
+  if (failed(check.isStatic(query, "query", 1, "head count")) ||
+      failed(check.isStatic(query, "query", 3, "head dimension")) ||
+      failed(check.isStatic(key, "key", 1, "head count")) ||
+      failed(check.isStatic(key, "key", 3, "head dimension")) ||
+      failed(check.dim("key batch", q[0], k[0])) ||
+      failed(check.dim("key head dimension (dk)", q[3], k[3])) ||
+      failed(check.positive("the key/value head count", k[1])) ||
+      failed(check.divides("the key/value head count", k[1],
+                           "the query head count", q[1])))
+    return failure();
+  return success();
+}
+
 LogicalResult SdpaOp::verify() {
   ShapeChecker check(*this);
   if (failed(check.sameElementType(
           {{getQuery(), "query"}, {getKey(), "key"}, {getValue(), "value"}})) ||
-      failed(check.rank(getQuery(), "query", 4, "[B, H, T, dk]")) ||
-      failed(check.rank(getKey(), "key", 4, "[B, Hkv, S, dk]")) ||
+      failed(verifyQueryAndKey(check, getQuery(), getKey())) ||
       failed(check.rank(getValue(), "value", 4, "[B, Hkv, S, dv]")))
     return failure();
   ArrayRef<int64_t> q = getQuery().getType().getShape();
   ArrayRef<int64_t> k = getKey().getType().getShape();
   ArrayRef<int64_t> v = getValue().getType().getShape();
-  if (failed(check.isStatic(getQuery(), "query", 1, "head count")) ||
-      failed(check.isStatic(getQuery(), "query", 3, "head dimension")) ||
-      failed(check.isStatic(getKey(), "key", 1, "head count")) ||
-      failed(check.isStatic(getKey(), "key", 3, "head dimension")) ||
-      failed(check.isStatic(getValue(), "value", 1, "head count")) ||
+  if (failed(check.isStatic(getValue(), "value", 1, "head count")) ||
       failed(check.isStatic(getValue(), "value", 3, "value dimension")) ||
-      failed(check.dim("key batch", q[0], k[0])) ||
       failed(check.dim("value batch", refineDim(q[0], k[0]), v[0])) ||
-      failed(check.dim("key head dimension (dk)", q[3], k[3])) ||
       failed(check.dim("value heads (Hkv)", k[1], v[1])) ||
       failed(check.dim("value length (S)", k[2], v[2])) ||
-      failed(check.positive("the key/value head count", k[1])) ||
-      failed(check.divides("the key/value head count", k[1],
-                           "the query head count", q[1])) ||
       failed(verifyMask(check, getMask(), refineDim(q[0], k[0]), q[2],
                         refineDim(k[2], v[2]))) ||
       failed(verifyScale(*this, getScale())))
@@ -329,6 +412,50 @@ LogicalResult SdpaOp::verify() {
 RankedTensorType SdpaOp::inferResultType() {
   return inferSdpaType(getQuery().getType(), getKey().getType(),
                        getValue().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionWeightsOp
+//===----------------------------------------------------------------------===//
+
+/// `query [B, H, T, dk]`, `key [B, Hkv, S, dk]` -> `[B, H, T, S]`.
+static RankedTensorType inferAttentionWeightsType(RankedTensorType query,
+                                                  RankedTensorType key) {
+  ArrayRef<int64_t> q = query.getShape();
+  return RankedTensorType::get(
+      {refineDim(q[0], key.getDimSize(0)), q[1], q[2], key.getDimSize(2)},
+      query.getElementType());
+}
+
+void AttentionWeightsOp::build(OpBuilder &builder, OperationState &state,
+                               SdpaOp sdpa) {
+  build(builder, state,
+        inferAttentionWeightsType(sdpa.getQuery().getType(),
+                                  sdpa.getKey().getType()),
+        sdpa.getQuery(), sdpa.getKey(), sdpa.getMask(), sdpa.getCausal(),
+        sdpa.getScaleAttr());
+}
+
+double AttentionWeightsOp::getEffectiveScale() {
+  return effectiveScale(getScale(), getQuery().getType());
+}
+
+LogicalResult AttentionWeightsOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(
+          check.sameElementType({{getQuery(), "query"}, {getKey(), "key"}})) ||
+      failed(verifyQueryAndKey(check, getQuery(), getKey())))
+    return failure();
+  ArrayRef<int64_t> q = getQuery().getType().getShape();
+  ArrayRef<int64_t> k = getKey().getType().getShape();
+  if (failed(verifyMask(check, getMask(), refineDim(q[0], k[0]), q[2], k[2])) ||
+      failed(verifyScale(*this, getScale())))
+    return failure();
+  return check.result(inferResultType());
+}
+
+RankedTensorType AttentionWeightsOp::inferResultType() {
+  return inferAttentionWeightsType(getQuery().getType(), getKey().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -352,6 +479,10 @@ LogicalResult ConcatHeadsOp::verify() {
   if (failed(check.rank(getInput(), "input", 4, "[B, H, T, d]")) ||
       failed(check.isStatic(getInput(), "input", 1, "head count")) ||
       failed(check.isStatic(getInput(), "input", 3, "head dimension")))
+    return failure();
+  int64_t width;
+  ArrayRef<int64_t> shape = getInput().getType().getShape();
+  if (failed(check.multiply("H*d", shape[1], shape[3], width)))
     return failure();
   return check.result(inferResultType());
 }
@@ -394,7 +525,9 @@ LogicalResult OutputProjectOp::verify() {
     if (failed(check.isStatic(getInput(), "input", 1, "head count")) ||
         failed(check.isStatic(getInput(), "input", 3, "value dimension")))
       return failure();
-    width = input.getDimSize(1) * input.getDimSize(3);
+    if (failed(check.multiply("H*dv", input.getDimSize(1), input.getDimSize(3),
+                              width)))
+      return failure();
   } else if (input.getRank() == 3) {
     if (failed(check.isStatic(getInput(), "input", 2, "width")))
       return failure();
@@ -493,9 +626,15 @@ static FailureOr<LayerSizes> verifyInputWeights(AttentionOp op,
                          sizes.numKvHeads * sizes.headDim, wk[1])))
       return failure();
   }
-  if (failed(check.bias(op.getBQ(), "b_q", sizes.numHeads * sizes.headDim)) ||
-      failed(check.bias(op.getBK(), "b_k", sizes.numKvHeads * sizes.headDim)) ||
-      failed(check.bias(op.getBV(), "b_v", sizes.numKvHeads * sizes.valueDim)))
+  int64_t qColumns, kColumns, vColumns;
+  if (failed(check.multiply("H*dk", sizes.numHeads, sizes.headDim, qColumns)) ||
+      failed(check.multiply("Hkv*dk", sizes.numKvHeads, sizes.headDim,
+                            kColumns)) ||
+      failed(check.multiply("Hkv*dv", sizes.numKvHeads, sizes.valueDim,
+                            vColumns)) ||
+      failed(check.bias(op.getBQ(), "b_q", qColumns)) ||
+      failed(check.bias(op.getBK(), "b_k", kColumns)) ||
+      failed(check.bias(op.getBV(), "b_v", vColumns)))
     return failure();
   return sizes;
 }
@@ -531,9 +670,10 @@ LogicalResult AttentionOp::verify() {
       failed(check.allStatic(getWO(), "w_o")))
     return failure();
   RankedTensorType wo = getWO().getType();
+  int64_t oRows;
   // The mask's batch is the layer's: kv's batch where the query's is `?`.
-  if (failed(check.dim("w_o rows (H*dv)", sizes->numHeads * sizes->valueDim,
-                       wo.getDimSize(0))) ||
+  if (failed(check.multiply("H*dv", sizes->numHeads, sizes->valueDim, oRows)) ||
+      failed(check.dim("w_o rows (H*dv)", oRows, wo.getDimSize(0))) ||
       failed(check.bias(getBO(), "b_o", wo.getDimSize(1))) ||
       failed(verifyMask(check, getMask(), inferResultType().getDimSize(0),
                         query[1], kvLen)) ||

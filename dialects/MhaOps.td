@@ -22,6 +22,15 @@ def Mha_ProjectOp : Mha_Op<"project", [Pure]> {
     - per head: `input [B, H, T, w] · weight [H, w, d] (+ bias [H·d])` gives
       `[B, H, T, d]`: head `h` projects its own slice with its own matrix
       (the "split first" variant; the bias is laid out head after head).
+      The input may also be the unsplit `[B, T, H·w]`: head `h` then reads
+      columns `h·w … (h+1)·w − 1` directly, which is
+      `project(split_heads(input), weight)` without the split's copy.
+
+    With `heads(H)`, the shared form writes heads: `input [B, T, D_in]`
+    gives `[B, H, T, D_out / H]`, exactly
+    `split_heads(project(input, weight, bias), H)`, but the projection
+    stores each head's columns in place instead of transposing a copy
+    (`mha-fold-head-layouts` produces this form).
 
     ```mlir
     %q = mha.project %x, %w_q bias(%b_q)
@@ -29,19 +38,25 @@ def Mha_ProjectOp : Mha_Op<"project", [Pure]> {
         -> tensor<?x8x512xf32>
     %qh = mha.project %xh, %w_q
         : (tensor<1x2x8x2xf32>, tensor<2x2x2xf32>) -> tensor<1x2x8x2xf32>
+    %q8 = mha.project %x, %w_q bias(%b_q) heads(8)
+        : (tensor<?x8x512xf32>, tensor<512x512xf32>, tensor<512xf32>)
+        -> tensor<?x8x8x64xf32>
     ```
   }];
   let arguments = (ins Mha_FloatTensor:$input, Mha_FloatTensor:$weight,
-                       Optional<Mha_FloatTensor>:$bias);
+                       Optional<Mha_FloatTensor>:$bias,
+                       OptionalAttr<I64Attr>:$num_heads);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`bias` `(` $bias^ `)`)? attr-dict
-    `:` functional-type(operands, results)
+    $input `,` $weight (`bias` `(` $bias^ `)`)? (`heads` `(` $num_heads^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
-    // Infers the result type from the operands.
+    // Infers the result type from the operands (and the head count of the
+    // shared form that writes heads).
     OpBuilder<(ins "Value":$input, "Value":$weight,
-                   CArg<"Value", "{}">:$bias)>
+                   CArg<"Value", "{}">:$bias,
+                   CArg<"std::optional<int64_t>", "std::nullopt">:$numHeads)>
   ];
   let extraClassDeclaration = [{
     /// The result type the operands imply (`?` where they leave a size
@@ -49,6 +64,9 @@ def Mha_ProjectOp : Mha_Op<"project", [Pure]> {
     RankedTensorType inferResultType();
     /// True for the per-head form (`weight` of rank 3).
     bool isPerHead() { return getWeight().getType().getRank() == 3; }
+    /// True when the result is heads `[B, H, T, d]`: the per-head form, or
+    /// the shared form with `heads(H)`.
+    bool writesHeads() { return isPerHead() || getNumHeads().has_value(); }
   }];
   let hasVerifier = 1;
 }
@@ -126,6 +144,52 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure]> {
     // Infers the result type from the operands.
     OpBuilder<(ins "Value":$query, "Value":$key, "Value":$value,
                    "Value":$mask, "bool":$causal, "FloatAttr":$scale)>
+  ];
+  let extraClassDeclaration = [{
+    /// The result type the operands imply (`?` where they leave a size
+    /// open); the operands must verify.
+    RankedTensorType inferResultType();
+    /// The scale applied to the scores: `scale` if set, else `1/√dk`.
+    double getEffectiveScale();
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.attention_weights
+//===----------------------------------------------------------------------===//
+
+def Mha_AttentionWeightsOp : Mha_Op<"attention_weights", [Pure]> {
+  let summary = "the softmax probabilities of `mha.sdpa`, for inspection";
+  let description = [{
+    The attention weights `softmax(Q[b, h] · K[b, g]ᵀ · scale)` that
+    `mha.sdpa` with the same `query`, `key`, `mask`, `causal` and `scale`
+    multiplies its values by: `query [B, H, T, dk]`, `key [B, Hkv, S, dk]`
+    give `[B, H, T, S]`, row `t` of head `h` being the distribution of query
+    `t` over the keys. Keys that may not be attended get exactly 0, and a
+    query row that may attend to no key is all 0 (it sums to 0, not 1).
+
+    This op is not part of a layer: `mha-extract-attention-weights` builds a
+    function around it so that `mha-run --dump-attention` can show the maps
+    without slowing down the layer itself.
+
+    ```mlir
+    %p = mha.attention_weights %q, %k mask(%m) causal
+        : (tensor<1x4x9x16xf32>, tensor<1x4x9x16xf32>, tensor<1x9x9xi1>)
+        -> tensor<1x4x9x9xf32>
+    ```
+  }];
+  let arguments = (ins Mha_FloatTensor:$query, Mha_FloatTensor:$key,
+                       Optional<Mha_MaskTensor>:$mask, UnitAttr:$causal,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Mha_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key (`mask` `(` $mask^ `)`)? (`causal` $causal^)?
+    (`scale` `(` $scale^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    // The weights of `sdpa`: its query, key, mask, causal and scale.
+    OpBuilder<(ins "SdpaOp":$sdpa)>
   ];
   let extraClassDeclaration = [{
     /// The result type the operands imply (`?` where they leave a size

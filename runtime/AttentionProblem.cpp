@@ -42,7 +42,9 @@ describeAttention(func::FuncOp func, const std::vector<NpyArray> &inputs) {
   // Each operand is an argument; find the input bound to it.
   auto inputOf = [&](Value value) -> const NpyArray * {
     auto argument = dyn_cast_or_null<BlockArgument>(value);
-    if (!argument || argument.getOwner()->getParentOp() != func)
+    // An argument of a later block of the function is no input.
+    if (!argument || argument.getOwner() != &func.getBody().front() ||
+        argument.getArgNumber() >= inputs.size())
       return nullptr;
     return &inputs[argument.getArgNumber()];
   };
@@ -96,10 +98,15 @@ describeAttention(func::FuncOp func, const std::vector<NpyArray> &inputs) {
   return problem;
 }
 
-NpyArray computeReference(const AttentionProblem &problem) {
+NpyArray computeReference(const AttentionProblem &problem,
+                          NpyArray *probabilities) {
   const AttentionShape &s = problem.shape;
   NpyArray y = NpyArray::zeros(ElementType::F32, {s.batch, s.seqLen, s.outDim});
-  referenceAttention(s, problem.operands, y.f32());
+  if (probabilities)
+    *probabilities = NpyArray::zeros(
+        ElementType::F32, {s.batch, s.numHeads, s.seqLen, s.kvSeqLen});
+  referenceAttention(s, problem.operands, y.f32(),
+                     probabilities ? probabilities->f32() : nullptr);
   return y;
 }
 

@@ -38,8 +38,10 @@ struct AttentionProblem {
 llvm::Expected<AttentionProblem>
 describeAttention(mlir::func::FuncOp func, const std::vector<NpyArray> &inputs);
 
-/// Runs the reference on `problem` and returns y [B, T, D_out].
-NpyArray computeReference(const AttentionProblem &problem);
+/// Runs the reference on `problem` and returns y [B, T, D_out]; if
+/// `probabilities` is given, it receives the attention weights [B, H, T, S].
+NpyArray computeReference(const AttentionProblem &problem,
+                          NpyArray *probabilities = nullptr);
 
 } // namespace runtime
 } // namespace mha

@@ -53,6 +53,13 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
           llvm::formatv("argument '{0}' of @{1} has type {2}; mha-run passes "
                         "ranked tensors of f32 (or i1 for masks)",
                         argument.name, func.getSymName(), argType));
+    // An input of a `?` size must be at least 1 long (checkInput); a size
+    // written as 0 is no better, and the lowering does not handle it.
+    if (llvm::is_contained(argument.type.getShape(), 0))
+      return createStringError(
+          llvm::formatv("argument '{0}' of @{1} has type {2}; mha-run passes "
+                        "tensors without sizes of 0",
+                        argument.name, func.getSymName(), argType));
     if (signature.findArgument(argument.name) >= 0)
       return createStringError(
           llvm::formatv("two arguments of @{0} are named '{1}'",
@@ -128,16 +135,17 @@ static LogicalResult propagateShapes(func::FuncOp func) {
 }
 
 llvm::Error checkInputsFitTogether(func::FuncOp func,
-                                   llvm::ArrayRef<const NpyArray *> inputs) {
+                                   llvm::ArrayRef<const NpyArray *> inputs,
+                                   RankedTensorType *resultType) {
   std::vector<std::vector<int64_t>> shapes;
   for (const NpyArray *input : inputs)
     shapes.push_back(input->shape);
-  return checkShapesFitTogether(func, shapes);
+  return checkShapesFitTogether(func, shapes, resultType);
 }
 
-llvm::Error
-checkShapesFitTogether(func::FuncOp func,
-                       llvm::ArrayRef<std::vector<int64_t>> shapes) {
+llvm::Error checkShapesFitTogether(func::FuncOp func,
+                                   llvm::ArrayRef<std::vector<int64_t>> shapes,
+                                   RankedTensorType *resultType) {
   MLIRContext *context = func.getContext();
   std::string messages;
   ScopedDiagnosticHandler collect(context, [&](Diagnostic &diagnostic) {
@@ -154,6 +162,10 @@ checkShapesFitTogether(func::FuncOp func,
   }
   if (failed(propagateShapes(*copy)))
     return createStringError("the inputs do not fit together: " + messages);
+  if (resultType && body.mightHaveTerminator())
+    if (auto ret = dyn_cast<func::ReturnOp>(body.getTerminator()))
+      if (ret.getNumOperands() == 1)
+        *resultType = dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
   return llvm::Error::success();
 }
 

@@ -45,8 +45,9 @@ struct GraphSignature {
   std::string listNames() const;
 };
 
-/// Reads the signature of `func`: ranked f32 or i1 tensors in, one ranked f32
-/// tensor out; anything else is an error naming the argument.
+/// Reads the signature of `func`: ranked f32 or i1 tensors without sizes of
+/// 0 in, one ranked f32 tensor out; anything else is an error naming the
+/// argument.
 llvm::Expected<GraphSignature> readSignature(mlir::func::FuncOp func);
 
 /// Checks that `array` can be passed as `argument`: same element type, same
@@ -57,14 +58,20 @@ llvm::Error checkInput(const GraphArgument &argument, const NpyArray &array,
 /// Checks that the inputs fit together as the graph needs (a `?` batch is the
 /// same size in every input, a mask matches the sequence lengths, ...) by
 /// verifying a copy of `func` specialized to the input shapes. On failure the
-/// error carries the verifier's messages.
-llvm::Error checkInputsFitTogether(mlir::func::FuncOp func,
-                                   llvm::ArrayRef<const NpyArray *> inputs);
+/// error carries the verifier's messages. On success `resultType`, if given,
+/// is set to the type the returned value has for these shapes (`?` sizes
+/// resolved where the mha ops determine them).
+llvm::Error
+checkInputsFitTogether(mlir::func::FuncOp func,
+                       llvm::ArrayRef<const NpyArray *> inputs,
+                       mlir::RankedTensorType *resultType = nullptr);
 
 /// The same check on shapes alone (one per argument, in order), for callers
 /// that have no data yet (e.g. to work out which `?` sizes must agree).
-llvm::Error checkShapesFitTogether(mlir::func::FuncOp func,
-                                   llvm::ArrayRef<std::vector<int64_t>> shapes);
+llvm::Error
+checkShapesFitTogether(mlir::func::FuncOp func,
+                       llvm::ArrayRef<std::vector<int64_t>> shapes,
+                       mlir::RankedTensorType *resultType = nullptr);
 
 } // namespace runtime
 } // namespace mha

@@ -7,9 +7,12 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/WithColor.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -60,6 +63,35 @@ private:
   std::vector<int64_t> words;
 };
 
+/// Ends the process when the compiled code cannot allocate `bytes`: it never
+/// checks what malloc returns, and would crash at the first store through the
+/// null pointer. Before compiling, mha-run only counts the inputs and the
+/// output against the memory limit, not the intermediate buffers.
+[[noreturn]] void outOfMemory(size_t bytes) {
+  llvm::WithColor::error(llvm::errs(), program_invocation_short_name)
+      << "the compiled code could not allocate " << bytes
+      << " bytes: out of memory\n";
+  llvm::errs().flush();
+  // Exit code 2, bad input: too large for this machine. No exit handlers:
+  // other threads may still be running compiled code.
+  std::_Exit(2);
+}
+
+/// The allocation functions the compiled code calls instead of libc's.
+void *checkedMalloc(size_t bytes) {
+  void *pointer = std::malloc(bytes);
+  if (!pointer && bytes != 0)
+    outOfMemory(bytes);
+  return pointer;
+}
+
+void *checkedAlignedAlloc(size_t alignment, size_t bytes) {
+  void *pointer = std::aligned_alloc(alignment, bytes);
+  if (!pointer && bytes != 0)
+    outOfMemory(bytes);
+  return pointer;
+}
+
 /// True if `pointer` lies inside the buffer of one of `inputs`: the compiled
 /// code returned an input instead of a buffer of its own.
 bool pointsIntoInputs(const void *pointer,
@@ -101,9 +133,30 @@ CompiledFunction::create(mlir::ModuleOp module, llvm::StringRef entry,
       mlir::ExecutionEngine::create(module, options, std::move(*targetMachine));
   if (!engine)
     return engine.takeError();
+  // Defined symbols win over the process's, which the JIT resolves last.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("malloc")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&checkedMalloc),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("aligned_alloc")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&checkedAlignedAlloc),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+  return bind(std::move(*engine), entry, resultRank);
+}
 
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+CompiledFunction::sibling(llvm::StringRef entry, int64_t resultRank) const {
+  return bind(engine, entry, resultRank);
+}
+
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+CompiledFunction::bind(std::shared_ptr<mlir::ExecutionEngine> engine,
+                       llvm::StringRef entry, int64_t resultRank) {
   std::unique_ptr<CompiledFunction> function(new CompiledFunction());
-  function->engine = std::move(*engine);
+  function->engine = std::move(engine);
   function->resultRank = resultRank;
   auto packed = function->engine->lookupPacked(("_mlir_ciface_" + entry).str());
   if (!packed)
@@ -133,6 +186,12 @@ CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
   std::vector<int64_t> shape;
   for (int64_t i = 0; i < resultRank; ++i)
     shape.push_back(result.size(i));
+  // The sizes come from compiled code; a wrong one must not become a huge
+  // or negative allocation.
+  if (!getByteCount(shape, ElementType::F32))
+    return createStringError(
+        llvm::formatv("the compiled function returned the invalid shape {0}",
+                      formatShape(shape)));
   NpyArray output = NpyArray::zeros(ElementType::F32, shape);
   // Copy out element by element along the strides the function chose.
   const float *base =

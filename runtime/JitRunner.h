@@ -32,14 +32,27 @@ public:
   create(mlir::ModuleOp module, llvm::StringRef entry, int64_t resultRank,
          llvm::ArrayRef<llvm::StringRef> sharedLibs = {});
 
+  /// Another function of the same compiled module, `entry`, which returns a
+  /// tensor of rank `resultRank`: the module is not compiled again.
+  llvm::Expected<std::unique_ptr<CompiledFunction>>
+  sibling(llvm::StringRef entry, int64_t resultRank) const;
+
   /// Calls the function on `inputs` (in argument order) and returns its
-  /// result as a float32 array.
+  /// result as a float32 array. If the compiled code cannot allocate a
+  /// buffer, the process prints `error: ... out of memory` and exits with
+  /// code 2 (the code itself cannot handle a failed malloc).
   llvm::Expected<NpyArray> call(llvm::ArrayRef<const NpyArray *> inputs);
 
 private:
   CompiledFunction() = default;
 
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  /// The function `entry` of `engine`.
+  static llvm::Expected<std::unique_ptr<CompiledFunction>>
+  bind(std::shared_ptr<mlir::ExecutionEngine> engine, llvm::StringRef entry,
+       int64_t resultRank);
+
+  /// Shared by the functions of one module, which live as long as it does.
+  std::shared_ptr<mlir::ExecutionEngine> engine;
   void (*packed)(void **) = nullptr;
   int64_t resultRank = 0;
 };

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Npy.h"
+#include "runtime/MemoryLimit.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
@@ -48,12 +49,10 @@ static std::string quoteBytes(StringRef bytes, size_t limit = 16) {
   return result;
 }
 
-/// Returns the byte count of an array of `shape` and `type`, or nothing if a
-/// dimension is negative or the count overflows int64_t or size_t. The
-/// product skips zero dimensions so that, whenever this succeeds, every
-/// partial product (every stride a consumer computes) fits as well.
-static std::optional<int64_t> getByteCount(llvm::ArrayRef<int64_t> shape,
-                                           ElementType type) {
+// The product skips zero dimensions so that, whenever this succeeds, every
+// partial product (every stride a consumer computes) fits as well.
+std::optional<int64_t> mha::runtime::getByteCount(llvm::ArrayRef<int64_t> shape,
+                                                  ElementType type) {
   int64_t bytes = static_cast<int64_t>(getElementSize(type));
   bool empty = false;
   for (int64_t dim : shape) {
@@ -397,6 +396,12 @@ llvm::Expected<NpyArray> mha::runtime::parseNpy(StringRef bytes,
     return makeError(name, "shape " + formatShape(header.shape) + " of " +
                                getElementTypeName(*type) +
                                " is too large: its byte count overflows");
+  // Before the size check against the payload, so that a header claiming a
+  // huge shape says so rather than that the file is truncated.
+  if (llvm::Error error =
+          checkMemoryLimit(*byteCount, "shape " + formatShape(header.shape) +
+                                           " of " + getElementTypeName(*type)))
+    return makeError(name, llvm::toString(std::move(error)));
 
   StringRef payload = bytes.drop_front(preambleSize + headerSize);
   if (payload.size() != static_cast<uint64_t>(*byteCount))

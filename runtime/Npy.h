@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ llvm::StringRef getElementTypeName(ElementType type);
 
 /// Returns the size in bytes of one element of `type`.
 size_t getElementSize(ElementType type);
+
+/// Returns the byte count of an array of `shape` and `type`, or nothing if a
+/// dimension is negative or the count overflows int64_t or size_t.
+std::optional<int64_t> getByteCount(llvm::ArrayRef<int64_t> shape,
+                                    ElementType type);
 
 /// A dense C-order array as stored in a .npy file.
 struct NpyArray {
@@ -63,7 +69,8 @@ struct NpyArray {
 
 /// Parses the contents of a .npy file (format versions 1.0, 2.0 and 3.0,
 /// dtypes '<f4' and '|b1', C order). `name` (usually the file's path) starts
-/// every error message.
+/// every error message. An array larger than the memory limit
+/// (runtime/MemoryLimit.h) is refused.
 llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
 
 /// Reads and parses the .npy file at `path`.

@@ -9,6 +9,7 @@
 
 #include "runtime/ReferenceAttention.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -80,7 +81,7 @@ llvm::Error mha::runtime::verifyAttentionShape(const AttentionShape &shape) {
 
 void mha::runtime::referenceAttention(const AttentionShape &shape,
                                       const AttentionOperands &operands,
-                                      float *y) {
+                                      float *y, float *probabilities) {
   assert(!llvm::errorToBool(verifyAttentionShape(shape)) && "invalid shape");
   assert((!operands.mask || operands.maskBatch == 1 ||
           operands.maskBatch == shape.batch) &&
@@ -105,6 +106,8 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
   // The heads' outputs, concatenated per row: [B, T, H·dv]. Rows that may
   // attend no key keep their zeros.
   std::vector<double> heads(b * t * h * dv, 0.0);
+  if (probabilities)
+    std::fill(probabilities, probabilities + b * h * t * s, 0.0f);
   std::vector<double> scores(s);
   std::vector<bool> allowed(s);
   for (int64_t bi = 0; bi < b; ++bi) {
@@ -143,6 +146,8 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
           if (!allowed[si])
             continue;
           const double p = scores[si] / sum;
+          if (probabilities)
+            probabilities[((bi * h + hi) * t + ti) * s + si] = float(p);
           const double *vRow = &v[((bi * s + si) * hkv + kvHead) * dv];
           for (int64_t d = 0; d < dv; ++d)
             out[d] += p * vRow[d];

@@ -84,9 +84,12 @@ llvm::Error verifyAttentionShape(const AttentionShape &shape);
 
 /// Computes y [B, T, D_out] of the attention that `shape` describes. `shape`
 /// must pass verifyAttentionShape. A query row that may attend no key gets a
-/// zero attention output, so its y is b_o.
+/// zero attention output, so its y is b_o. If `probabilities` is given, it
+/// receives the softmax weights [B, H, T, S]: 0 for keys that may not be
+/// attended, a row of 0 where no key may be.
 void referenceAttention(const AttentionShape &shape,
-                        const AttentionOperands &operands, float *y);
+                        const AttentionOperands &operands, float *y,
+                        float *probabilities = nullptr);
 
 } // namespace runtime
 } // namespace mha

@@ -2,6 +2,8 @@
 # and integration tests that run graphs. Unit tests have their own suite in
 # unit/.
 import os
+import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -18,6 +20,9 @@ config.excludes = [
     "lit.site.cfg.py",
     "vectors",
     "Inputs",
+    # Fuzzer seeds (test/fuzz), not tests.
+    "corpus-graph",
+    "corpus-npy",
 ]
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
@@ -37,3 +42,24 @@ config.substitutions.append(("%examples", os.path.join(config.mha_src_root, "exa
 tool_dirs = [config.mha_tools_dir, config.llvm_tools_dir]
 tools = ["mha-compile", "mha-gen", "mha-opt", "mha-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The repository and the tools' folder, for tests that run commands the way a
+# reader does (docs/tutorial.md) and scripts from tools/.
+config.substitutions.append(("%mha_src", config.mha_src_root))
+config.substitutions.append(("%mha_bin", config.mha_tools_dir))
+
+# tools/torch_export.py needs PyTorch (Debian's python3-torch), an optional
+# dependency: its test is UNSUPPORTED where `import torch` fails.
+if subprocess.run([sys.executable, "-c", "import torch"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")
+
+# Helper scripts use only the standard library of the Python that runs lit.
+config.substitutions.append(("%python", sys.executable))
+
+lit_config.load_config(
+    config, os.path.join(config.mha_src_root, "test", "sanitizers", "lit.sanitizers.py")
+)
+if config.mha_fuzz:
+    config.available_features.add("fuzzers")
+    llvm_config.add_tool_substitutions(["mha-fuzz-npy", "mha-fuzz-graph"], tool_dirs)

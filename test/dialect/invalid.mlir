@@ -111,10 +111,69 @@ func.func @project_weight_rank(%x: tensor<1x2x4x4xf32>, %w: tensor<1x2x4x4xf32>)
 
 // -----
 
-// Per head: the input must already be split into heads.
-func.func @project_per_head_input_rank(%x: tensor<1x4x8xf32>, %w: tensor<2x4x4xf32>) {
-  // expected-error @+1 {{'mha.project' op expects input to have rank 4 ([B, H, T, w]), got rank 3}}
-  %p = mha.project %x, %w : (tensor<1x4x8xf32>, tensor<2x4x4xf32>) -> tensor<1x4x4xf32>
+// Per head: the input is the heads, or the unsplit [B, T, H*w].
+func.func @project_per_head_input_rank(%x: tensor<4x8xf32>, %w: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'mha.project' op expects input to have rank 3 ([B, T, H*w]) or 4 ([B, H, T, w]) with per-head weights, got rank 2}}
+  %p = mha.project %x, %w : (tensor<4x8xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
+// Per head, unsplit input: its width must be the heads' slices side by side.
+func.func @project_per_head_unsplit_width(%x: tensor<1x4x6xf32>, %w: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'mha.project' op expects input width (H*w) to be 8, got 6}}
+  %p = mha.project %x, %w : (tensor<1x4x6xf32>, tensor<2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @project_per_head_unsplit_dynamic_width(%x: tensor<1x4x?xf32>, %w: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'mha.project' op expects a static input width (dimension 2 of input), got ?}}
+  %p = mha.project %x, %w : (tensor<1x4x?xf32>, tensor<2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+// heads(H) belongs to the shared form: per-head weights carry their heads.
+func.func @project_per_head_with_heads(%x: tensor<1x2x4x4xf32>, %w: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'mha.project' op expects no num_heads with per-head weights (the weight's leading dimension is the head count)}}
+  %p = mha.project %x, %w heads(2) : (tensor<1x2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+// Writing heads: the input is [B, T, D_in].
+func.func @project_heads_input_rank(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) {
+  // expected-error @+1 {{'mha.project' op expects input to have rank 3 ([B, T, D_in]), got rank 2}}
+  %p = mha.project %x, %w heads(2) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @project_heads_zero(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>) {
+  // expected-error @+1 {{'mha.project' op expects num_heads to be positive, got 0}}
+  %p = mha.project %x, %w heads(0) : (tensor<1x4x8xf32>, tensor<8x8xf32>) -> tensor<1x0x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @project_heads_not_dividing(%x: tensor<1x4x8xf32>, %w: tensor<8x6xf32>) {
+  // expected-error @+1 {{'mha.project' op expects num_heads (4) to divide the weight columns (6)}}
+  %p = mha.project %x, %w heads(4) : (tensor<1x4x8xf32>, tensor<8x6xf32>) -> tensor<1x4x4x1xf32>
+  return
+}
+
+// -----
+
+func.func @project_heads_result_shape(%x: tensor<1x4x8xf32>, %w: tensor<8x6xf32>) {
+  // expected-error @+1 {{'mha.project' op expects result type 'tensor<1x2x4x3xf32>', got 'tensor<1x4x6xf32>'}}
+  %p = mha.project %x, %w heads(2) : (tensor<1x4x8xf32>, tensor<8x6xf32>) -> tensor<1x4x6xf32>
   return
 }
 
@@ -1226,5 +1285,75 @@ func.func @attention_result_kv_batch(%x: tensor<?x4x8xf32>, %kv: tensor<2x6x8xf3
   // expected-error @+1 {{'mha.attention' op expects result type 'tensor<2x4x8xf32>', got 'tensor<3x4x8xf32>'}}
   %y = mha.attention %x kv(%kv) weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<?x4x8xf32>, tensor<2x6x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<3x4x8xf32>
+  return
+}
+
+// -----
+
+// mha.attention_weights shares mha.sdpa's rules on query, key, mask and
+// scale (one case of each kind here, the rest are sdpa's cases above); its
+// result is [B, H, T, S].
+func.func @attention_weights_key_element_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xbf16>) {
+  // expected-error @+1 {{'mha.attention_weights' op expects key to have element type 'f32' like query, got 'bf16'}}
+  %p = mha.attention_weights %q, %k : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xbf16>) -> tensor<1x2x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @attention_weights_key_rank(%q: tensor<1x2x4x8xf32>, %k: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'mha.attention_weights' op expects key to have rank 4 ([B, Hkv, S, dk]), got rank 3}}
+  %p = mha.attention_weights %q, %k : (tensor<1x2x4x8xf32>, tensor<2x6x8xf32>) -> tensor<1x2x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @attention_weights_gqa_not_multiple(%q: tensor<1x4x4x8xf32>, %k: tensor<1x3x6x8xf32>) {
+  // expected-error @+1 {{'mha.attention_weights' op expects the key/value head count (3) to divide the query head count (4)}}
+  %p = mha.attention_weights %q, %k : (tensor<1x4x4x8xf32>, tensor<1x3x6x8xf32>) -> tensor<1x4x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @attention_weights_mask_key_length(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %m: tensor<1x4x4xi1>) {
+  // expected-error @+1 {{'mha.attention_weights' op expects mask key length (S) to be 6, got 4}}
+  %p = mha.attention_weights %q, %k mask(%m) : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x4x4xi1>) -> tensor<1x2x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @attention_weights_scale_negative(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>) {
+  // expected-error @+1 {{'mha.attention_weights' op expects scale to be positive and finite, got -1.000000e+00}}
+  %p = mha.attention_weights %q, %k scale(-1.0) : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x6xf32>
+  return
+}
+
+// -----
+
+// The result has one column per key (S = 6), not one per value dimension.
+func.func @attention_weights_result(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>) {
+  // expected-error @+1 {{'mha.attention_weights' op expects result type 'tensor<1x2x4x6xf32>', got 'tensor<1x2x4x8xf32>'}}
+  %p = mha.attention_weights %q, %k : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+// Sizes from a file can be anything: heads times value dimension past 64
+// bits is an error, not a wrapped-around (undefined) product.
+func.func @attention_heads_times_value_dim_overflow(%x: tensor<1x4x8xf32>, %wq: tensor<8x1099511627776xf32>, %wk: tensor<8x1xf32>, %wv: tensor<8x1099511627776xf32>, %wo: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mha.attention' op expects H*dv (1099511627776 * 1099511627776) to fit in 64 bits}}
+  %y = mha.attention %x weights(%wq, %wk, %wv, %wo) heads(1099511627776) kv_heads(1) : (tensor<1x4x8xf32>, tensor<8x1099511627776xf32>, tensor<8x1xf32>, tensor<8x1099511627776xf32>, tensor<4x8xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_heads_width_overflow(%x: tensor<1x4294967296x2x4294967296xf32>) {
+  // expected-error @+1 {{'mha.concat_heads' op expects H*d (4294967296 * 4294967296) to fit in 64 bits}}
+  %c = mha.concat_heads %x : tensor<1x4294967296x2x4294967296xf32> -> tensor<1x2x8xf32>
   return
 }

@@ -71,6 +71,34 @@ func.func @project_per_head(%x: tensor<1x2x8x2xf32>, %w: tensor<2x2x3xf32>, %b: 
 
 // -----
 
+// Per head from the unsplit input [B, T, H*w]: head h reads its columns.
+// CHECK-LABEL: func.func @project_per_head_unsplit
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x4xf32>, %[[W:.+]]: tensor<2x2x3xf32>)
+// CHECK: %[[P:.+]] = mha.project %[[X]], %[[W]] : (tensor<?x?x4xf32>, tensor<2x2x3xf32>) -> tensor<?x2x?x3xf32>
+// CHECK: return %[[P]]
+func.func @project_per_head_unsplit(%x: tensor<?x?x4xf32>, %w: tensor<2x2x3xf32>) -> tensor<?x2x?x3xf32> {
+  %p = mha.project %x, %w : (tensor<?x?x4xf32>, tensor<2x2x3xf32>) -> tensor<?x2x?x3xf32>
+  return %p : tensor<?x2x?x3xf32>
+}
+
+// -----
+
+// The shared form writing heads [B, H, T, D_out / H].
+// CHECK-LABEL: func.func @project_writes_heads
+// CHECK-SAME: (%[[X:.+]]: tensor<?x16x512xf32>, %[[W:.+]]: tensor<512x256xf32>, %[[B:.+]]: tensor<256xf32>)
+// CHECK: %[[P:.+]] = mha.project %[[X]], %[[W]] bias(%[[B]]) heads(4) : (tensor<?x16x512xf32>, tensor<512x256xf32>, tensor<256xf32>) -> tensor<?x4x16x64xf32>
+// CHECK: %[[Q:.+]] = mha.project %[[X]], %[[W]] heads(8) : (tensor<?x16x512xf32>, tensor<512x256xf32>) -> tensor<2x8x16x32xf32>
+// CHECK: return %[[P]], %[[Q]]
+func.func @project_writes_heads(%x: tensor<?x16x512xf32>, %w: tensor<512x256xf32>, %b: tensor<256xf32>)
+    -> (tensor<?x4x16x64xf32>, tensor<2x8x16x32xf32>) {
+  %p = mha.project %x, %w bias(%b) heads(4)
+      : (tensor<?x16x512xf32>, tensor<512x256xf32>, tensor<256xf32>) -> tensor<?x4x16x64xf32>
+  %q = mha.project %x, %w heads(8) : (tensor<?x16x512xf32>, tensor<512x256xf32>) -> tensor<2x8x16x32xf32>
+  return %p, %q : tensor<?x4x16x64xf32>, tensor<2x8x16x32xf32>
+}
+
+// -----
+
 // f16 and bf16 parse and verify like f32.
 // CHECK-LABEL: func.func @project_element_types
 // CHECK: mha.project %{{.+}}, %{{.+}} : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
@@ -505,4 +533,21 @@ func.func @attention_generic(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %w_kv: 
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>,
          tensor<8x8xf32>, tensor<4xf32>) -> tensor<1x4x8xf32>
   return %y : tensor<1x4x8xf32>
+}
+
+// -----
+
+// The attention weights of an sdpa: mask, causal and scale as in mha.sdpa;
+// grouped-query heads and dynamic sizes.
+// CHECK-LABEL: func.func @attention_weights
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<?x8x?x16xf32>, %[[K:[^:]+]]: tensor<?x2x?x16xf32>, %[[M:[^:]+]]: tensor<1x?x?xi1>)
+// CHECK: %[[P:.+]] = mha.attention_weights %[[Q]], %[[K]] mask(%[[M]]) causal scale(2.500000e-01) : (tensor<?x8x?x16xf32>, tensor<?x2x?x16xf32>, tensor<1x?x?xi1>) -> tensor<?x8x?x?xf32>
+// CHECK: %[[R:.+]] = mha.attention_weights %[[Q]], %[[K]] : (tensor<?x8x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x8x?x?xf32>
+// CHECK: return %[[P]], %[[R]]
+func.func @attention_weights(%q: tensor<?x8x?x16xf32>, %k: tensor<?x2x?x16xf32>, %m: tensor<1x?x?xi1>)
+    -> (tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>) {
+  %p = mha.attention_weights %q, %k mask(%m) causal scale(0.25)
+      : (tensor<?x8x?x16xf32>, tensor<?x2x?x16xf32>, tensor<1x?x?xi1>) -> tensor<?x8x?x?xf32>
+  %r = mha.attention_weights %q, %k : (tensor<?x8x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x8x?x?xf32>
+  return %p, %r : tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>
 }

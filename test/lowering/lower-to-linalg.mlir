@@ -8,7 +8,7 @@
 //   CHECK-DAG:   %[[BATCH:.+]] = tensor.dim %[[X]], %c0
 //   CHECK-DAG:   %[[SEQ:.+]] = tensor.dim %[[X]], %c1
 //       CHECK:   %[[INIT:.+]] = linalg.broadcast ins(%[[B]] : tensor<6xf32>) outs(%{{.+}} : tensor<?x6xf32>) dimensions = [0]
-//       CHECK:   %[[MM:.+]] = linalg.matmul ins(%[[ROWS]], %[[W]] : tensor<?x8xf32>, tensor<8x6xf32>) outs(%[[INIT]] : tensor<?x6xf32>)
+//       CHECK:   %[[MM:.+]] = linalg.matmul {mha.projection} ins(%[[ROWS]], %[[W]] : tensor<?x8xf32>, tensor<8x6xf32>) outs(%[[INIT]] : tensor<?x6xf32>)
 //       CHECK:   %[[Y:.+]] = tensor.expand_shape %[[MM]] {{\[}}[0, 1], [2]] output_shape [%[[BATCH]], %[[SEQ]], 6] : tensor<?x6xf32> into tensor<?x?x6xf32>
 //       CHECK:   return %[[Y]]
 func.func @project_shared_bias(%x: tensor<?x?x8xf32>, %w: tensor<8x6xf32>, %b: tensor<6xf32>) -> tensor<?x?x6xf32> {
@@ -23,7 +23,7 @@ func.func @project_shared_bias(%x: tensor<?x?x8xf32>, %w: tensor<8x6xf32>, %b: t
 // CHECK-LABEL: func.func @project_shared_no_bias
 //       CHECK:   %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 //       CHECK:   %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<6x6xf32>)
-//       CHECK:   linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<6x8xf32>, tensor<8x6xf32>) outs(%[[INIT]] : tensor<6x6xf32>)
+//       CHECK:   linalg.matmul {mha.projection} ins(%{{.+}}, %{{.+}} : tensor<6x8xf32>, tensor<8x6xf32>) outs(%[[INIT]] : tensor<6x6xf32>)
 //   CHECK-NOT:   linalg.broadcast
 func.func @project_shared_no_bias(%x: tensor<2x3x8xf32>, %w: tensor<8x6xf32>) -> tensor<2x3x6xf32> {
   %y = mha.project %x, %w : (tensor<2x3x8xf32>, tensor<8x6xf32>) -> tensor<2x3x6xf32>
@@ -43,11 +43,53 @@ func.func @project_shared_no_bias(%x: tensor<2x3x8xf32>, %w: tensor<8x6xf32>) ->
 //       CHECK:   %[[INIT:.+]] = linalg.broadcast ins(%[[B2]] : tensor<2x3xf32>) outs(%{{.+}} : tensor<1x2x8x3xf32>) dimensions = [0, 2]
 //       CHECK:   linalg.generic {indexing_maps = [#[[IN]], #[[WEIGHT]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
 //  CHECK-SAME:     ins(%[[X]], %[[W]] : tensor<1x2x8x2xf32>, tensor<2x2x3xf32>) outs(%[[INIT]] : tensor<1x2x8x3xf32>)
+//  CHECK-SAME:     attrs = {mha.projection}
 //       CHECK:     arith.mulf
 //       CHECK:     arith.addf
 func.func @project_per_head(%x: tensor<1x2x8x2xf32>, %w: tensor<2x2x3xf32>, %b: tensor<6xf32>) -> tensor<1x2x8x3xf32> {
   %y = mha.project %x, %w bias(%b)
       : (tensor<1x2x8x2xf32>, tensor<2x2x3xf32>, tensor<6xf32>) -> tensor<1x2x8x3xf32>
+  return %y : tensor<1x2x8x3xf32>
+}
+
+// -----
+
+// Writing heads: W [D, H·d] is read as [D, H, d] and the bias as [H, d], so
+// each head's columns land in [B, H, T, d] without a transposed copy.
+//   CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>
+//   CHECK-DAG: #[[WEIGHT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d4, d1, d3)>
+//   CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @project_writes_heads
+//  CHECK-SAME:   (%[[X:.+]]: tensor<?x?x8xf32>, %[[W:.+]]: tensor<8x6xf32>, %[[B:.+]]: tensor<6xf32>)
+//   CHECK-DAG:   %[[W3:.+]] = tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [8, 2, 3] : tensor<8x6xf32> into tensor<8x2x3xf32>
+//   CHECK-DAG:   %[[B2:.+]] = tensor.expand_shape %[[B]] {{\[}}[0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
+//       CHECK:   %[[INIT:.+]] = linalg.broadcast ins(%[[B2]] : tensor<2x3xf32>) outs(%{{.+}} : tensor<?x2x?x3xf32>) dimensions = [0, 2]
+//       CHECK:   %[[Y:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[WEIGHT]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+//  CHECK-SAME:     ins(%[[X]], %[[W3]] : tensor<?x?x8xf32>, tensor<8x2x3xf32>) outs(%[[INIT]] : tensor<?x2x?x3xf32>)
+//  CHECK-SAME:     attrs = {mha.projection}
+//   CHECK-NOT:   linalg.transpose
+//       CHECK:   return %[[Y]]
+func.func @project_writes_heads(%x: tensor<?x?x8xf32>, %w: tensor<8x6xf32>, %b: tensor<6xf32>) -> tensor<?x2x?x3xf32> {
+  %y = mha.project %x, %w bias(%b) heads(2)
+      : (tensor<?x?x8xf32>, tensor<8x6xf32>, tensor<6xf32>) -> tensor<?x2x?x3xf32>
+  return %y : tensor<?x2x?x3xf32>
+}
+
+// -----
+
+// Per head from the unsplit input: [B, T, H·w] is read as [B, T, H, w], so
+// head h reads its columns in place.
+//   CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d4)>
+//   CHECK-DAG: #[[WEIGHT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
+// CHECK-LABEL: func.func @project_per_head_unsplit
+//  CHECK-SAME:   (%[[X:.+]]: tensor<1x8x4xf32>, %[[W:.+]]: tensor<2x2x3xf32>)
+//       CHECK:   %[[X4:.+]] = tensor.expand_shape %[[X]] {{\[}}[0], [1], [2, 3]] output_shape [1, 8, 2, 2] : tensor<1x8x4xf32> into tensor<1x8x2x2xf32>
+//       CHECK:   linalg.fill
+//       CHECK:   linalg.generic {indexing_maps = [#[[IN]], #[[WEIGHT]], #{{.+}}]
+//  CHECK-SAME:     ins(%[[X4]], %[[W]] : tensor<1x8x2x2xf32>, tensor<2x2x3xf32>) outs(%{{.+}} : tensor<1x2x8x3xf32>)
+//   CHECK-NOT:   linalg.transpose
+func.func @project_per_head_unsplit(%x: tensor<1x8x4xf32>, %w: tensor<2x2x3xf32>) -> tensor<1x2x8x3xf32> {
+  %y = mha.project %x, %w : (tensor<1x8x4xf32>, tensor<2x2x3xf32>) -> tensor<1x2x8x3xf32>
   return %y : tensor<1x2x8x3xf32>
 }
 
@@ -103,6 +145,7 @@ func.func @output_project_concatenated(%x: tensor<2x5x12xf32>, %w: tensor<12x7xf
 //       CHECK:   %[[INIT:.+]] = linalg.broadcast ins(%[[B]] : tensor<7xf32>) outs(%{{.+}} : tensor<?x?x7xf32>) dimensions = [0, 1]
 //       CHECK:   linalg.generic {indexing_maps = [#[[IN]], #[[WEIGHT]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
 //  CHECK-SAME:     ins(%[[X]], %[[W3]] : tensor<?x3x?x4xf32>, tensor<3x4x7xf32>) outs(%[[INIT]] : tensor<?x?x7xf32>)
+//  CHECK-SAME:     attrs = {mha.projection}
 func.func @output_project_heads(%x: tensor<?x3x?x4xf32>, %w: tensor<12x7xf32>, %b: tensor<7xf32>) -> tensor<?x?x7xf32> {
   %y = mha.output_project %x, %w bias(%b)
       : (tensor<?x3x?x4xf32>, tensor<12x7xf32>, tensor<7xf32>) -> tensor<?x?x7xf32>

@@ -1,31 +1,56 @@
-// RUN: mha-opt %s -mha-to-linalg | FileCheck %s --implicit-check-not=mha.
+// RUN: mha-opt %s -mha-to-linalg="attention=decomposed" \
+// RUN:   | FileCheck %s --check-prefixes=CHECK,DECOMPOSED --implicit-check-not=mha. --implicit-check-not=linalg.transpose
+// RUN: mha-opt %s -mha-to-linalg="attention=fused" \
+// RUN:   | FileCheck %s --check-prefixes=CHECK,FUSED --implicit-check-not=mha. --implicit-check-not="permutation = [0, 2, 1, 3]"
 
-// Stage 1: mha.attention is expanded, canonicalized (the output projection
-// reads the heads, so they are never concatenated) and lowered to linalg on
-// tensors; dynamic batch and sequence sizes stay dynamic.
+// Stage 1: mha.attention is expanded; the projections write heads and the
+// output projection reads them (no linalg.transpose between the token and
+// the head layout; the decomposed path has none at all, the fused one only
+// transposes its key blocks inside a tile), Q, K and V
+// are one projection by the packed weights, and both projections run as
+// parallel tiles (scf.forall) of named ops. Dynamic batch and sequence
+// sizes stay dynamic. Attention in between takes the path the option says.
 
-//   CHECK-DAG: #[[K:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
-//   CHECK-DAG: #[[V:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d4, d3)>
-//   CHECK-DAG: #[[HEADS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>
 // CHECK-LABEL: func.func @mha
 //  CHECK-SAME:   (%[[X:.+]]: tensor<?x?x16xf32>, %[[WQ:.+]]: tensor<16x16xf32>, %[[WK:.+]]: tensor<16x8xf32>, %[[WV:.+]]: tensor<16x8xf32>, %[[WO:.+]]: tensor<16x16xf32>, %[[BQ:.+]]: tensor<16xf32>)
-// The input is flattened once and shared by the three projections.
-//       CHECK:   %[[ROWS:.+]] = tensor.collapse_shape %[[X]]
-//       CHECK:   linalg.broadcast ins(%[[BQ]]
-//       CHECK:   linalg.matmul ins(%[[ROWS]], %[[WQ]]
-//       CHECK:   linalg.transpose {{.+}} permutation = [0, 2, 1, 3]
-//       CHECK:   linalg.matmul ins(%[[ROWS]], %[[WK]]
-//       CHECK:   linalg.transpose {{.+}} permutation = [0, 2, 1, 3]
-//       CHECK:   linalg.matmul ins(%[[ROWS]], %[[WV]]
-//       CHECK:   linalg.transpose {{.+}} permutation = [0, 2, 1, 3]
-//       CHECK:   linalg.generic {indexing_maps = [#{{.+}}, #[[K]], #{{.+}}]
-//       CHECK:     linalg.index 2
-//       CHECK:     math.exp
-//       CHECK:   linalg.generic {indexing_maps = [#{{.+}}, #[[V]], #{{.+}}]
-//   CHECK-NOT:   linalg.transpose
-//       CHECK:   %[[WO3:.+]] = tensor.expand_shape %[[WO]] {{\[}}[0, 1], [2]] output_shape [4, 4, 16]
-//       CHECK:   %[[Y:.+]] = linalg.generic {indexing_maps = [#[[HEADS]], #{{.+}}, #{{.+}}]
-//  CHECK-SAME:     ins(%{{.+}}, %[[WO3]] : tensor<?x4x?x4xf32>, tensor<4x4x16xf32>)
+// The weights side by side [16, 16 + 8 + 8], the biases too (K and V: 0).
+//       CHECK:   linalg.copy ins(%[[WQ]] : tensor<16x16xf32>)
+//       CHECK:   linalg.copy ins(%[[WK]] : tensor<16x8xf32>)
+//       CHECK:   %[[WKV:.+]] = linalg.copy ins(%[[WV]] : tensor<16x8xf32>)
+//       CHECK:   %[[PACKED:.+]] = tensor.insert_slice %[[WKV]] into %{{.+}}[0, 24] [16, 8] [1, 1] : tensor<16x8xf32> into tensor<16x32xf32>
+//       CHECK:   linalg.copy ins(%[[BQ]] : tensor<16xf32>)
+//       CHECK:   %[[W3:.+]] = tensor.expand_shape %[[PACKED]] {{\[}}[0], [1, 2]] output_shape [16, 8, 4] : tensor<16x32xf32> into tensor<16x8x4xf32>
+// One parallel projection into 4 + 2 + 2 heads: one tile per (batch, head,
+// 32 tokens), each a matmul of the tokens by the head's 4 columns.
+//       CHECK:   %[[QKV:.+]] = scf.forall (%[[B:.+]], %[[H:.+]], %[[T:.+]]) = (0, 0, 0) to (%{{.+}}, 8, %{{.+}}) step (1, 1, 32) shared_outs(%{{.+}}) -> (tensor<?x8x?x4xf32>)
+//   CHECK-DAG:     %[[XT:.+]] = tensor.extract_slice %[[X]][%[[B]], %[[T]], 0] [1, %{{.+}}, 16] [1, 1, 1] : tensor<?x?x16xf32> to tensor<1x?x16xf32>
+//   CHECK-DAG:     %[[WT:.+]] = tensor.extract_slice %[[W3]][0, %[[H]], 0] [16, 1, 4] [1, 1, 1] : tensor<16x8x4xf32> to tensor<16x1x4xf32>
+//       CHECK:     linalg.broadcast
+//   CHECK-DAG:     %[[XT2:.+]] = tensor.extract_slice %[[XT]][0, 0, 0] [1, %{{.+}}, 16] [1, 1, 1] : tensor<1x?x16xf32> to tensor<?x16xf32>
+//   CHECK-DAG:     %[[WT2:.+]] = tensor.extract_slice %[[WT]][0, 0, 0] [16, 1, 4] [1, 1, 1] : tensor<16x1x4xf32> to tensor<16x4xf32>
+//       CHECK:     linalg.matmul ins(%[[XT2]], %[[WT2]] : tensor<?x16xf32>, tensor<16x4xf32>)
+//       CHECK:     scf.forall.in_parallel
+// Q, K and V are whole heads of the packed result, read in place.
+//       CHECK:   %[[Q:.+]] = tensor.extract_slice %[[QKV]][0, 0, 0, 0] [%{{.+}}, 4, %{{.+}}, 4]
+//       CHECK:   %[[K:.+]] = tensor.extract_slice %[[QKV]][0, 4, 0, 0] [%{{.+}}, 2, %{{.+}}, 4]
+//       CHECK:   %[[V:.+]] = tensor.extract_slice %[[QKV]][0, 6, 0, 0] [%{{.+}}, 2, %{{.+}}, 4]
+// Decomposed: the score contraction reads Q and K (kv head h floordiv 2).
+//  DECOMPOSED:   linalg.generic {{.+}} ins(%[[Q]], %[[K]] : tensor<?x4x?x4xf32>, tensor<?x2x?x4xf32>)
+//  DECOMPOSED:     linalg.index 2
+//  DECOMPOSED:     math.exp
+//  DECOMPOSED:   linalg.generic {{.+}} ins(%{{.+}}, %[[V]] : tensor<?x4x?x?xf32>, tensor<?x2x?x4xf32>)
+// Fused: a parallel loop over (batch, head, query tile) slices its query
+// rows out of Q.
+//       FUSED:   scf.forall
+//       FUSED:     tensor.extract_slice %[[Q]]
+//       FUSED:     scf.for
+//       FUSED:       math.exp
+// The output projection of the heads: parallel tiles of 32 tokens, each a
+// sum over heads and value columns (batch_reduce_matmul).
+//       CHECK:   %[[WO3:.+]] = tensor.expand_shape %[[WO]] {{\[}}[0, 1], [2]] output_shape [4, 4, 16] : tensor<16x16xf32> into tensor<4x4x16xf32>
+//       CHECK:   %[[Y:.+]] = scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (%{{.+}}, %{{.+}}) step (1, 32) shared_outs(%{{.+}}) -> (tensor<?x?x16xf32>)
+//       CHECK:     linalg.fill
+//       CHECK:     linalg.batch_reduce_matmul ins(%{{.+}}, %[[WO3]] : tensor<4x?x4xf32>, tensor<4x4x16xf32>) outs(%{{.+}} : tensor<?x16xf32>)
 //       CHECK:   return %[[Y]] : tensor<?x?x16xf32>
 func.func @mha(%x: tensor<?x?x16xf32>, %w_q: tensor<16x16xf32>, %w_k: tensor<16x8xf32>,
                %w_v: tensor<16x8xf32>, %w_o: tensor<16x16xf32>,

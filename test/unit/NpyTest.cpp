@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Npy.h"
+#include "runtime/MemoryLimit.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -371,6 +372,15 @@ TEST(NpyErrorTest, ShapeOverflow) {
   EXPECT_TRUE(failsWith(
       makeNpy(f32Dict("(0, 4611686018427387904, 4611686018427387904)"), ""),
       "overflows"));
+}
+
+// Refused from the header, before the data is looked at or copied.
+TEST(NpyErrorTest, ShapeLargerThanMemory) {
+  std::string limit = std::to_string(getMemoryLimit());
+  EXPECT_TRUE(failsWith(makeNpy(f32Dict("(1048576, 1048576)"), floatBytes(1)),
+                        "shape [1048576, 1048576] of float32 needs "
+                        "4398046511104 bytes, more than the memory limit of " +
+                            limit + " bytes (the physical memory)"));
 }
 
 TEST(NpyErrorTest, DataShort) {

@@ -5,10 +5,14 @@
 // reference cases (x kv mask w_q w_k w_v w_o b_q b_k b_v b_o), which is how
 // `mha-run --inputs DIR` finds `DIR/<name>.npy`.
 //
+// Exit codes: 0 success, 2 a bad option (or an output file that cannot be
+// written).
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOps.h"
+#include "tools/support/ToolSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -119,22 +123,22 @@ FailureOr<LayerConfig> resolveDefaults() {
   c.splitFirst = splitFirst;
   c.dynamic = dynamic;
 
+  // Sizes far beyond any real layer only make absurd types; 2^31 keeps every
+  // product of two sizes (heads times head dimension) inside int64.
+  constexpr int64_t maxSize = int64_t(1) << 31;
   for (auto [name, value] :
        {std::pair("--batch", c.batch), std::pair("--seq", c.seqLen),
         std::pair("--kv-seq", c.kvSeqLen), std::pair("--d-model", c.modelDim),
         std::pair("--kv-dim", c.kvDim), std::pair("--heads", c.numHeads),
         std::pair("--kv-heads", c.numKvHeads), std::pair("--out-dim", c.outDim),
         std::pair("--head-dim", int64_t(headDim) ? int64_t(headDim) : 1),
-        std::pair("--value-dim", int64_t(valueDim) ? int64_t(valueDim) : 1)})
+        std::pair("--value-dim", int64_t(valueDim) ? int64_t(valueDim) : 1)}) {
     if (value <= 0)
       return usageError(Twine(name) + " must be positive, got " + Twine(value));
-  // Sizes far beyond any real layer only make absurd types; 2^31 keeps every
-  // product of two sizes inside int64.
-  constexpr int64_t maxSize = int64_t(1) << 31;
-  for (int64_t value : {c.batch, c.seqLen, c.kvSeqLen, c.modelDim, c.kvDim,
-                        c.outDim, int64_t(headDim), int64_t(valueDim)})
     if (value > maxSize)
-      return usageError("sizes must be at most 2^31, got " + Twine(value));
+      return usageError(Twine(name) + " must be at most 2^31, got " +
+                        Twine(value));
+  }
   if (c.numHeads % c.numKvHeads != 0)
     return usageError("--heads (" + Twine(c.numHeads) +
                       ") must be a multiple of --kv-heads (" +
@@ -207,7 +211,7 @@ OwningOpRef<ModuleOp> buildGraph(MLIRContext &context, const LayerConfig &c) {
   IntegerAttr kvHeads = c.numKvHeads != c.numHeads
                             ? builder.getI64IntegerAttr(c.numKvHeads)
                             : IntegerAttr();
-  Value y = mha::AttentionOp::create(
+  Value y = mlir::mha::AttentionOp::create(
       builder, loc, resultType, lookup("x"), lookup("kv"), lookup("mask"),
       lookup("w_q"), lookup("w_k"), lookup("w_v"), lookup("w_o"), lookup("b_q"),
       lookup("b_k"), lookup("b_v"), lookup("b_o"),
@@ -221,30 +225,31 @@ OwningOpRef<ModuleOp> buildGraph(MLIRContext &context, const LayerConfig &c) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(genCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "mha-gen: write the graph of one multi-head attention layer\n");
+  if (!::mha::tools::parseCommandLine(
+          argc, argv,
+          "mha-gen: write the graph of one multi-head attention layer\n"))
+    return ::mha::tools::kBadInput;
 
   FailureOr<LayerConfig> config = resolveDefaults();
   if (failed(config))
-    return 2;
+    return ::mha::tools::kBadInput;
 
   MLIRContext context;
-  context.loadDialect<mha::MhaDialect, func::FuncDialect>();
+  context.loadDialect<mlir::mha::MhaDialect, func::FuncDialect>();
   OwningOpRef<ModuleOp> module = buildGraph(context, *config);
   if (failed(verify(*module))) {
     reportError("the generated graph does not verify (see above)");
-    return 2;
+    return ::mha::tools::kBadInput;
   }
 
   std::string errorMessage;
   auto output = openOutputFile(outputFile, &errorMessage);
   if (!output) {
     reportError("cannot write '" + outputFile + "': " + errorMessage);
-    return 2;
+    return ::mha::tools::kBadInput;
   }
   module->print(output->os());
   output->os() << "\n";
   output->keep();
-  return 0;
+  return ::mha::tools::kOk;
 }

@@ -2,6 +2,8 @@
 
 #include "tools/mha-run/InputBinding.h"
 
+#include "runtime/MemoryLimit.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -17,17 +19,45 @@ namespace {
 /// run at once, not a multiple of the usual tile sizes.
 constexpr int64_t kRandomDynamicSize = 7;
 
-/// Random data for `argument`, scaled like a trained layer so that the
-/// softmax is neither flat nor saturated: inputs in [-1, 1), weights in
-/// ±1/sqrt(fan-in), biases in ±0.1; masks are 80 % true.
-NpyArray randomArray(const GraphArgument &argument, std::mt19937_64 &engine) {
+/// The shape random data for `argument` gets.
+std::vector<int64_t> getRandomShape(const GraphArgument &argument) {
   std::vector<int64_t> shape;
   for (int64_t dim : argument.type.getShape())
     shape.push_back(mlir::ShapedType::isDynamic(dim) ? kRandomDynamicSize
                                                      : dim);
-  bool isMask = argument.type.getElementType().isInteger(1);
-  NpyArray array =
-      NpyArray::zeros(isMask ? ElementType::Bool : ElementType::F32, shape);
+  return shape;
+}
+
+ElementType getElementType(const GraphArgument &argument) {
+  return argument.type.getElementType().isInteger(1) ? ElementType::Bool
+                                                     : ElementType::F32;
+}
+
+/// Checks, before anything is allocated, that random data for `argument`
+/// fits in memory next to the `usedBytes` the inputs before it take.
+llvm::Error checkRandomFits(const GraphArgument &argument, uint64_t usedBytes) {
+  std::vector<int64_t> shape = getRandomShape(argument);
+  ElementType type = getElementType(argument);
+  std::string what =
+      llvm::formatv("random input '{0}' of shape {1} {2}", argument.name,
+                    formatShape(shape), getElementTypeName(type));
+  std::optional<int64_t> bytes = getByteCount(shape, type);
+  if (!bytes)
+    return createStringError(what + ": its byte count overflows");
+  if (auto error = checkMemoryLimit(*bytes, what))
+    return error;
+  return checkMemoryLimit(
+      usedBytes + *bytes,
+      llvm::formatv("the inputs up to '{0}' together", argument.name));
+}
+
+/// Random data for `argument`, scaled like a trained layer so that the
+/// softmax is neither flat nor saturated: inputs in [-1, 1), weights in
+/// ±1/sqrt(fan-in), biases in ±0.1; masks are 80 % true.
+NpyArray randomArray(const GraphArgument &argument, std::mt19937_64 &engine) {
+  std::vector<int64_t> shape = getRandomShape(argument);
+  bool isMask = getElementType(argument) == ElementType::Bool;
+  NpyArray array = NpyArray::zeros(getElementType(argument), shape);
   if (isMask) {
     std::bernoulli_distribution allowed(0.8);
     for (int64_t i = 0; i < array.numElements(); ++i)
@@ -67,6 +97,7 @@ mha::runtime::bindInputs(const GraphSignature &signature,
 
   std::mt19937_64 engine(options.seed);
   std::vector<NpyArray> inputs;
+  uint64_t usedBytes = 0;
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
     std::string path = explicitFiles[index];
     if (path.empty() && !options.directory.empty()) {
@@ -81,7 +112,10 @@ mha::runtime::bindInputs(const GraphSignature &signature,
             "no input for argument '{0}': give --inputs DIR with {0}.npy, "
             "--input {0}=FILE.npy, or --random",
             argument.name));
+      if (auto error = checkRandomFits(argument, usedBytes))
+        return std::move(error);
       inputs.push_back(randomArray(argument, engine));
+      usedBytes += inputs.back().data.size();
       continue;
     }
     auto array = readNpy(path);
@@ -91,6 +125,7 @@ mha::runtime::bindInputs(const GraphSignature &signature,
     if (auto error = checkInput(argument, *array, path))
       return std::move(error);
     inputs.push_back(std::move(*array));
+    usedBytes += inputs.back().data.size();
   }
   return inputs;
 }

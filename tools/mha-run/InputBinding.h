@@ -29,7 +29,8 @@ struct InputOptions {
 /// Returns one array per argument of `signature`, each checked against the
 /// argument's type. An unknown NAME in `--input`, a missing input, an
 /// unreadable file or a mis-shaped array is an error naming the argument and
-/// the file.
+/// the file; so is random data that would not fit in memory
+/// (runtime/MemoryLimit.h), refused before it is allocated.
 llvm::Expected<std::vector<NpyArray>>
 bindInputs(const GraphSignature &signature, const InputOptions &options);
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
 #include "compiler/Registration.h"
 #include "dialects/MhaOps.h"
@@ -19,8 +20,11 @@
 #include "runtime/GraphLoader.h"
 #include "runtime/GraphSignature.h"
 #include "runtime/JitRunner.h"
+#include "runtime/MemoryLimit.h"
 #include "runtime/Npy.h"
+#include "tools/mha-run/AttentionDump.h"
 #include "tools/mha-run/InputBinding.h"
+#include "tools/support/ToolSupport.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -28,6 +32,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -42,11 +47,10 @@
 
 using namespace mlir;
 using namespace ::mha::runtime;
+using namespace ::mha::tools;
 namespace cl = llvm::cl;
 
 namespace {
-/// The documented exit codes.
-enum ExitCode { kOk = 0, kMismatch = 1, kBadInput = 2, kCompileFailed = 3 };
 
 cl::OptionCategory runCategory("mha-run options");
 
@@ -104,9 +108,60 @@ cl::opt<int> &registerThreadsOption() {
                               cl::init(0), cl::cat(runCategory));
   return threads;
 }
+cl::opt<mlir::mha::AttentionMode> attentionMode(
+    "attention", cl::desc("How attention is lowered (default: auto)"),
+    cl::values(clEnumValN(mlir::mha::AttentionMode::Fused, "fused",
+                          "tiled, online softmax, parallel over query tiles"),
+               clEnumValN(mlir::mha::AttentionMode::Decomposed, "decomposed",
+                          "the whole score matrix, then softmax"),
+               clEnumValN(mlir::mha::AttentionMode::Auto, "auto",
+                          "per shape (docs/pipeline.md)")),
+    cl::init(mlir::mha::AttentionMode::Auto), cl::cat(runCategory));
+cl::opt<int64_t> queryTile("query-tile",
+                           cl::desc("Queries per tile of the fused path"),
+                           cl::init(mlir::mha::kDefaultQueryTile),
+                           cl::cat(runCategory));
+cl::opt<int64_t> keyTile("key-tile",
+                         cl::desc("Keys per block of the fused path"),
+                         cl::init(mlir::mha::kDefaultKeyTile),
+                         cl::cat(runCategory));
+cl::opt<int64_t> projectionRowTile(
+    "projection-row-tile",
+    cl::desc("Rows per parallel tile of the projections (0: all)"),
+    cl::init(mlir::mha::MhaTileProjectionsOptions().rowTile),
+    cl::cat(runCategory));
+cl::opt<int64_t> projectionColTile(
+    "projection-col-tile",
+    cl::desc("Columns per parallel tile of the projections (0: all)"),
+    cl::init(mlir::mha::MhaTileProjectionsOptions().colTile),
+    cl::cat(runCategory));
+cl::opt<bool> fuseProjections(
+    "fuse-projections",
+    cl::desc("Pack the projections of one input into one (default: true)"),
+    cl::init(true), cl::cat(runCategory));
+cl::opt<bool> foldHeadLayouts(
+    "fold-head-layouts",
+    cl::desc("Projections read and write heads in place (default: true)"),
+    cl::init(true), cl::cat(runCategory));
+cl::opt<int64_t> keySplits(
+    "key-splits",
+    cl::desc("Key ranges run in parallel when the fused path has fewer query "
+             "tiles (1: never)"),
+    cl::init(mlir::mha::kDefaultKeySplits), cl::cat(runCategory));
 cl::opt<bool> printPipeline("print-pipeline",
                             cl::desc("Print the passes the graph is lowered "
                                      "with"),
+                            cl::cat(runCategory));
+cl::opt<std::string> dumpAttentionDir(
+    "dump-attention",
+    cl::desc("Also compute the attention weights [B, H, T, S]: write them to "
+             "DIR/attention.npy and one PNG map per head to DIR/head<h>.png "
+             "(batch<b>_head<h>.png when B > 1)"),
+    cl::value_desc("DIR"), cl::cat(runCategory));
+cl::opt<std::string> tokens("tokens",
+                            cl::desc("Label the maps of --dump-attention with "
+                                     "these words, one per token"),
+                            cl::value_desc("\"A dog ate ...\""),
                             cl::cat(runCategory));
 
 void reportError(const llvm::Twine &message) {
@@ -119,6 +174,43 @@ int fail(llvm::Error error, ExitCode code) {
   return code;
 }
 
+/// Refuses, before compiling, a graph whose output would not fit in memory
+/// next to its inputs (e.g. a small x and w_o that make a huge y).
+/// Intermediate buffers are not counted: their size depends on the lowering.
+llvm::Error checkOutputFits(RankedTensorType resultType,
+                            const std::vector<NpyArray> &inputs) {
+  if (!resultType || !resultType.hasStaticShape())
+    return llvm::Error::success();
+  std::optional<int64_t> outputBytes =
+      getByteCount(resultType.getShape(), ElementType::F32);
+  std::string what = llvm::formatv("the output of shape {0} float32",
+                                   formatShape(resultType.getShape()));
+  if (!outputBytes)
+    return llvm::createStringError(what + ": its byte count overflows");
+  if (auto error = checkMemoryLimit(*outputBytes, what))
+    return error;
+  uint64_t total = *outputBytes;
+  for (const NpyArray &input : inputs)
+    total += input.data.size();
+  return checkMemoryLimit(total, "the inputs and the output together");
+}
+
+/// Prints the path each attention of `function` takes and why, e.g.
+/// `attention path: fused (auto: S = 2048 >= 64)`.
+void printAttentionPaths(func::FuncOp function) {
+  function.walk([](Operation *op) {
+    std::optional<mlir::mha::AttentionShape> shape =
+        mlir::mha::getAttentionShape(op);
+    if (!shape)
+      return;
+    mlir::mha::AttentionPathChoice choice =
+        mlir::mha::chooseAttentionPath(*shape, attentionMode);
+    llvm::outs() << "attention path: "
+                 << (choice.fused ? "fused" : "decomposed") << " ("
+                 << choice.reason << ")\n";
+  });
+}
+
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -128,18 +220,53 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // Passes first: --mlir-print-ir-after=PASS only knows the passes
+  // registered when the pass manager's options are created.
+  mlir::mha::registerMhaPasses();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
-  mlir::mha::registerMhaPasses();
   cl::opt<int> &threads = registerThreadsOption();
-  cl::ParseCommandLineOptions(
-      argc, argv, "mha-run: compile a multi-head attention graph and run it\n");
+  if (!parseCommandLine(
+          argc, argv,
+          "mha-run: compile a multi-head attention graph and run it\n"))
+    return kBadInput;
 
   if (threads < 0)
     return reportError("--threads must be positive"), kBadInput;
+  // libomp aborts the process when it cannot start the threads it is asked
+  // for; far more threads than cores never help.
+  constexpr int kMaxThreads = 1024;
+  if (threads > kMaxThreads)
+    return reportError(llvm::formatv("--threads must be at most {0}, got {1}",
+                                     kMaxThreads, int(threads))),
+           kBadInput;
+  // `!(x >= 0)` also catches NaN, which would make every comparison fail.
+  for (auto [name, tolerance] : {std::pair("--atol", double(absTolerance)),
+                                 std::pair("--rtol", double(relTolerance))})
+    if (!(tolerance >= 0))
+      return reportError(llvm::formatv("{0} must be a non-negative number, "
+                                       "got {1}",
+                                       name, tolerance)),
+             kBadInput;
+  if (queryTile < 1 || keyTile < 1 || keySplits < 1)
+    return reportError(llvm::formatv("--query-tile, --key-tile and "
+                                     "--key-splits must be positive, got {0}, "
+                                     "{1} and {2}",
+                                     int64_t(queryTile), int64_t(keyTile),
+                                     int64_t(keySplits))),
+           kBadInput;
+  if (queryTile < 1 || keyTile < 1)
+    return reportError(llvm::formatv("--query-tile and --key-tile must be "
+                                     "positive, got {0} and {1}",
+                                     int64_t(queryTile), int64_t(keyTile))),
+           kBadInput;
   if (threads > 0)
     omp_set_num_threads(threads);
+  if (!tokens.empty() && dumpAttentionDir.empty())
+    return reportError("--tokens labels the maps of --dump-attention; give "
+                       "--dump-attention DIR too"),
+           kBadInput;
 
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
@@ -162,7 +289,10 @@ int main(int argc, char **argv) {
   std::vector<const NpyArray *> inputPointers;
   for (const NpyArray &input : *inputs)
     inputPointers.push_back(&input);
-  if (auto error = checkInputsFitTogether(entry, inputPointers))
+  RankedTensorType resultType;
+  if (auto error = checkInputsFitTogether(entry, inputPointers, &resultType))
+    return fail(std::move(error), kBadInput);
+  if (auto error = checkOutputFits(resultType, *inputs))
     return fail(std::move(error), kBadInput);
 
   // The reference needs the graph before lowering; describe it now.
@@ -183,7 +313,31 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return reportError("bad pass manager options"), kBadInput;
-  mlir::mha::buildMhaToLLVMPipeline(pm);
+  // --mlir-timing: the passes and the JIT, printed once compiled.
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+  pm.enableTiming(timing);
+  // The weights get a function of their own, so the layer keeps its path.
+  std::string weightsEntry =
+      mlir::mha::getAttentionWeightsFunctionName(entry.getSymName());
+  if (!dumpAttentionDir.empty()) {
+    if (auto error = checkOneAttention(entry))
+      return fail(std::move(error), kBadInput);
+    pm.addPass(mlir::mha::createMhaExtractAttentionWeights(
+        {entry.getSymName().str()}));
+  }
+  mlir::mha::MhaPipelineOptions pipelineOptions;
+  pipelineOptions.attention = attentionMode;
+  pipelineOptions.queryTile = queryTile;
+  pipelineOptions.keyTile = keyTile;
+  pipelineOptions.keySplits = keySplits;
+  pipelineOptions.projectionRowTile = projectionRowTile;
+  pipelineOptions.projectionColTile = projectionColTile;
+  pipelineOptions.fuseProjections = fuseProjections;
+  pipelineOptions.foldHeadLayouts = foldHeadLayouts;
+  mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
+  printAttentionPaths(entry);
   if (printPipeline) {
     pm.printAsTextualPipeline(llvm::outs());
     llvm::outs() << "\n";
@@ -191,10 +345,16 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*lowered)))
     return reportError("lowering " + graphFile + " failed (see above)"),
            kCompileFailed;
+  TimingScope jitTiming = timing.nest("JIT compilation");
   auto function = CompiledFunction::create(*lowered, entry.getSymName(),
                                            signature.result.getRank());
   if (!function)
     return fail(function.takeError(), kCompileFailed);
+  jitTiming.stop();
+  timing.stop();
+  timingManager.print();
+  // Printed already: not again when the manager goes.
+  timingManager.setEnabled(false);
   double compileMs = millisecondsSince(compileStart);
 
   // Run: once, or warm-up calls and timed calls.
@@ -203,11 +363,13 @@ int main(int argc, char **argv) {
     return fail(result.takeError(), kCompileFailed);
   if (repeat > 0) {
     for (unsigned i = 0; i < warmup; ++i)
-      llvm::cantFail((*function)->call(inputPointers));
+      if (auto again = (*function)->call(inputPointers); !again)
+        return fail(again.takeError(), kCompileFailed);
     std::vector<double> times;
     for (unsigned i = 0; i < repeat; ++i) {
       auto start = std::chrono::steady_clock::now();
-      llvm::cantFail((*function)->call(inputPointers));
+      if (auto again = (*function)->call(inputPointers); !again)
+        return fail(again.takeError(), kCompileFailed);
       times.push_back(millisecondsSince(start));
     }
     std::sort(times.begin(), times.end());
@@ -229,6 +391,22 @@ int main(int argc, char **argv) {
     if (auto error = writeNpy(outputFile, *result))
       return fail(std::move(error), kBadInput);
 
+  // The weights: a second call, of the function the extraction added.
+  std::optional<NpyArray> weights;
+  if (!dumpAttentionDir.empty()) {
+    auto weightsFunction = (*function)->sibling(weightsEntry, /*rank=*/4);
+    if (!weightsFunction)
+      return fail(weightsFunction.takeError(), kCompileFailed);
+    auto computed = (*weightsFunction)->call(inputPointers);
+    if (!computed)
+      return fail(computed.takeError(), kCompileFailed);
+    weights = std::move(*computed);
+    if (auto error =
+            dumpAttention(*weights, dumpAttentionDir, entry.getSymName(),
+                          splitTokens(tokens), llvm::outs()))
+      return fail(std::move(error), kBadInput);
+  }
+
   int status = kOk;
   if (!expectFile.empty()) {
     auto expected = readNpy(expectFile);
@@ -244,7 +422,20 @@ int main(int argc, char **argv) {
       status = kMismatch;
   }
   if (checkWithReference) {
-    NpyArray reference = computeReference(*problem);
+    NpyArray referenceWeights;
+    NpyArray reference =
+        computeReference(*problem, weights ? &referenceWeights : nullptr);
+    if (weights) {
+      auto comparison =
+          compareArrays(*weights, referenceWeights, absTolerance, relTolerance);
+      if (!comparison)
+        return fail(comparison.takeError(), kBadInput);
+      llvm::outs() << "check the attention weights against the C++ "
+                      "reference: "
+                   << comparison->summary() << "\n";
+      if (!comparison->passed)
+        status = kMismatch;
+    }
     auto comparison =
         compareArrays(*result, reference, absTolerance, relTolerance);
     if (!comparison)

@@ -1,0 +1,164 @@
+//===- AttentionTiling.cpp - An mha.sdpa cut into query tiles -------------===//
+
+#include "compiler/AttentionTiling.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+/// The first static size among `candidates` (the verifier makes them agree),
+/// else the runtime size of the first.
+OpFoldResult knownSize(OpBuilder &b, Location loc,
+                       ArrayRef<std::pair<Value, int64_t>> candidates) {
+  for (auto [value, dim] : candidates) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!type.isDynamicDim(dim))
+      return b.getIndexAttr(type.getDimSize(dim));
+  }
+  auto [value, dim] = candidates.front();
+  return tensor::DimOp::create(b, loc, value, dim).getResult();
+}
+} // namespace
+
+SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
+                       int64_t keyTile)
+    : op(op), loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
+      value(op.getValue()), mask(op.getMask()), causal(op.getCausal()),
+      queryTile(queryTile), keyTile(keyTile) {
+  heads = op.getQuery().getType().getDimSize(1);
+  kvHeads = op.getKey().getType().getDimSize(1);
+  keyDim = op.getQuery().getType().getDimSize(3);
+  valueDim = op.getValue().getType().getDimSize(3);
+  scale = op.getEffectiveScale();
+
+  SmallVector<std::pair<Value, int64_t>> queryDims = {{query, 2}};
+  SmallVector<std::pair<Value, int64_t>> keyDims = {{key, 2}, {value, 2}};
+  if (mask) {
+    queryDims.push_back({mask, 1});
+    keyDims.push_back({mask, 2});
+  }
+  batch = knownSize(builder, loc, {{query, 0}, {key, 0}, {value, 0}});
+  numQueries = knownSize(builder, loc, queryDims);
+  numKeys = knownSize(builder, loc, keyDims);
+
+  // A mask whose batch is only known at run time is 1 (broadcast) or B.
+  if (mask && cast<RankedTensorType>(mask.getType()).isDynamicDim(0)) {
+    Value maskBatch = tensor::DimOp::create(builder, loc, mask, 0);
+    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+    maskBroadcasts = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::eq, maskBatch, one);
+  }
+}
+
+bool SdpaTiling::isF32(SdpaOp op) {
+  auto isF32 = [](Value value) {
+    return getElementTypeOrSelf(value.getType()).isF32();
+  };
+  return isF32(op.getQuery()) && isF32(op.getKey()) && isF32(op.getValue()) &&
+         isF32(op.getResult());
+}
+
+OpFoldResult SdpaTiling::apply(OpBuilder &builder, AffineExpr expr,
+                               ArrayRef<OpFoldResult> operands) const {
+  return affine::makeComposedFoldedAffineApply(builder, loc, expr, operands);
+}
+
+OpFoldResult SdpaTiling::getNumQueryTiles(OpBuilder &builder) const {
+  return apply(builder, builder.getAffineDimExpr(0).ceilDiv(queryTile),
+               {numQueries});
+}
+
+OpFoldResult SdpaTiling::getTileRows(OpBuilder &builder,
+                                     OpFoldResult queryStart) const {
+  std::optional<int64_t> staticQueries = getConstantIntValue(numQueries);
+  if (staticQueries && *staticQueries <= queryTile)
+    return builder.getIndexAttr(*staticQueries);
+  if (staticQueries && *staticQueries % queryTile == 0)
+    return builder.getIndexAttr(queryTile);
+  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
+  return affine::makeComposedFoldedAffineMin(
+      builder, loc,
+      AffineMap::get(2, 0, {builder.getAffineConstantExpr(queryTile), d0 - d1},
+                     builder.getContext()),
+      {numQueries, queryStart});
+}
+
+bool SdpaTiling::hasFullKeyBlocks(bool causalBounds) const {
+  std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
+  if (!staticKeys || *staticKeys % keyTile != 0)
+    return false;
+  if (!causalBounds)
+    return true;
+  // The causal bounds are multiples of BK when the query tiles are full
+  // and BQ is a multiple of BK.
+  std::optional<int64_t> staticQueries = getConstantIntValue(numQueries);
+  return staticQueries && *staticQueries % queryTile == 0 &&
+         queryTile % keyTile == 0;
+}
+
+Value SdpaTiling::sliceTrailing(OpBuilder &builder, Value source,
+                                ArrayRef<OpFoldResult> offsets,
+                                ArrayRef<OpFoldResult> sizes,
+                                unsigned keptRank) const {
+  SmallVector<int64_t> shape;
+  for (OpFoldResult size : sizes.take_back(keptRank))
+    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  auto type = RankedTensorType::get(shape, sourceType.getElementType());
+  SmallVector<OpFoldResult> strides(sizes.size(), builder.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(builder, loc, type, source, offsets,
+                                        sizes, strides);
+}
+
+Value SdpaTiling::createEmpty(OpBuilder &builder, RankedTensorType type,
+                              ArrayRef<OpFoldResult> sizes) const {
+  SmallVector<Value> dynamicSizes;
+  for (auto [i, size] : llvm::enumerate(sizes))
+    if (type.isDynamicDim(i))
+      dynamicSizes.push_back(
+          getValueOrCreateConstantIndexOp(builder, loc, size));
+  return tensor::EmptyOp::create(builder, loc, type, dynamicSizes);
+}
+
+AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
+                                    OpFoldResult queryStart,
+                                    OpFoldResult rows) const {
+  OpFoldResult zero = builder.getIndexAttr(0), one = builder.getIndexAttr(1);
+  OpFoldResult dk = builder.getIndexAttr(keyDim),
+               dv = builder.getIndexAttr(valueDim);
+  // Query head h reads key/value head h floordiv (H / Hkv): a view, so
+  // grouped-query heads share their keys and values without copies.
+  OpFoldResult kvHead = apply(
+      builder, builder.getAffineDimExpr(0).floorDiv(heads / kvHeads), {h});
+
+  AttentionTile tile;
+  tile.query = sliceTrailing(builder, query, {b, h, queryStart, zero},
+                             {one, one, rows, dk}, 2);
+  tile.key = sliceTrailing(builder, key, {b, kvHead, zero, zero},
+                           {one, one, numKeys, dk}, 2);
+  tile.value = sliceTrailing(builder, value, {b, kvHead, zero, zero},
+                             {one, one, numKeys, dv}, 2);
+  if (mask) {
+    OpFoldResult maskRow = b;
+    if (maskBroadcasts)
+      maskRow = arith::SelectOp::create(
+                    builder, loc, maskBroadcasts,
+                    arith::ConstantIndexOp::create(builder, loc, 0), b)
+                    .getResult();
+    else if (cast<RankedTensorType>(mask.getType()).getDimSize(0) == 1)
+      maskRow = zero;
+    tile.maskRows = sliceTrailing(builder, mask, {maskRow, queryStart, zero},
+                                  {one, rows, numKeys}, 2);
+  }
+  tile.queryStart = getValueOrCreateConstantIndexOp(builder, loc, queryStart);
+  tile.numQueries = rows;
+  tile.scale = scale;
+  return tile;
+}

@@ -1,0 +1,83 @@
+//===- AttentionTiling.h - An mha.sdpa cut into query tiles -----*- C++ -*-===//
+//
+// What the patterns that tile `mha.sdpa` share: its operands and sizes
+// (static where the types say so), the query tiles, and the slices that one
+// query tile of one head reads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_COMPILER_ATTENTIONTILING_H
+#define MHA_COMPILER_ATTENTIONTILING_H
+
+#include "compiler/OnlineSoftmax.h"
+#include "dialects/MhaOps.h"
+
+namespace mlir {
+namespace mha {
+
+/// An f32 `mha.sdpa` cut into query tiles of `queryTile` rows and key blocks
+/// of `keyTile` keys.
+struct SdpaTiling {
+  /// Reads the operands and sizes of `op` (creating `tensor.dim` ops for the
+  /// dynamic ones at the builder's insertion point).
+  SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile, int64_t keyTile);
+
+  /// True when every operand and the result are f32.
+  static bool isF32(SdpaOp op);
+
+  /// ⌈T / BQ⌉.
+  OpFoldResult getNumQueryTiles(OpBuilder &builder) const;
+
+  /// The rows of the tile that starts at `queryStart`: BQ, or T when T is
+  /// static and at most BQ, or min(BQ, T - queryStart).
+  OpFoldResult getTileRows(OpBuilder &builder, OpFoldResult queryStart) const;
+
+  /// True when every key block in [0, S) has exactly BK keys; `causalBounds`
+  /// says that the key loops also stop at the causal bounds of the tiles.
+  bool hasFullKeyBlocks(bool causalBounds) const;
+
+  /// The operands of query tile [queryStart, queryStart + rows) of head `h`
+  /// of batch element `b`: views of the query, its key/value head and its
+  /// rows of the mask.
+  AttentionTile sliceTile(OpBuilder &builder, Value b, Value h,
+                          OpFoldResult queryStart, OpFoldResult rows) const;
+
+  /// An empty tensor of `type`, sized by `sizes` where `type` is dynamic.
+  Value createEmpty(OpBuilder &builder, RankedTensorType type,
+                    ArrayRef<OpFoldResult> sizes) const;
+
+  /// `source[offsets][sizes]` with unit strides, rank-reduced to its
+  /// `keptRank` trailing dimensions (the leading sizes are 1).
+  Value sliceTrailing(OpBuilder &builder, Value source,
+                      ArrayRef<OpFoldResult> offsets,
+                      ArrayRef<OpFoldResult> sizes, unsigned keptRank) const;
+
+  /// `affine.apply` of `expr`, folded where the operands are constants.
+  OpFoldResult apply(OpBuilder &builder, AffineExpr expr,
+                     ArrayRef<OpFoldResult> operands) const;
+
+  /// The op, and where the ops that tile it go.
+  SdpaOp op;
+  Location loc;
+  /// Its operands; `mask` is null without a mask.
+  Value query, key, value, mask;
+  /// Its `causal` and effective scale.
+  bool causal;
+  double scale;
+  /// H, Hkv, dk and dv (static).
+  int64_t heads, kvHeads, keyDim, valueDim;
+  /// B, T and S.
+  OpFoldResult batch, numQueries, numKeys;
+  /// BQ and BK.
+  int64_t queryTile, keyTile;
+
+private:
+  /// Whether the mask's batch, known at run time only, is 1 (broadcast);
+  /// null when the type says it.
+  Value maskBroadcasts;
+};
+
+} // namespace mha
+} // namespace mlir
+
+#endif // MHA_COMPILER_ATTENTIONTILING_H

@@ -1,0 +1,30 @@
+//===- LowerToLinalg.h - Pieces of the linalg lowering for reuse -*- C++
+//-*-===//
+//
+// What `mha-lower-to-linalg` shares with other lowerings, so that an op that
+// needs the same arithmetic as `mha.sdpa` builds it the same way instead of
+// repeating it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_COMPILER_LOWERTOLINALG_H
+#define MHA_COMPILER_LOWERTOLINALG_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace mha {
+
+/// Builds, at the insertion point of `builder`, the attention probabilities
+/// `[B, H, T, S]` of `query [B, H, T, dk]` against `key [B, Hkv, S, dk]`
+/// (f32 tensors; `mask [B or 1, T, S]` of i1 or null): the softmax that the
+/// lowering of `mha.sdpa` multiplies its values by, normalized. Keys that may
+/// not be attended get exactly 0, and a row that may attend no key is all 0.
+Value buildAttentionProbabilities(OpBuilder &builder, Location loc, Value query,
+                                  Value key, Value mask, bool causal,
+                                  double scale);
+
+} // namespace mha
+} // namespace mlir
+
+#endif // MHA_COMPILER_LOWERTOLINALG_H

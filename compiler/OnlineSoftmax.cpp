@@ -1,0 +1,436 @@
+//===- OnlineSoftmax.cpp - Flash-style attention of one query tile --------===//
+//
+// Per key block [s0, s0 + tk) of a query tile:
+//
+//   S     = Q · K_blockᵀ                          (scores, [tq, tk])
+//   m_new = max(m, max over allowed j of S·scale)
+//   corr  = m == m_new ? 1 : exp(m - m_new)       (1 when both are -inf)
+//   P     = allowed ? exp(S·scale - m_new) : 0    (over S, in place)
+//   l     = l·corr + rowsum(P)
+//   acc   = acc·corr + P · V_block
+//
+// and at the end out = l == 0 ? 0 : acc / l (combineKeySplits merges the
+// states of several key ranges first). The correction is guarded
+// because a row that has seen no allowed key yet has m = m_new = -inf, and
+// exp(-inf - -inf) is NaN; P is selected, not computed from -inf, for the
+// same reason. Every step is a linalg op on tensors written into a
+// destination that the loop carries, so bufferization updates the same
+// buffers in place and allocates nothing per key block.
+//
+// The loops are ordered for the code that linalg-to-loops produces: the
+// score contraction runs (query, dk, key) over the block's keys transposed
+// to [dk, tk], and P·V runs (query, key, value column), so that the
+// innermost loop walks contiguous memory and reduces nothing; LLVM can
+// vectorize it without reassociating floating-point sums, which keeps
+// results bitwise reproducible.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/OnlineSoftmax.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+/// The static size of `size`, or `ShapedType::kDynamic`.
+int64_t staticSize(OpFoldResult size) {
+  return getConstantIntValue(size).value_or(ShapedType::kDynamic);
+}
+
+/// `source[offsets][sizes]` with unit strides, of the same rank.
+Value slice(OpBuilder &b, Location loc, Value source,
+            ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
+                                        strides);
+}
+
+/// `source` written back into `dest` at `slice`'s place: the inverse of
+/// `slice`, which bufferization recognizes as in place.
+Value unslice(OpBuilder &b, Location loc, Value source, Value dest,
+              ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, loc, source, dest, offsets, sizes,
+                                       strides);
+}
+
+/// Builds the linalg ops (on f32 tensors) of the online softmax.
+struct TileOps {
+  OpBuilder &b;
+  Location loc;
+
+  Value f32(double value) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  }
+  Value minusInfinity() {
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(b.getF32Type(),
+                       APFloat::getInf(APFloat::IEEEsingle(), true)));
+  }
+
+  AffineMap map(unsigned numDims, ArrayRef<unsigned> dims) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned dim : dims)
+      exprs.push_back(b.getAffineDimExpr(dim));
+    return AffineMap::get(numDims, 0, exprs, b.getContext());
+  }
+
+  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+                ArrayRef<IteratorType> iterators,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+               maps, iterators,
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
+               })
+        .getResult(0);
+  }
+
+  Value fill(Value value, Value init) {
+    return linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{init})
+        .getResult(0);
+  }
+
+  /// out = l == 0 ? 0 : acc / l, in place of `acc` ([rows..., dv]) with
+  /// `sum` l ([rows...]): a row that attended no key gives exactly 0.
+  Value normalize(Value sum, Value acc) {
+    unsigned rank = cast<RankedTensorType>(acc.getType()).getRank();
+    SmallVector<unsigned> rows =
+        llvm::to_vector(llvm::seq<unsigned>(0, rank - 1));
+    SmallVector<unsigned> all = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+    Value zero = f32(0.0);
+    return generic(
+        {sum}, acc, {map(rank, rows), map(rank, all)},
+        SmallVector<IteratorType>(rank, IteratorType::parallel),
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value none = arith::CmpFOp::create(
+              nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
+          Value normalized = arith::DivFOp::create(nb, nloc, args[1], args[0]);
+          return arith::SelectOp::create(nb, nloc, none, zero, normalized)
+              .getResult();
+        });
+  }
+
+  /// A new f32 buffer of `shape`. `bufferization.alloc_tensor`, not
+  /// `tensor.empty`: CSE merges equal `tensor.empty` ops, and two loop-carried
+  /// scratch tensors that start from one value end up sharing one buffer.
+  Value alloc(ArrayRef<int64_t> shape, ValueRange dynamicSizes = {}) {
+    return bufferization::AllocTensorOp::create(
+        b, loc, RankedTensorType::get(shape, b.getF32Type()), dynamicSizes);
+  }
+};
+} // namespace
+
+SmallVector<Value> OnlineSoftmaxState::asRange() const {
+  return {max, sum, acc, scores, keysT, newMax, correction};
+}
+
+OnlineSoftmaxState OnlineSoftmaxState::fromRange(ValueRange values) {
+  assert(values.size() == 7 && "expects the values of asRange");
+  return {values[0], values[1], values[2], values[3],
+          values[4], values[5], values[6]};
+}
+
+OnlineSoftmaxBuilder::OnlineSoftmaxBuilder(OpBuilder &builder, Location loc,
+                                           const AttentionTile &tile,
+                                           int64_t queryTile, int64_t keyTile)
+    : builder(builder), loc(loc), tile(tile), queryTile(queryTile),
+      keyTile(keyTile) {
+  keyDim = cast<RankedTensorType>(tile.key.getType()).getDimSize(1);
+  valueDim = cast<RankedTensorType>(tile.value.getType()).getDimSize(1);
+}
+
+OnlineSoftmaxState
+OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
+  TileOps ops{builder, loc};
+  OnlineSoftmaxState state;
+  int64_t rows = staticSize(tile.numQueries);
+  SmallVector<Value> dynamicRows;
+  if (ShapedType::isDynamic(rows))
+    dynamicRows.push_back(cast<Value>(tile.numQueries));
+  if (!maxInit)
+    maxInit = ops.alloc({rows}, dynamicRows);
+  if (!sumInit)
+    sumInit = ops.alloc({rows}, dynamicRows);
+  state.max = ops.fill(ops.minusInfinity(), maxInit);
+  state.sum = ops.fill(ops.f32(0.0), sumInit);
+  state.acc = ops.fill(ops.f32(0.0), accInit);
+
+  // Scratch of the largest block: a static shape, so that it can live on
+  // the stack, bounded by the sizes when those are static and smaller.
+  int64_t maxRows = ShapedType::isDynamic(rows) ? queryTile : rows;
+  int64_t keys = cast<RankedTensorType>(tile.key.getType()).getDimSize(0);
+  int64_t maxKeys =
+      ShapedType::isDynamic(keys) ? keyTile : std::min(keyTile, keys);
+  state.scores = ops.alloc({maxRows, maxKeys});
+  state.keysT = ops.alloc({keyDim, maxKeys});
+  state.newMax = ops.alloc({maxRows});
+  state.correction = ops.alloc({maxRows});
+  return state;
+}
+
+OnlineSoftmaxState
+OnlineSoftmaxBuilder::iterateKeyBlocks(const OnlineSoftmaxState &state,
+                                       OpFoldResult begin, OpFoldResult end,
+                                       bool causal, bool fullBlocks) {
+  Value lower = getValueOrCreateConstantIndexOp(builder, loc, begin);
+  Value upper = getValueOrCreateConstantIndexOp(builder, loc, end);
+  Value step = arith::ConstantIndexOp::create(builder, loc, keyTile);
+  auto loop = scf::ForOp::create(
+      builder, loc, lower, upper, step, state.asRange(),
+      [&](OpBuilder &b, Location nloc, Value keyStart, ValueRange carried) {
+        // The last block of a range that is not a multiple of BK is short.
+        OpFoldResult numKeys = b.getIndexAttr(keyTile);
+        if (!fullBlocks) {
+          AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+          numKeys = affine::makeComposedFoldedAffineMin(
+              b, nloc,
+              AffineMap::get(2, 0, {b.getAffineConstantExpr(keyTile), d0 - d1},
+                             b.getContext()),
+              {upper, keyStart});
+        }
+        OnlineSoftmaxState next =
+            updateBlock(b, nloc, OnlineSoftmaxState::fromRange(carried),
+                        keyStart, numKeys, causal);
+        scf::YieldOp::create(b, nloc, next.asRange());
+      });
+  return OnlineSoftmaxState::fromRange(loop.getResults());
+}
+
+OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
+    OpBuilder &b, Location loc, const OnlineSoftmaxState &state, Value keyStart,
+    OpFoldResult numKeys, bool causal) {
+  TileOps ops{b, loc};
+  OpFoldResult zero = b.getIndexAttr(0);
+  OpFoldResult rows = tile.numQueries;
+  OpFoldResult dk = b.getIndexAttr(keyDim), dv = b.getIndexAttr(valueDim);
+  Value scale = ops.f32(tile.scale);
+  Value zeroF = ops.f32(0.0), oneF = ops.f32(1.0);
+
+  // The block's keys, values and mask: views of the operands, not copies.
+  Value keys = slice(b, loc, tile.key, {keyStart, zero}, {numKeys, dk});
+  Value values = slice(b, loc, tile.value, {keyStart, zero}, {numKeys, dv});
+  Value mask;
+  if (tile.maskRows)
+    mask = slice(b, loc, tile.maskRows, {zero, keyStart}, {rows, numKeys});
+
+  // Whether key j of the block may be attended by query i: the mask, and
+  // for blocks crossing the diagonal key <= query. Null: every key.
+  auto allowed = [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+    Value result = mask ? args[1] : Value();
+    if (!causal)
+      return result;
+    Value query = arith::AddIOp::create(nb, nloc, tile.queryStart,
+                                        linalg::IndexOp::create(nb, nloc, 0));
+    Value key = arith::AddIOp::create(nb, nloc, keyStart,
+                                      linalg::IndexOp::create(nb, nloc, 1));
+    Value beforeQuery =
+        arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ule, key, query);
+    return result ? arith::AndIOp::create(nb, nloc, result, beforeQuery)
+                  : beforeQuery;
+  };
+  SmallVector<Value> maskInput;
+  if (mask)
+    maskInput.push_back(mask);
+
+  // Kᵀ of the block, so that the score loop's innermost dimension is the
+  // contiguous key index.
+  Value keysT = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
+  keysT =
+      linalg::TransposeOp::create(b, loc, keys, keysT, ArrayRef<int64_t>{1, 0})
+          ->getResult(0);
+
+  // S = Q · Kᵀ over (query i, dk k, key j).
+  Value scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
+  scores = ops.fill(zeroF, scores);
+  scores = ops.generic(
+      {tile.query, keysT}, scores,
+      {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
+      {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+        return arith::AddFOp::create(nb, nloc, args[2], product).getResult();
+      });
+
+  // m_new = max(m, max over allowed j of S·scale), starting from m.
+  Value newMax = slice(b, loc, state.newMax, {zero}, {rows});
+  newMax = linalg::CopyOp::create(b, loc, state.max, newMax).getResult(0);
+  SmallVector<Value> maxInputs = {scores};
+  llvm::append_range(maxInputs, maskInput);
+  SmallVector<AffineMap> maxMaps = {ops.map(2, {0, 1})};
+  if (mask)
+    maxMaps.push_back(ops.map(2, {0, 1}));
+  maxMaps.push_back(ops.map(2, {0}));
+  newMax = ops.generic(
+      maxInputs, newMax, maxMaps, {kPar, kRed},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value current = args.back();
+        Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
+        Value max = arith::MaximumFOp::create(nb, nloc, current, scaled);
+        if (Value ok = allowed(nb, nloc, args))
+          max = arith::SelectOp::create(nb, nloc, ok, max, current);
+        return max;
+      });
+
+  // corr = m == m_new ? 1 : exp(m - m_new); then m = m_new.
+  Value correction = slice(b, loc, state.correction, {zero}, {rows});
+  correction = ops.generic(
+      {state.max, newMax}, correction,
+      {ops.map(1, {0}), ops.map(1, {0}), ops.map(1, {0})}, {kPar},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value same = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                           args[0], args[1]);
+        Value diff = arith::SubFOp::create(nb, nloc, args[0], args[1]);
+        Value rescale = math::ExpOp::create(nb, nloc, diff);
+        return arith::SelectOp::create(nb, nloc, same, oneF, rescale)
+            .getResult();
+      });
+  Value max = linalg::CopyOp::create(b, loc, newMax, state.max).getResult(0);
+
+  // P = allowed ? exp(S·scale - m_new) : 0, over S.
+  SmallVector<Value> expInputs = {newMax};
+  llvm::append_range(expInputs, maskInput);
+  SmallVector<AffineMap> expMaps = {ops.map(2, {0})};
+  if (mask)
+    expMaps.push_back(ops.map(2, {0, 1}));
+  expMaps.push_back(ops.map(2, {0, 1}));
+  Value weights = ops.generic(
+      expInputs, scores, expMaps, {kPar, kPar},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value scaled = arith::MulFOp::create(nb, nloc, args.back(), scale);
+        Value shifted = arith::SubFOp::create(nb, nloc, scaled, args[0]);
+        Value weight = math::ExpOp::create(nb, nloc, shifted);
+        if (Value ok = allowed(nb, nloc, args))
+          weight = arith::SelectOp::create(nb, nloc, ok, weight, zeroF);
+        return weight;
+      });
+
+  // l = l·corr + rowsum(P).
+  auto rescale = [](OpBuilder &nb, Location nloc, ValueRange args) {
+    return arith::MulFOp::create(nb, nloc, args[1], args[0]).getResult();
+  };
+  Value sum = ops.generic({correction}, state.sum,
+                          {ops.map(1, {0}), ops.map(1, {0})}, {kPar}, rescale);
+  sum = ops.generic(
+      {weights}, sum, {ops.map(2, {0, 1}), ops.map(2, {0})}, {kPar, kRed},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
+      });
+
+  // acc = acc·corr + P · V over (query i, key j, value column n).
+  Value acc =
+      ops.generic({correction}, state.acc,
+                  {ops.map(2, {0}), ops.map(2, {0, 1})}, {kPar, kPar}, rescale);
+  acc = ops.generic(
+      {weights, values}, acc,
+      {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
+      {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+        return arith::AddFOp::create(nb, nloc, args[2], product).getResult();
+      });
+
+  OnlineSoftmaxState next;
+  next.max = max;
+  next.sum = sum;
+  next.acc = acc;
+  next.scores =
+      unslice(b, loc, weights, state.scores, {zero, zero}, {rows, numKeys});
+  next.keysT = unslice(b, loc, keysT, state.keysT, {zero, zero}, {dk, numKeys});
+  next.newMax = unslice(b, loc, newMax, state.newMax, {zero}, {rows});
+  next.correction =
+      unslice(b, loc, correction, state.correction, {zero}, {rows});
+  return next;
+}
+
+Value OnlineSoftmaxBuilder::finalize(const OnlineSoftmaxState &state) {
+  return TileOps{builder, loc}.normalize(state.sum, state.acc);
+}
+
+Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
+                                  Value accParts, Value maxParts,
+                                  Value sumParts, Value init) {
+  TileOps ops{builder, loc};
+  unsigned rowRank = cast<RankedTensorType>(init.getType()).getRank() - 1;
+  SmallVector<OpFoldResult> rowSizes =
+      tensor::getMixedSizes(builder, loc, init);
+  rowSizes.pop_back();
+  auto rowsOf = [&](Value fill) {
+    Value empty =
+        tensor::EmptyOp::create(builder, loc, rowSizes, builder.getF32Type());
+    return ops.fill(fill, empty);
+  };
+  // Loop dimensions: the rows, (the value column,) and the split last.
+  SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, rowRank));
+  auto withSplit = [&](unsigned split, ArrayRef<unsigned> dims) {
+    SmallVector<unsigned> result = {split};
+    llvm::append_range(result, dims);
+    return result;
+  };
+  SmallVector<IteratorType> overSplits(rowRank, kPar);
+  overSplits.push_back(kRed);
+
+  // M = max_p m_p.
+  unsigned split = rowRank;
+  Value maxAll = ops.generic(
+      {maxParts}, rowsOf(ops.minusInfinity()),
+      {ops.map(rowRank + 1, withSplit(split, rows)),
+       ops.map(rowRank + 1, rows)},
+      overSplits, [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return arith::MaximumFOp::create(nb, nloc, args[1], args[0])
+            .getResult();
+      });
+
+  // w_p = m_p == -inf ? 0 : exp(m_p - M): a split that saw no allowed key
+  // weighs nothing, also where M is -inf too.
+  Value zeroF = ops.f32(0.0), minusInf = ops.minusInfinity();
+  auto weight = [&](OpBuilder &nb, Location nloc, Value max, Value maxAll) {
+    Value none = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, max,
+                                       minusInf);
+    Value diff = arith::SubFOp::create(nb, nloc, max, maxAll);
+    Value rescale = math::ExpOp::create(nb, nloc, diff);
+    return arith::SelectOp::create(nb, nloc, none, zeroF, rescale).getResult();
+  };
+  auto weighted = [&](OpBuilder &nb, Location nloc, ValueRange args) {
+    Value w = weight(nb, nloc, args[1], args[2]);
+    Value term = arith::MulFOp::create(nb, nloc, args[0], w);
+    return arith::AddFOp::create(nb, nloc, args[3], term).getResult();
+  };
+
+  // l = Σ_p w_p·l_p.
+  Value sum =
+      ops.generic({sumParts, maxParts, maxAll}, rowsOf(zeroF),
+                  {ops.map(rowRank + 1, withSplit(split, rows)),
+                   ops.map(rowRank + 1, withSplit(split, rows)),
+                   ops.map(rowRank + 1, rows), ops.map(rowRank + 1, rows)},
+                  overSplits, weighted);
+
+  // acc = Σ_p w_p·acc_p over (rows, value column n, split).
+  unsigned column = rowRank, lastSplit = rowRank + 1;
+  SmallVector<unsigned> rowsAndColumn = rows;
+  rowsAndColumn.push_back(column);
+  SmallVector<IteratorType> overColumnsAndSplits(rowRank + 1, kPar);
+  overColumnsAndSplits.push_back(kRed);
+  Value acc = ops.generic(
+      {accParts, maxParts, maxAll}, ops.fill(zeroF, init),
+      {ops.map(rowRank + 2, withSplit(lastSplit, rowsAndColumn)),
+       ops.map(rowRank + 2, withSplit(lastSplit, rows)),
+       ops.map(rowRank + 2, rows), ops.map(rowRank + 2, rowsAndColumn)},
+      overColumnsAndSplits, weighted);
+
+  return ops.normalize(sum, acc);
+}

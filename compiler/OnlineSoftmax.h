@@ -1,0 +1,111 @@
+//===- OnlineSoftmax.h - Flash-style attention of one query tile -*- C++
+//-*-===//
+//
+// Builds, in linalg on tensors, the attention of one query tile of one head
+// against its keys one block at a time: the running row maximum m, the
+// running sum l and the unnormalized output acc are carried from block to
+// block (online softmax), so that no more than one [tq, tk] block of scores
+// ever exists. `mha-tile-attention` calls it inside its parallel tile loop.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_COMPILER_ONLINESOFTMAX_H
+#define MHA_COMPILER_ONLINESOFTMAX_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpDefinition.h"
+
+namespace mlir {
+namespace mha {
+
+/// One query tile of one head: the operands the online softmax reads.
+struct AttentionTile {
+  /// The tile's queries, [tq, dk].
+  Value query;
+  /// The keys and values of the key/value head the tile reads, [S, dk] and
+  /// [S, dv]; blocks of them are sliced per iteration, never copied.
+  Value key, value;
+  /// The tile's rows of the boolean mask, [tq, S]; null without a mask.
+  Value maskRows;
+  /// Position of the tile's first query in the sequence (for causality).
+  Value queryStart;
+  /// tq (static when every tile is full).
+  OpFoldResult numQueries;
+  /// The factor applied to the scores.
+  double scale;
+};
+
+/// The tensors carried from one key block to the next.
+struct OnlineSoftmaxState {
+  /// Running row maximum m [tq], running row sum l [tq], and the running
+  /// unnormalized output acc [tq, dv], all f32.
+  Value max, sum, acc;
+  /// Per-thread scratch of the largest block's size ([BQ, BK] scores,
+  /// [dk, BK] transposed keys, [BQ] new maximum and correction): carried
+  /// through the loop so that they are allocated once per tile, not once per
+  /// key block.
+  Value scores, keysT, newMax, correction;
+
+  /// The values in a fixed order (loop-carried values of scf.for).
+  SmallVector<Value> asRange() const;
+  /// The inverse of `asRange`.
+  static OnlineSoftmaxState fromRange(ValueRange values);
+};
+
+/// Builds the online softmax of one `AttentionTile` at the builder's
+/// insertion point.
+class OnlineSoftmaxBuilder {
+public:
+  /// `queryTile` (BQ) and `keyTile` (BK) bound tq and every block's size.
+  OnlineSoftmaxBuilder(OpBuilder &builder, Location loc,
+                       const AttentionTile &tile, int64_t queryTile,
+                       int64_t keyTile);
+
+  /// m = -inf, l = 0, acc = 0 (acc written into `accInit`, [tq, dv]; m and
+  /// l into `maxInit` and `sumInit` ([tq]) when given, else into new
+  /// tensors), and the scratch tensors.
+  OnlineSoftmaxState initialize(Value accInit, Value maxInit = {},
+                                Value sumInit = {});
+
+  /// An scf.for over the key blocks of [begin, end) in steps of BK, each
+  /// updating the state. `causal` applies key <= query inside the blocks
+  /// (only needed for blocks that cross the diagonal); `fullBlocks` says
+  /// that every block has exactly BK keys, so their shapes are static.
+  OnlineSoftmaxState iterateKeyBlocks(const OnlineSoftmaxState &state,
+                                      OpFoldResult begin, OpFoldResult end,
+                                      bool causal, bool fullBlocks);
+
+  /// out = l == 0 ? 0 : acc / l, in place of acc: a row that attended no
+  /// key gives exactly 0.
+  Value finalize(const OnlineSoftmaxState &state);
+
+private:
+  /// The update of `state` by the block of `numKeys` keys from `keyStart`.
+  OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
+                                 const OnlineSoftmaxState &state,
+                                 Value keyStart, OpFoldResult numKeys,
+                                 bool causal);
+
+  /// Where the ops go, and what they compute on.
+  OpBuilder &builder;
+  Location loc;
+  AttentionTile tile;
+  /// BQ and BK.
+  int64_t queryTile, keyTile;
+  /// dk and dv.
+  int64_t keyDim, valueDim;
+};
+
+/// Merges the states of P disjoint key ranges of the same rows into the
+/// attention output: with M = max_p m_p and w_p = m_p == -inf ? 0 :
+/// exp(m_p - M), out = Σ_p w_p·acc_p / Σ_p w_p·l_p, and 0 where that sum is
+/// 0. `accParts` is [P, rows..., dv], `maxParts` and `sumParts` [P, rows...],
+/// `init` the result [rows..., dv]. The splits are added in order, so the
+/// result does not depend on which thread computed which.
+Value combineKeySplits(OpBuilder &builder, Location loc, Value accParts,
+                       Value maxParts, Value sumParts, Value init);
+
+} // namespace mha
+} // namespace mlir
+
+#endif // MHA_COMPILER_ONLINESOFTMAX_H

@@ -1,0 +1,149 @@
+//===- SplitKeys.cpp - Attention with too few query tiles: split the keys -===//
+//
+// When B·H·⌈T/BQ⌉ is below the number of key splits P (decoding one token of
+// one head, say), the query tiles alone cannot keep the cores busy. This
+// pattern also splits the keys into P ranges of whole key blocks: an
+// `scf.forall` over (split, batch, head, query tile) runs the online softmax
+// of each range and writes its unnormalized state (acc, m, l), and
+// `combineKeySplits` merges the P states in split order. P is a compile-time
+// option, not the thread count, so the result does not depend on the thread
+// count. Causal attention is left to the query tiles: with T ≤ BQ its
+// queries see only the first T keys.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/AttentionPath.h"
+#include "compiler/AttentionTiling.h"
+#include "compiler/OnlineSoftmax.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
+  SplitKeysSdpa(MLIRContext *context, const MhaTileAttentionOptions &options)
+      : OpRewritePattern(context, /*benefit=*/2), queryTile(options.queryTile),
+        keyTile(options.keyTile), splits(options.keySplits),
+        mode(options.attention) {}
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!SdpaTiling::isF32(op) || op.getCausal() || splits < 2)
+      return rewriter.notifyMatchFailure(op, "no key splits");
+    AttentionShape shape = *getAttentionShape(op);
+    if (!chooseAttentionPath(shape, mode).fused)
+      return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
+    if (ShapedType::isDynamic(shape.batch) ||
+        ShapedType::isDynamic(shape.queries) ||
+        shape.batch * shape.heads *
+                int64_t(llvm::divideCeil(shape.queries, queryTile)) >=
+            splits)
+      return rewriter.notifyMatchFailure(op, "enough query tiles");
+
+    Location loc = op.getLoc();
+    SdpaTiling tiling(rewriter, op, queryTile, keyTile);
+    int64_t batch = shape.batch, heads = shape.heads, queries = shape.queries,
+            valueDim = tiling.valueDim;
+    Type f32 = rewriter.getF32Type();
+    auto partsType = [&](ArrayRef<int64_t> trailing) {
+      SmallVector<int64_t> parts = {splits, batch, heads, queries};
+      llvm::append_range(parts, trailing);
+      return RankedTensorType::get(parts, f32);
+    };
+    // Each split writes its slice of these; alloc_tensor rather than
+    // tensor.empty, which CSE would merge into one buffer for two outputs.
+    auto alloc = [&](RankedTensorType type) -> Value {
+      return bufferization::AllocTensorOp::create(rewriter, loc, type,
+                                                  ValueRange{});
+    };
+    Value accParts = alloc(partsType({valueDim}));
+    Value maxParts = alloc(partsType({}));
+    Value sumParts = alloc(partsType({}));
+
+    // The split is the outermost dimension, so that the static schedule
+    // gives each thread whole splits.
+    auto forall = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{
+            rewriter.getIndexAttr(splits), rewriter.getIndexAttr(batch),
+            rewriter.getIndexAttr(heads), tiling.getNumQueryTiles(rewriter)},
+        ValueRange{accParts, maxParts, sumParts}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(forall.getTerminator());
+      SmallVector<Value> ivs = forall.getInductionVars();
+      Value split = ivs[0], b = ivs[1], h = ivs[2], tileIndex = ivs[3];
+      ValueRange outs = forall.getRegionIterArgs();
+
+      // Split p takes whole key blocks [p·chunk, min(S, (p + 1)·chunk)).
+      AffineExpr d0 = rewriter.getAffineDimExpr(0),
+                 d1 = rewriter.getAffineDimExpr(1);
+      OpFoldResult chunk =
+          tiling.apply(rewriter, d0.ceilDiv(keyTile).ceilDiv(splits) * keyTile,
+                       {tiling.numKeys});
+      OpFoldResult begin = tiling.apply(rewriter, d0 * d1, {split, chunk});
+      OpFoldResult end = affine::makeComposedFoldedAffineMin(
+          rewriter, loc, AffineMap::get(2, 0, {d0, d1}, rewriter.getContext()),
+          {tiling.numKeys, tiling.apply(rewriter, d0 + d1, {begin, chunk})});
+
+      OpFoldResult queryStart =
+          tiling.apply(rewriter, d0 * queryTile, {tileIndex});
+      OpFoldResult rows = tiling.getTileRows(rewriter, queryStart);
+      AttentionTile tile = tiling.sliceTile(rewriter, b, h, queryStart, rows);
+      OpFoldResult zero = rewriter.getIndexAttr(0),
+                   one = rewriter.getIndexAttr(1),
+                   dv = rewriter.getIndexAttr(valueDim);
+      SmallVector<OpFoldResult> rowOffsets = {split, b, h, queryStart};
+      SmallVector<OpFoldResult> rowSizes = {one, one, one, rows};
+      SmallVector<OpFoldResult> accOffsets = rowOffsets, accSizes = rowSizes;
+      accOffsets.push_back(zero);
+      accSizes.push_back(dv);
+
+      OnlineSoftmaxBuilder softmax(rewriter, loc, tile, queryTile, keyTile);
+      // The state lives in this split's slices of the outputs.
+      OnlineSoftmaxState state = softmax.initialize(
+          tiling.sliceTrailing(rewriter, outs[0], accOffsets, accSizes, 2),
+          tiling.sliceTrailing(rewriter, outs[1], rowOffsets, rowSizes, 1),
+          tiling.sliceTrailing(rewriter, outs[2], rowOffsets, rowSizes, 1));
+      state = softmax.iterateKeyBlocks(state, begin, end, /*causal=*/false,
+                                       tiling.hasFullKeyBlocks(false));
+
+      rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+      auto insert = [&](Value source, Value dest,
+                        ArrayRef<OpFoldResult> offsets,
+                        ArrayRef<OpFoldResult> sizes) {
+        SmallVector<OpFoldResult> strides(sizes.size(), one);
+        tensor::ParallelInsertSliceOp::create(rewriter, loc, source, dest,
+                                              offsets, sizes, strides);
+      };
+      insert(state.acc, outs[0], accOffsets, accSizes);
+      insert(state.max, outs[1], rowOffsets, rowSizes);
+      insert(state.sum, outs[2], rowOffsets, rowSizes);
+    }
+
+    Value init = tiling.createEmpty(rewriter, op.getType(),
+                                    {tiling.batch, rewriter.getIndexAttr(heads),
+                                     tiling.numQueries,
+                                     rewriter.getIndexAttr(valueDim)});
+    rewriter.replaceOp(op, combineKeySplits(rewriter, loc, forall.getResult(0),
+                                            forall.getResult(1),
+                                            forall.getResult(2), init));
+    return success();
+  }
+
+  int64_t queryTile, keyTile, splits;
+  AttentionMode mode;
+};
+} // namespace
+
+void mlir::mha::populateSplitKeysPatterns(
+    RewritePatternSet &patterns, const MhaTileAttentionOptions &options) {
+  patterns.add<SplitKeysSdpa>(patterns.getContext(), options);
+}

@@ -1,0 +1,184 @@
+//===- TileAttention.cpp - mha.sdpa to tiled, fused, parallel attention ---===//
+//
+// Rewrites `mha.sdpa` into flash-style attention, in the three steps of
+// IREE's LinalgExt attention done by one rewrite:
+//
+// 1. tile: an `scf.forall` over (batch, head, query block), each iteration
+//    slicing its queries, its rows of the mask and its key/value head
+//    (query head h reads head h / (H / Hkv): a view, never a copy) and
+//    writing its [tq, dv] block of the result;
+// 2. online softmax: inside, `scf.for` over key blocks carrying the running
+//    maximum, sum and output (OnlineSoftmax.h); with `causal` the loop ends
+//    at the tile's last query, so blocks wholly above the diagonal are never
+//    visited, and only blocks that cross the diagonal test key <= query;
+// 3. decompose: each key block's work is linalg ops on tensors (scores,
+//    maximum, exponentials, sums, P·V) in one loop body, so a [tq, tk] block
+//    of scores is all that exists of the score matrix.
+//
+// The three are one pattern because the intermediate forms would need ops
+// of their own (IREE has `attention` and `online_attention`); their code is
+// split the same way: this file tiles, OnlineSoftmax.cpp does the rest.
+// SplitKeys.cpp adds a pattern for attention with too few query tiles to
+// keep the cores busy, which also splits the keys.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/AttentionPath.h"
+#include "compiler/AttentionTiling.h"
+#include "compiler/OnlineSoftmax.h"
+#include "compiler/Passes.h"
+#include "dialects/MhaOps.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHATILEATTENTION
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+struct TileSdpa : OpRewritePattern<SdpaOp> {
+  TileSdpa(MLIRContext *context, const MhaTileAttentionOptions &options)
+      : OpRewritePattern(context), queryTile(options.queryTile),
+        keyTile(options.keyTile), mode(options.attention) {}
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!SdpaTiling::isF32(op))
+      return rewriter.notifyMatchFailure(op, "only f32 is tiled");
+    if (!chooseAttentionPath(*getAttentionShape(op), mode).fused)
+      return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
+
+    Location loc = op.getLoc();
+    SdpaTiling tiling(rewriter, op, queryTile, keyTile);
+    bool causal = tiling.causal;
+    OpFoldResult numQueryTiles = tiling.getNumQueryTiles(rewriter);
+    OpFoldResult heads = rewriter.getIndexAttr(tiling.heads);
+    OpFoldResult zero = rewriter.getIndexAttr(0),
+                 one = rewriter.getIndexAttr(1);
+    OpFoldResult dv = rewriter.getIndexAttr(tiling.valueDim);
+
+    // The result, written tile by tile.
+    Value init = tiling.createEmpty(
+        rewriter, op.getType(), {tiling.batch, heads, tiling.numQueries, dv});
+    auto forall = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{tiling.batch, heads, numQueryTiles},
+        ValueRange{init}, std::nullopt);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(forall.getTerminator());
+    SmallVector<Value> ivs = forall.getInductionVars();
+    Value b = ivs[0], h = ivs[1], tileIndex = ivs[2];
+    Value out = forall.getRegionIterArgs()[0];
+
+    AffineExpr d0 = rewriter.getAffineDimExpr(0),
+               d1 = rewriter.getAffineDimExpr(1);
+    auto apply = [&](AffineExpr expr, ArrayRef<OpFoldResult> operands) {
+      return tiling.apply(rewriter, expr, operands);
+    };
+    // With causal, the tiles near the end of the sequence see more keys;
+    // visiting them in the order 0, n-1, 1, n-2, ... gives each contiguous
+    // share of the (statically scheduled) parallel loop the same work.
+    Value queryBlock = tileIndex;
+    if (causal) {
+      auto value = [&](OpFoldResult ofr) {
+        return getValueOrCreateConstantIndexOp(rewriter, loc, ofr);
+      };
+      Value pair = value(apply(d0.floorDiv(2), {tileIndex}));
+      Value fromEnd =
+          value(apply(d1 - 1 - d0.floorDiv(2), {tileIndex, numQueryTiles}));
+      Value odd = value(apply(d0 % 2, {tileIndex}));
+      Value isEven = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, odd,
+          arith::ConstantIndexOp::create(rewriter, loc, 0));
+      queryBlock =
+          arith::SelectOp::create(rewriter, loc, isEven, pair, fromEnd);
+    }
+    OpFoldResult queryStart = apply(d0 * queryTile, {queryBlock});
+    OpFoldResult rows = tiling.getTileRows(rewriter, queryStart);
+    AttentionTile tile = tiling.sliceTile(rewriter, b, h, queryStart, rows);
+
+    OnlineSoftmaxBuilder softmax(rewriter, loc, tile, queryTile, keyTile);
+    Value accInit = tiling.sliceTrailing(
+        rewriter, out, {b, h, queryStart, zero}, {one, one, rows, dv}, 2);
+    OnlineSoftmaxState state = softmax.initialize(accInit);
+    bool fullKeyBlocks = tiling.hasFullKeyBlocks(causal);
+    if (causal) {
+      // Keys after the tile's last query are masked for every row: stop
+      // there. Blocks that end at or before the first query are wholly
+      // allowed and skip the test.
+      AffineMap minMap = AffineMap::get(2, 0, {d0, d1}, rewriter.getContext());
+      OpFoldResult keyEnd = affine::makeComposedFoldedAffineMin(
+          rewriter, loc, minMap,
+          {tiling.numKeys, apply(d0 + d1, {queryStart, rows})});
+      OpFoldResult fullEnd = affine::makeComposedFoldedAffineMin(
+          rewriter, loc, minMap,
+          {keyEnd, apply((d0 + 1).floorDiv(keyTile) * keyTile, {queryStart})});
+      state = softmax.iterateKeyBlocks(state, zero, fullEnd, /*causal=*/false,
+                                       fullKeyBlocks);
+      state = softmax.iterateKeyBlocks(state, fullEnd, keyEnd,
+                                       /*causal=*/true, fullKeyBlocks);
+    } else {
+      state = softmax.iterateKeyBlocks(state, zero, tiling.numKeys,
+                                       /*causal=*/false, fullKeyBlocks);
+    }
+    Value result = softmax.finalize(state);
+
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> strides(4, one);
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, result, out,
+        ArrayRef<OpFoldResult>{b, h, queryStart, zero},
+        ArrayRef<OpFoldResult>{one, one, rows, dv}, strides);
+    rewriter.replaceOp(op, forall.getResult(0));
+    return success();
+  }
+
+  int64_t queryTile, keyTile;
+  AttentionMode mode;
+};
+
+struct MhaTileAttentionPass
+    : mha::impl::MhaTileAttentionBase<MhaTileAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (queryTile < 1 || keyTile < 1 || keySplits < 1) {
+      emitError(getOperation().getLoc())
+          << "mha-tile-attention: tile sizes and key splits must be "
+             "positive, got query-tile="
+          << int64_t(queryTile) << " key-tile=" << int64_t(keyTile)
+          << " key-splits=" << int64_t(keySplits);
+      return signalPassFailure();
+    }
+    MhaTileAttentionOptions options;
+    options.queryTile = queryTile;
+    options.keyTile = keyTile;
+    options.keySplits = keySplits;
+    options.attention = attention;
+    RewritePatternSet patterns(&getContext());
+    populateTileAttentionPatterns(patterns, options);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+} // namespace
+
+void mlir::mha::populateTileAttentionPatterns(
+    RewritePatternSet &patterns, const MhaTileAttentionOptions &options) {
+  if (options.attention == AttentionMode::Decomposed)
+    return;
+  patterns.add<TileSdpa>(patterns.getContext(), options);
+  populateSplitKeysPatterns(patterns, options);
+}

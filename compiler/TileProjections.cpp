@@ -1,0 +1,194 @@
+//===- TileProjections.cpp - Parallel tiles of the projections ------------===//
+//
+// The projections are most of a layer's arithmetic outside attention. Tiling
+// their result (never their reduction) into an scf.forall lets the threads
+// share them while each output element is still summed by one thread in one
+// order, so results do not depend on the thread count. The tile is turned
+// back into a named op (matmul, batch_reduce_matmul), which is what later
+// vectorization expects.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHATILEPROJECTIONS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+/// Tile sizes of `op`'s loops: the result's last two dimensions by
+/// `rowTile` and `colTile`, its earlier (batch, head) dimensions by 1, and
+/// reductions not at all.
+SmallVector<OpFoldResult> projectionTileSizes(OpBuilder &b, linalg::LinalgOp op,
+                                              int64_t rowTile,
+                                              int64_t colTile) {
+  SmallVector<OpFoldResult> sizes(op.getNumLoops(), b.getIndexAttr(0));
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AffineMap result = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  unsigned rank = result.getNumResults();
+  for (auto [position, expr] : llvm::enumerate(result.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim)
+      continue;
+    int64_t size = 1;
+    if (position + 1 == rank)
+      size = colTile;
+    else if (position + 2 == rank)
+      size = rowTile;
+    // A tile as large as the whole dimension would be a loop of one
+    // iteration: leave the dimension untiled instead.
+    int64_t range = ranges[dim.getPosition()];
+    if (ShapedType::isStatic(range) && size >= range && size > 1)
+      size = 0;
+    sizes[dim.getPosition()] = b.getIndexAttr(size);
+  }
+  return sizes;
+}
+
+/// A contraction `C[m, n] += sum_r sum_k A[r, m, k] · B[r, k, n]` with `r`
+/// before `k` among the loops, i.e. the summation order of
+/// `linalg.batch_reduce_matmul`.
+bool isBatchReduceMatmul(linalg::GenericOp op) {
+  if (!linalg::isaContractionOpInterface(op))
+    return false;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 ||
+      dims->n.size() != 1 || dims->k.size() != 2)
+    return false;
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned position) { return getAffineDimExpr(position, ctx); };
+  AffineExpr m = d(dims->m[0]), n = d(dims->n[0]), r = d(dims->k[0]),
+             k = d(dims->k[1]);
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<AffineMap> expected = {
+      AffineMap::get(numLoops, 0, {r, m, k}, ctx),
+      AffineMap::get(numLoops, 0, {r, k, n}, ctx),
+      AffineMap::get(numLoops, 0, {m, n}, ctx)};
+  return op.getIndexingMapsArray() == expected;
+}
+
+/// Turns a tile that is a `linalg.generic` with unit dimensions into the
+/// named op it is: unit dimensions dropped (rank-reducing slices), then a
+/// `linalg.matmul` or `linalg.batch_reduce_matmul`. A tile that matches
+/// neither stays a generic, which is correct, only less recognizable.
+void nameTile(RewriterBase &rewriter, linalg::GenericOp tile) {
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  rewriter.setInsertionPoint(tile);
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, tile, control);
+  if (succeeded(dropped)) {
+    rewriter.replaceOp(tile, dropped->replacements);
+    tile = dyn_cast<linalg::GenericOp>(dropped->resultOp.getOperation());
+    if (!tile)
+      return;
+  }
+  rewriter.setInsertionPoint(tile);
+  if (isBatchReduceMatmul(tile)) {
+    rewriter.replaceOpWithNewOp<linalg::BatchReduceMatmulOp>(
+        tile, tile.getResultTypes(), tile.getDpsInputs(), tile.getDpsInits());
+    return;
+  }
+  (void)linalg::specializeGenericOp(rewriter, tile);
+}
+
+/// Tiles one marked projection into an scf.forall and fuses the producer
+/// of its accumulator (bias broadcast or zero fill) into the loop.
+struct TileProjection : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  TileProjection(MLIRContext *context, int64_t rowTile, int64_t colTile)
+      : OpInterfaceRewritePattern(context), rowTile(rowTile), colTile(colTile) {
+  }
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op->hasAttr(kProjectionAttrName))
+      return rewriter.notifyMatchFailure(op, "not a projection");
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1)
+      return rewriter.notifyMatchFailure(op, "not one result on tensors");
+    SmallVector<OpFoldResult> tileSizes =
+        projectionTileSizes(rewriter, op, rowTile, colTile);
+    if (llvm::all_of(tileSizes, isZeroInteger))
+      return rewriter.notifyMatchFailure(op, "nothing to tile");
+
+    scf::SCFTilingOptions tiling;
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+        .setTileSizes(tileSizes);
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    // Only the accumulator's producer: it is elementwise over the result,
+    // so its tile is computed exactly once, by the thread that uses it.
+    options.setFusionControlFn(
+        [](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          if (isDestination &&
+              isa<linalg::FillOp, linalg::BroadcastOp>(producer.getOwner()))
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          return std::nullopt;
+        });
+    FailureOr<scf::SCFTileAndFuseResult> tiled =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled))
+      return rewriter.notifyMatchFailure(op, "tiling failed");
+
+    // The tile is a clone and would keep the marker: drop it so that the
+    // tile is not tiled again.
+    SmallVector<linalg::GenericOp> genericTiles;
+    for (Operation *tile : tiled->tiledAndFusedOps) {
+      if (tile->getName() != op->getName())
+        continue;
+      rewriter.modifyOpInPlace(tile,
+                               [&] { tile->removeAttr(kProjectionAttrName); });
+      if (auto generic = dyn_cast<linalg::GenericOp>(tile))
+        genericTiles.push_back(generic);
+    }
+    for (OpResult result : op->getResults())
+      rewriter.replaceAllUsesWith(result, tiled->replacements.lookup(result));
+    rewriter.eraseOp(op);
+    for (linalg::GenericOp tile : genericTiles)
+      nameTile(rewriter, tile);
+    return success();
+  }
+
+  int64_t rowTile, colTile;
+};
+
+struct MhaTileProjectionsPass
+    : mha::impl::MhaTileProjectionsBase<MhaTileProjectionsPass> {
+  using MhaTileProjectionsBase::MhaTileProjectionsBase;
+
+  void runOnOperation() override {
+    if (rowTile < 0 || colTile < 0) {
+      getOperation().emitError()
+          << "mha-tile-projections expects tile sizes >= 0, got row-tile="
+          << int64_t(rowTile) << " col-tile=" << int64_t(colTile);
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    populateTileProjectionsPatterns(patterns, {rowTile, colTile});
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::mha::populateTileProjectionsPatterns(
+    RewritePatternSet &patterns, const MhaTileProjectionsOptions &options) {
+  patterns.add<TileProjection>(patterns.getContext(), options.rowTile,
+                               options.colTile);
+}

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Bounded fuzzing, run by `make fuzz` and `make test`: each libFuzzer target
+# of BUILD_DIR (configured with -DMHA_FUZZ=ON) runs SECONDS seconds, starting
+# from the seed corpus in the repo. New inputs go to BUILD_DIR/fuzz/, never to
+# the repo; a crash leaves its input there, and the run fails.
+#
+#   run-fuzzers.sh BUILD_DIR SECONDS
+set -eu
+build=$1
+seconds=$2
+here=$(cd "$(dirname "$0")" && pwd)
+out=$build/fuzz
+# A report must end the run with a crash, as in the test suite; LLVM's own
+# allocations at exit are not ours to fix (test/sanitizers/lsan.supp).
+export ASAN_OPTIONS=abort_on_error=1
+export UBSAN_OPTIONS=abort_on_error=1:halt_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS=suppressions=$here/../sanitizers/lsan.supp
+
+run() {
+  name=$1
+  corpus=$2
+  shift 2
+  mkdir -p "$out/$corpus" "$out/artifacts"
+  echo "$name: fuzzing for $seconds s from test/fuzz/$corpus"
+  "$build/bin/$name" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$out/artifacts/$name-" "$@" \
+    "$out/$corpus" "$here/$corpus" > "$out/$name.log" 2>&1 || {
+    tail -n 60 "$out/$name.log"
+    echo "$name: FAILED; the input is in $out/artifacts/ (log: $out/$name.log)"
+    exit 1
+  }
+  grep -E '^(stat::number_of_executed_units|Done )' "$out/$name.log" || true
+}
+
+run mha-fuzz-npy corpus-npy -max_len=1024
+run mha-fuzz-graph corpus-graph -max_len=4096 -only_ascii=1 -timeout=30 \
+  -dict="$here/graph.dict"

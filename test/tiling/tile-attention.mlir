@@ -1,0 +1,255 @@
+// RUN: mha-opt %s -split-input-file -mha-tile-attention="query-tile=16 key-tile=8" \
+// RUN:   | FileCheck %s --implicit-check-not=mha.sdpa
+// RUN: mha-opt %s -split-input-file -mha-tile-attention="attention=auto" \
+// RUN:   | FileCheck %s --check-prefix=AUTO
+// RUN: mha-opt %s -split-input-file -mha-tile-attention="attention=decomposed" \
+// RUN:   | FileCheck %s --check-prefix=KEEP
+
+// mha-tile-attention: mha.sdpa becomes an scf.forall over (batch, head,
+// query tile) around scf.for loops over key blocks that carry the running
+// maximum m, sum l and output acc and update them with an online softmax
+// (and, with fewer query tiles than key splits, over key ranges too).
+// No tensor has both the query and the key length of the whole sequence:
+// scores exist one [BQ, BK] block at a time, in scratch the loop carries.
+
+// The whole update of one key block, static sizes (T = 32, S = 16: two
+// query tiles, two full key blocks); the result tile is written in place.
+// CHECK-LABEL: func.func @tile_static(
+//  CHECK-SAME:   %[[Q:[a-z0-9]+]]: tensor<2x4x32x8xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x16x8xf32>, %[[V:[a-z0-9]+]]: tensor<2x4x16x6xf32>)
+//       CHECK:   %[[INIT:.+]] = tensor.empty() : tensor<2x4x32x6xf32>
+//       CHECK:   %[[RES:.+]] = scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]]) in (2, 4, 2) shared_outs(%[[OUT:.+]] = %[[INIT]])
+//       CHECK:     %[[T0:.+]] = affine.apply #{{.+}}(%[[QB]])
+//       CHECK:     %[[QT:.+]] = tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x32x8xf32> to tensor<16x8xf32>
+//       CHECK:     %[[KH:.+]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], 0, 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<16x8xf32>
+//       CHECK:     %[[VH:.+]] = tensor.extract_slice %[[V]][%[[B]], %[[H]], 0, 0] [1, 1, 16, 6] [1, 1, 1, 1] : tensor<2x4x16x6xf32> to tensor<16x6xf32>
+//       CHECK:     %[[OT:.+]] = tensor.extract_slice %[[OUT]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 6] [1, 1, 1, 1] : tensor<2x4x32x6xf32> to tensor<16x6xf32>
+//       CHECK:     %[[M0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16xf32>)
+//       CHECK:     %[[L0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16xf32>)
+//       CHECK:     %[[A0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[OT]] : tensor<16x6xf32>)
+//       CHECK:     %[[SCORES:.+]] = bufferization.alloc_tensor() : tensor<16x8xf32>
+//       CHECK:     %[[KEYST:.+]] = bufferization.alloc_tensor() : tensor<8x8xf32>
+//       CHECK:     %[[LOOP:.+]]:7 = scf.for %[[S0:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[M:[^ ]+]] = %[[M0]], %[[L:[^ ]+]] = %[[L0]], %[[ACC:[^ ]+]] = %[[A0]], %[[SB:[^ ]+]] = %[[SCORES]], %[[KB:[^ ]+]] = %[[KEYST]], %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>)
+//       CHECK:       %[[KBLK:.+]] = tensor.extract_slice %[[KH]][%[[S0]], 0] [8, 8] [1, 1]
+//       CHECK:       %[[VBLK:.+]] = tensor.extract_slice %[[VH]][%[[S0]], 0] [8, 6] [1, 1]
+//       CHECK:       %[[KT:.+]] = linalg.transpose ins(%[[KBLK]] : tensor<8x8xf32>) outs(%{{.+}} : tensor<8x8xf32>) permutation = [1, 0]
+//       CHECK:       %[[ZS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16x8xf32>)
+//       CHECK:       %[[S:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[QT]], %[[KT]] : tensor<16x8xf32>, tensor<8x8xf32>) outs(%[[ZS]] : tensor<16x8xf32>)
+//       CHECK:       %[[MCOPY:.+]] = linalg.copy ins(%[[M]] : tensor<16xf32>)
+//       CHECK:       %[[MNEW:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<16x8xf32>) outs(%[[MCOPY]] : tensor<16xf32>)
+//       CHECK:         arith.maximumf
+//       CHECK:       %[[CORR:.+]] = linalg.generic {{.*}} ins(%[[M]], %[[MNEW]] : tensor<16xf32>, tensor<16xf32>)
+//       CHECK:         %[[SAME:.+]] = arith.cmpf oeq
+//       CHECK:         %[[RESCALE:.+]] = math.exp
+//       CHECK:         arith.select %[[SAME]], %{{.+}}, %[[RESCALE]] : f32
+//       CHECK:       %[[MOUT:.+]] = linalg.copy ins(%[[MNEW]] : tensor<16xf32>) outs(%[[M]] : tensor<16xf32>)
+//       CHECK:       %[[P:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%[[MNEW]] : tensor<16xf32>) outs(%[[S]] : tensor<16x8xf32>)
+//       CHECK:         math.exp
+//       CHECK:       %[[LC:.+]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<16xf32>) outs(%[[L]] : tensor<16xf32>)
+//       CHECK:       %[[LOUT:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<16x8xf32>) outs(%[[LC]] : tensor<16xf32>)
+//       CHECK:       %[[AC:.+]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<16xf32>) outs(%[[ACC]] : tensor<16x6xf32>)
+//       CHECK:       %[[AOUT:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[P]], %[[VBLK]] : tensor<16x8xf32>, tensor<8x6xf32>) outs(%[[AC]] : tensor<16x6xf32>)
+//       CHECK:       %[[SNEXT:.+]] = tensor.insert_slice %[[P]] into %[[SB]]
+//       CHECK:       scf.yield %[[MOUT]], %[[LOUT]], %[[AOUT]], %[[SNEXT]],
+//       CHECK:     %[[NORM:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#1 : tensor<16xf32>) outs(%[[LOOP]]#2 : tensor<16x6xf32>)
+//       CHECK:       %[[NONE:.+]] = arith.cmpf oeq
+//       CHECK:       %[[DIV:.+]] = arith.divf
+//       CHECK:       arith.select %[[NONE]], %{{.+}}, %[[DIV]] : f32
+//       CHECK:     scf.forall.in_parallel
+//       CHECK:       tensor.parallel_insert_slice %[[NORM]] into %[[OUT]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 6] [1, 1, 1, 1] : tensor<16x6xf32> into tensor<2x4x32x6xf32>
+//       CHECK:   return %[[RES]]
+
+// T*S = 32*16 < 1024: the rule keeps small attention decomposed.
+// AUTO-LABEL: func.func @tile_static(
+//       AUTO:   mha.sdpa
+//   AUTO-NOT:   scf.forall
+//       AUTO:   return
+
+// KEEP-LABEL: func.func @tile_static(
+//       KEEP:   mha.sdpa
+//   KEEP-NOT:   scf.forall
+//       KEEP:   return
+func.func @tile_static(%q: tensor<2x4x32x8xf32>, %k: tensor<2x4x16x8xf32>, %v: tensor<2x4x16x6xf32>) -> tensor<2x4x32x6xf32> {
+  %o = mha.sdpa %q, %k, %v : (tensor<2x4x32x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x6xf32>) -> tensor<2x4x32x6xf32>
+  return %o : tensor<2x4x32x6xf32>
+}
+
+// -----
+
+// Causal, T = S = 37 with tiles 16 x 8: remainder tiles (affine.min), query
+// tiles in the order 0, 2, 1 (balanced shares of the parallel loop), keys
+// up to the tile's last query only, and the causal test only in the second
+// loop, which covers the blocks that cross the diagonal.
+//   CHECK-DAG: #[[$PAIR:.+]] = affine_map<(d0) -> (d0 floordiv 2)>
+//   CHECK-DAG: #[[$FROMEND:.+]] = affine_map<(d0) -> (-(d0 floordiv 2) + 2)>
+//   CHECK-DAG: #[[$ODD:.+]] = affine_map<(d0) -> (d0 mod 2)>
+//   CHECK-DAG: #[[$ROWS:.+]] = affine_map<(d0) -> (16, d0 * -16 + 37)>
+//   CHECK-DAG: #[[$KEYEND:.+]] = affine_map<(d0, d1) -> (37, d0 + d1 * 16)>
+//   CHECK-DAG: #[[$FULLEND:.+]] = affine_map<(d0, d1) -> (d0, d1 * 16)>
+//   CHECK-DAG: #[[$BLOCK:.+]] = affine_map<(d0, d1) -> (8, d0 - d1)>
+// CHECK-LABEL: func.func @tile_causal_remainder(
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %[[I:.+]]) in (1, 2, 3)
+//   CHECK-DAG:     %[[PAIR:.+]] = affine.apply #[[$PAIR]](%[[I]])
+//   CHECK-DAG:     %[[FROMEND:.+]] = affine.apply #[[$FROMEND]](%[[I]])
+//   CHECK-DAG:     %[[ODD:.+]] = affine.apply #[[$ODD]](%[[I]])
+//       CHECK:     %[[EVEN:.+]] = arith.cmpi eq, %[[ODD]], %{{.+}} : index
+//       CHECK:     %[[QB:.+]] = arith.select %[[EVEN]], %[[PAIR]], %[[FROMEND]] : index
+//       CHECK:     %[[TQ:.+]] = affine.min #[[$ROWS]](%[[QB]])
+//       CHECK:     tensor.extract_slice %{{.+}} [1, 1, %[[TQ]], 8] [1, 1, 1, 1] : tensor<1x2x37x8xf32> to tensor<?x8xf32>
+//       CHECK:     bufferization.alloc_tensor(%[[TQ]]) : tensor<?xf32>
+//       CHECK:     %[[END:.+]] = affine.min #[[$KEYEND]](%[[TQ]], %[[QB]])
+//       CHECK:     %[[FULL:.+]] = affine.min #[[$FULLEND]](%[[END]], %[[QB]])
+//       CHECK:     %[[FIRST:.+]]:7 = scf.for %[[S0:.+]] = %{{.+}} to %[[FULL]] step
+//       CHECK:       affine.min #[[$BLOCK]](%[[FULL]], %[[S0]])
+//   CHECK-NOT:       linalg.index
+//       CHECK:       scf.yield
+//       CHECK:     %[[DIAG:.+]]:7 = scf.for %[[S1:.+]] = %[[FULL]] to %[[END]] step %{{.+}} iter_args(%{{.+}} = %[[FIRST]]#0,
+//       CHECK:       affine.min #[[$BLOCK]](%[[END]], %[[S1]])
+//       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]}
+//       CHECK:         arith.maximumf
+//       CHECK:         %[[QI:.+]] = linalg.index 0 : index
+//       CHECK:         %[[QUERY:.+]] = arith.addi %{{.+}}, %[[QI]] : index
+//       CHECK:         %[[KJ:.+]] = linalg.index 1 : index
+//       CHECK:         %[[KEY:.+]] = arith.addi %[[S1]], %[[KJ]] : index
+//       CHECK:         arith.cmpi ule, %[[KEY]], %[[QUERY]] : index
+//       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]}
+//       CHECK:         math.exp
+//       CHECK:         arith.cmpi ule
+//       CHECK:       scf.yield
+//       CHECK:     linalg.generic {{.*}} ins(%[[DIAG]]#1 : tensor<?xf32>) outs(%[[DIAG]]#2 : tensor<?x8xf32>)
+
+// T*S = 37*37 >= 1024: the rule picks the fused path.
+// AUTO-LABEL: func.func @tile_causal_remainder(
+//   AUTO-NOT:   mha.sdpa
+//       AUTO:   scf.forall
+//   AUTO-NOT:   mha.sdpa
+//       AUTO:   return
+func.func @tile_causal_remainder(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf32>, %v: tensor<1x2x37x8xf32>) -> tensor<1x2x37x8xf32> {
+  %o = mha.sdpa %q, %k, %v causal : (tensor<1x2x37x8xf32>, tensor<1x2x37x8xf32>, tensor<1x2x37x8xf32>) -> tensor<1x2x37x8xf32>
+  return %o : tensor<1x2x37x8xf32>
+}
+
+// -----
+
+// Dynamic batch and lengths: the tile count and both tile sizes come from
+// the data. Query head h reads key/value head h floordiv 2 as a view, and
+// the mask, broadcast over the batch, is sliced per tile and per block.
+//   CHECK-DAG: #[[$TILES:.+]] = affine_map<()[s0] -> (s0 ceildiv 16)>
+//   CHECK-DAG: #[[$KVHEAD:.+]] = affine_map<(d0) -> (d0 floordiv 2)>
+// CHECK-LABEL: func.func @tile_dynamic_gqa_mask(
+//  CHECK-SAME:   %[[Q:[a-z0-9]+]]: tensor<?x4x?x8xf32>, %[[K:[a-z0-9]+]]: tensor<?x2x?x8xf32>, %[[V:[a-z0-9]+]]: tensor<?x2x?x8xf32>, %[[MASK:[a-z0-9]+]]: tensor<1x?x?xi1>)
+//   CHECK-DAG:   %[[BATCH:.+]] = tensor.dim %[[Q]], %c0
+//   CHECK-DAG:   %[[T:.+]] = tensor.dim %[[Q]], %c2
+//   CHECK-DAG:   %[[S:.+]] = tensor.dim %[[K]], %c2
+//       CHECK:   %[[NT:.+]] = affine.apply #[[$TILES]]()[%[[T]]]
+//       CHECK:   scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]]) in (%[[BATCH]], 4, %[[NT]])
+//       CHECK:     %[[T0:.+]] = affine.apply #{{.+}}(%[[QB]])
+//       CHECK:     %[[TQ:.+]] = affine.min #{{.+}}(%[[QB]])[%[[T]]]
+//       CHECK:     %[[G:.+]] = affine.apply #[[$KVHEAD]](%[[H]])
+//       CHECK:     tensor.extract_slice %[[K]][%[[B]], %[[G]], 0, 0] [1, 1, %[[S]], 8] [1, 1, 1, 1] : tensor<?x2x?x8xf32> to tensor<?x8xf32>
+//       CHECK:     tensor.extract_slice %[[V]][%[[B]], %[[G]], 0, 0] [1, 1, %[[S]], 8] [1, 1, 1, 1] : tensor<?x2x?x8xf32> to tensor<?x8xf32>
+//       CHECK:     %[[MROWS:.+]] = tensor.extract_slice %[[MASK]][0, %[[T0]], 0] [1, %[[TQ]], %[[S]]] [1, 1, 1] : tensor<1x?x?xi1> to tensor<?x?xi1>
+//       CHECK:     scf.for %[[S0:.+]] = %{{.+}} to %[[S]] step
+//       CHECK:       %[[TK:.+]] = affine.min #{{.+}}(%[[S0]])[%[[S]]]
+//       CHECK:       %[[MBLK:.+]] = tensor.extract_slice %[[MROWS]][0, %[[S0]]] [%[[TQ]], %[[TK]]] [1, 1] : tensor<?x?xi1> to tensor<?x?xi1>
+//       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.+}}, %[[MBLK]] : tensor<?x?xf32>, tensor<?x?xi1>)
+//       CHECK:         %[[MAX:.+]] = arith.maximumf %[[OLD:[^,]+]], %{{.+}} : f32
+//       CHECK:         arith.select %{{.+}}, %[[MAX]], %[[OLD]] : f32
+//       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%{{.+}}, %[[MBLK]] : tensor<?xf32>, tensor<?x?xi1>)
+//       CHECK:         %[[E:.+]] = math.exp
+//       CHECK:         arith.select %{{.+}}, %[[E]], %{{.+}} : f32
+
+// The key length is dynamic: the rule picks the fused path.
+// AUTO-LABEL: func.func @tile_dynamic_gqa_mask(
+//   AUTO-NOT:   mha.sdpa
+//       AUTO:   scf.forall
+//   AUTO-NOT:   mha.sdpa
+//       AUTO:   return
+func.func @tile_dynamic_gqa_mask(%q: tensor<?x4x?x8xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x8xf32>, %m: tensor<1x?x?xi1>) -> tensor<?x4x?x8xf32> {
+  %o = mha.sdpa %q, %k, %v mask(%m) scale(0.5) : (tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<1x?x?xi1>) -> tensor<?x4x?x8xf32>
+  return %o : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+// A mask whose batch is only known at run time is 1 (broadcast) or B: each
+// tile reads row 0 or row b. T = 5 < BQ: one static tile of 5 queries, and
+// scratch of 5 rows, not 16.
+// CHECK-LABEL: func.func @tile_mask_dynamic_batch(
+//  CHECK-SAME:   %[[MASK:[a-z0-9]+]]: tensor<?x5x11xi1>)
+//       CHECK:   %[[MB:.+]] = tensor.dim %[[MASK]], %c0
+//       CHECK:   %[[BROADCASTS:.+]] = arith.cmpi eq, %[[MB]], %c1
+//       CHECK:   scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}}, 2, 1)
+//       CHECK:     %[[ROW:.+]] = arith.select %[[BROADCASTS]], %{{.+}}, %[[B]] : index
+//       CHECK:     tensor.extract_slice %[[MASK]][%[[ROW]], %{{.+}}, 0] [1, 5, 11] [1, 1, 1] : tensor<?x5x11xi1> to tensor<5x11xi1>
+//       CHECK:     bufferization.alloc_tensor() : tensor<5x8xf32>
+//       CHECK:     scf.for
+
+// A dynamic batch does not matter to the rule: T*S = 5*11 < 1024.
+// AUTO-LABEL: func.func @tile_mask_dynamic_batch(
+//       AUTO:   mha.sdpa
+//   AUTO-NOT:   scf.forall
+//       AUTO:   return
+func.func @tile_mask_dynamic_batch(%q: tensor<?x2x5x8xf32>, %k: tensor<?x2x11x8xf32>, %v: tensor<?x2x11x8xf32>, %m: tensor<?x5x11xi1>) -> tensor<?x2x5x8xf32> {
+  %o = mha.sdpa %q, %k, %v mask(%m) : (tensor<?x2x5x8xf32>, tensor<?x2x11x8xf32>, tensor<?x2x11x8xf32>, tensor<?x5x11xi1>) -> tensor<?x2x5x8xf32>
+  return %o : tensor<?x2x5x8xf32>
+}
+
+// -----
+
+// Decoding one token of one head: 1 query tile is fewer than the 2 key
+// splits, so the keys are split too, into ranges of whole blocks
+// ([0, 152) and [152, 300)), each running the online softmax into its slice
+// of the partial states; the states are then merged in split order.
+//   CHECK-DAG: #[[$BEGIN:.+]] = affine_map<(d0) -> (d0 * 152)>
+//   CHECK-DAG: #[[$END:.+]] = affine_map<(d0) -> (300, d0 * 152 + 152)>
+// CHECK-LABEL: func.func @split_keys_decode(
+//       CHECK:   %[[ACCS:.+]] = bufferization.alloc_tensor() : tensor<2x1x1x1x8xf32>
+//       CHECK:   %[[MAXS:.+]] = bufferization.alloc_tensor() : tensor<2x1x1x1xf32>
+//       CHECK:   %[[SUMS:.+]] = bufferization.alloc_tensor() : tensor<2x1x1x1xf32>
+//       CHECK:   %[[PARTS:.+]]:3 = scf.forall (%[[P:.+]], %{{.+}}, %{{.+}}, %{{.+}}) in (2, 1, 1, 1) shared_outs(%[[ACC:.+]] = %[[ACCS]], %[[MAX:.+]] = %[[MAXS]], %[[SUM:.+]] = %[[SUMS]])
+//       CHECK:     %[[BEGIN:.+]] = affine.apply #[[$BEGIN]](%[[P]])
+//       CHECK:     %[[END:.+]] = affine.min #[[$END]](%[[P]])
+//       CHECK:     %[[STATE:.+]]:7 = scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step
+//       CHECK:     scf.forall.in_parallel
+//       CHECK:       tensor.parallel_insert_slice %[[STATE]]#2 into %[[ACC]][%[[P]],
+//       CHECK:       tensor.parallel_insert_slice %[[STATE]]#0 into %[[MAX]][%[[P]],
+//       CHECK:       tensor.parallel_insert_slice %[[STATE]]#1 into %[[SUM]][%[[P]],
+//       CHECK:   %[[MALL:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#1 : tensor<2x1x1x1xf32>)
+//       CHECK:     arith.maximumf
+//       CHECK:   %[[LALL:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#2, %[[PARTS]]#1, %[[MALL]] :
+//       CHECK:     %[[EMPTYSPLIT:.+]] = arith.cmpf oeq
+//       CHECK:     %[[W:.+]] = math.exp
+//       CHECK:     arith.select %[[EMPTYSPLIT]], %{{.+}}, %[[W]] : f32
+//       CHECK:   %[[AALL:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#0, %[[PARTS]]#1, %[[MALL]] :
+//       CHECK:   %[[OUT:.+]] = linalg.generic {{.*}} ins(%[[LALL]] : tensor<1x1x1xf32>) outs(%[[AALL]] : tensor<1x1x1x8xf32>)
+//       CHECK:     arith.divf
+//       CHECK:   return %[[OUT]]
+func.func @split_keys_decode(%q: tensor<1x1x1x8xf32>, %k: tensor<1x1x300x8xf32>, %v: tensor<1x1x300x8xf32>) -> tensor<1x1x1x8xf32> {
+  %o = mha.sdpa %q, %k, %v : (tensor<1x1x1x8xf32>, tensor<1x1x300x8xf32>, tensor<1x1x300x8xf32>) -> tensor<1x1x1x8xf32>
+  return %o : tensor<1x1x1x8xf32>
+}
+
+// -----
+
+// Causal: with T <= BQ the queries see the first T keys only; the keys are
+// not split.
+// CHECK-LABEL: func.func @negative_split_keys_causal(
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 1, 1) shared_outs
+//   CHECK-NOT:   scf.forall (
+//       CHECK:   return
+func.func @negative_split_keys_causal(%q: tensor<1x1x1x8xf32>, %k: tensor<1x1x300x8xf32>, %v: tensor<1x1x300x8xf32>) -> tensor<1x1x1x8xf32> {
+  %o = mha.sdpa %q, %k, %v causal : (tensor<1x1x1x8xf32>, tensor<1x1x300x8xf32>, tensor<1x1x300x8xf32>) -> tensor<1x1x1x8xf32>
+  return %o : tensor<1x1x1x8xf32>
+}
+
+// -----
+
+// Only f32 is tiled; the decomposed lowering reports other element types.
+// CHECK-LABEL: func.func @negative_f16(
+//       CHECK:   %[[O:.+]] = mha.sdpa
+//   CHECK-NOT:   scf.forall
+//       CHECK:   return %[[O]]
+func.func @negative_f16(%q: tensor<1x1x4x8xf16>, %k: tensor<1x1x4x8xf16>, %v: tensor<1x1x4x8xf16>) -> tensor<1x1x4x8xf16> {
+  %o = mha.sdpa %q, %k, %v : (tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>) -> tensor<1x1x4x8xf16>
+  return %o : tensor<1x1x4x8xf16>
+}

@@ -1,0 +1,36 @@
+//===- ToolSupport.cpp - What every mha tool does the same way ------------===//
+
+#include "tools/support/ToolSupport.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+bool mha::tools::parseCommandLine(int argc, const char *const *argv,
+                                  llvm::StringRef overview) {
+  std::string messages;
+  llvm::raw_string_ostream os(messages);
+  if (llvm::cl::ParseCommandLineOptions(argc, argv, overview, &os))
+    return true;
+
+  // LLVM writes "<tool>: <message>" lines (and a few without the prefix);
+  // the first is the error, the rest ("Did you mean ...") are notes. A bad
+  // option value is the exception: the option reports it to stderr itself
+  // ("<tool>: for the --x option: 'y' value invalid ..."), so only a closing
+  // error line is left to print.
+  std::string tool = llvm::sys::path::filename(argv[0]).str();
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(messages).trim().split(lines, '\n', -1, false);
+  for (auto [index, line] : llvm::enumerate(lines)) {
+    line.consume_front(tool + ": ");
+    (index == 0 ? llvm::WithColor::error(llvm::errs(), tool)
+                : llvm::WithColor::note(llvm::errs(), tool))
+        << line.trim() << "\n";
+  }
+  if (lines.empty())
+    llvm::WithColor::error(llvm::errs(), tool)
+        << "bad option value (see the line above)\n";
+  return false;
+}
