@@ -21,7 +21,7 @@ PACKAGES := llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build test run clean build-asan test-asan fuzz
+.PHONY: all deps configure build test run clean build-asan test-asan fuzz bench
 
 all: build
 
@@ -76,6 +76,12 @@ fuzz: build-asan
 # random data, checked against the plain C++ reference, with timing.
 run: build
 	$(BUILD_DIR)/bin/mha-run examples/classic.mlir --random --check --repeat 5 --warmup 1
+
+# Our layer against tuned PyTorch and a NumPy GEMM ceiling, same run
+# (README.md, "Performance"); e.g. BENCH_ARGS=--quick for a fast check.
+BENCH_ARGS ?=
+bench: build
+	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -532,11 +532,13 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     Value rowMax = b.generic(
         maxInputs, b.filled(rowSizes, minusInf), maxMaps, rowReduction,
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value acc = args.back();
+          // A key that is not allowed counts as -inf, so the body stays a
+          // plain max-reduction that the vectorizer recognizes.
           Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
-          Value max = arith::MaximumFOp::create(nb, nloc, acc, scaled);
           if (Value allowed = allowedIn(nb, nloc, args, mask, causal))
-            max = arith::SelectOp::create(nb, nloc, allowed, max, acc);
+            scaled =
+                arith::SelectOp::create(nb, nloc, allowed, scaled, minusInf);
+          Value max = arith::MaximumFOp::create(nb, nloc, args.back(), scaled);
           linalg::YieldOp::create(nb, nloc, max);
         });
 

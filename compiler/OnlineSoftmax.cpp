@@ -270,6 +270,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   // m_new = max(m, max over allowed j of S·scale), starting from m.
   Value newMax = slice(b, loc, state.newMax, {zero}, {rows});
   newMax = linalg::CopyOp::create(b, loc, state.max, newMax).getResult(0);
+  Value minusInf = ops.minusInfinity();
   SmallVector<Value> maxInputs = {scores};
   llvm::append_range(maxInputs, maskInput);
   SmallVector<AffineMap> maxMaps = {ops.map(2, {0, 1})};
@@ -279,12 +280,13 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   newMax = ops.generic(
       maxInputs, newMax, maxMaps, {kPar, kRed},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value current = args.back();
+        // A key that is not allowed counts as -inf, so the body stays a
+        // plain max-reduction that the vectorizer recognizes.
         Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
-        Value max = arith::MaximumFOp::create(nb, nloc, current, scaled);
         if (Value ok = allowed(nb, nloc, args))
-          max = arith::SelectOp::create(nb, nloc, ok, max, current);
-        return max;
+          scaled = arith::SelectOp::create(nb, nloc, ok, scaled, minusInf);
+        return arith::MaximumFOp::create(nb, nloc, args.back(), scaled)
+            .getResult();
       });
 
   // corr = m == m_new ? 1 : exp(m - m_new); then m = m_new.

@@ -77,6 +77,10 @@ void populateAttentionWeightsToLinalgPatterns(RewritePatternSet &patterns);
 /// `function`: `<function>_attention_weights`.
 std::string getAttentionWeightsFunctionName(llvm::StringRef function);
 
+/// Adds the pattern that rewrites a memref.copy between buffers that are not
+/// both contiguous into linalg.copy (`mha-lower-strided-copies`).
+void populateLowerStridedCopiesPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "compiler/Passes.h.inc"
 

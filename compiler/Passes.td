@@ -150,6 +150,62 @@ def MhaTileProjections : Pass<"mha-tile-projections", "func::FuncOp"> {
   ];
 }
 
+def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
+  let summary = "Tile the linalg ops to register blocks and vectorize them";
+  let description = [{
+    Turns the statically shaped linalg ops on tensors (the tiles that the
+    attention and projection tiling passes leave) into vector code:
+
+    - a contraction (matmul, batch_reduce_matmul, the QK^T and PV generics)
+      is tiled with `scf.for` to blocks of `rows` x `cols` results and a
+      reduction step of 1 and vectorized to `vector.contract`; the block's
+      accumulator read and write are hoisted out of the reduction loop
+      (`hoistLoopInvariantSubsets`), so it stays in registers, and the
+      contraction later lowers to `rows` broadcast-FMAs per step
+      (`convert-vector-to-llvm{vector-contract-lowering=outerproduct}`);
+    - every other linalg op (elementwise, row reductions, fill, copy,
+      broadcast, transpose) is tiled by 1 in all dimensions but the last,
+      which becomes one vector of at most `max-vector-length` elements;
+    - `math.exp` becomes upstream's polynomial approximation, which works on
+      vectors (the libm call would be scalarized).
+
+    Tile sizes are the largest divisors of each loop's extent within these
+    limits, so every block is static and no masks are needed. Ops with
+    dynamic shapes are left for `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "Rows of a contraction's register block">,
+    Option<"cols", "cols", "int64_t", /*default=*/"32",
+           "Columns of a contraction's register block (2 zmm registers)">,
+    Option<"maxVectorLength", "max-vector-length", "int64_t",
+           /*default=*/"256",
+           "Longest vector along the last loop of a non-contraction op">,
+  ];
+  let dependentDialects = [
+    "arith::ArithDialect",
+    "linalg::LinalgDialect",
+    "math::MathDialect",
+    "scf::SCFDialect",
+    "tensor::TensorDialect",
+    "vector::VectorDialect",
+  ];
+}
+
+def MhaLowerStridedCopies : Pass<"mha-lower-strided-copies", "func::FuncOp"> {
+  let summary = "Rewrite copies between strided buffers into linalg.copy";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a `memref.copy` whose source or target
+    is not contiguous to a call of `memrefCopy` from MLIR's C runner
+    utilities, which neither the JIT of `mha-run` nor the libraries of
+    `mha-compile` link. This pass rewrites those copies (bufferization
+    makes them for strided tiles) into `linalg.copy`, which
+    `convert-linalg-to-loops` lowers to loops. Contiguous copies stay
+    `memref.copy` (a memcpy).
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def MhaEmitCInterface : Pass<"mha-emit-c-interface", "func::FuncOp"> {
   let summary = "Ask for a C-callable wrapper of every public function";
   let description = [{

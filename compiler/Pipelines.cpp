@@ -10,12 +10,14 @@
 #include "compiler/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -61,12 +63,27 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
                                         const MhaPipelineOptions &options) {
   buildMhaToLinalgPipeline(pm, options);
 
+  // Static tiles become register-blocked vector code while they are still
+  // tensors, where the accumulators' reads and writes can be hoisted out of
+  // the reduction loops as values.
+  if (options.vectorize) {
+    OpPassManager &funcPm = pm.nest<func::FuncOp>();
+    funcPm.addPass(createMhaVectorize());
+    funcPm.addPass(createCanonicalizerPass());
+    funcPm.addPass(createCSEPass());
+  }
+
   // Function arguments and results become memrefs with the identity layout:
   // the C interface passes plain contiguous descriptors.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Vectorized, the online softmax's copy of its running max into scratch
+  // folds away (a write read back at once), so the new max is computed in
+  // place of the old one that is still read: the key loop then carries a
+  // fresh 1-D buffer per block (one row of floats) instead of failing.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // A tile written back to the scratch it was sliced from bufferizes to a
   // copy between two identical subviews: CSE makes them one value and the
@@ -80,6 +97,7 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
+  pm.addNestedPass<func::FuncOp>(createMhaLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Tile loops become scf.parallel; everything inside them stays scf.for,
   // so only the outer tile loop runs in parallel and no reduction crosses
@@ -94,6 +112,14 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
   buildMhaToLoopsPipeline(pm, options);
 
   pm.addNestedPass<func::FuncOp>(createMhaEmitCInterface());
+  // Vector transfers of 2-D blocks become unrolled rows of 1-D loads and
+  // stores while the memrefs are still memrefs.
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
+  // Row reductions (max and sum of softmax) become horizontal
+  // vector.reduction ops.
+  pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
+      vector::VectorMultiReductionLowering::InnerReduction));
   // Reshapes of buffers become descriptor arithmetic (affine.apply), which
   // lower-affine turns into arith together with the GQA head maps.
   pm.addNestedPass<func::FuncOp>(createMhaExpandShapeMetadata());
@@ -106,6 +132,16 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
+  // Contractions become broadcast-FMAs (outer products); the row
+  // reductions of softmax may be reassociated into vector trees.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  vectorToLLVM.vectorTransposeLowering =
+      vector::VectorTransposeLowering::Shuffle16x16;
+  vectorToLLVM.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

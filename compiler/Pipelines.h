@@ -66,6 +66,12 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
       *this, "projection-col-tile",
       llvm::cl::desc("Columns per parallel tile of the projections (0: all)"),
       llvm::cl::init(MhaTileProjectionsOptions().colTile)};
+  /// Vectorize the static tiles (`mha-vectorize`); off gives the scalar
+  /// loops, to measure what vectorization buys or to debug it.
+  Option<bool> vectorize{*this, "vectorize",
+                         llvm::cl::desc("Register-blocked vector code for "
+                                        "the static tiles"),
+                         llvm::cl::init(true)};
 };
 
 /// `mha-to-linalg`: expands `mha.attention`, canonicalizes, tiles the
@@ -74,7 +80,8 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
 void buildMhaToLinalgPipeline(OpPassManager &pm,
                               const MhaPipelineOptions &options);
 
-/// `mha-to-loops`: `mha-to-linalg`, then bufferization with identity layouts
+/// `mha-to-loops`: `mha-to-linalg`, then vectorization of the static tiles
+/// (`mha-vectorize`), bufferization with identity layouts
 /// at function boundaries, buffer deallocation (a returned buffer is owned by
 /// the caller) and linalg to scf loops; the fused attention's tile loop
 /// becomes an `scf.parallel`. Runs on a module.

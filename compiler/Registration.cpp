@@ -34,6 +34,12 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -47,7 +53,8 @@ void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
               bufferization::BufferizationDialect, cf::ControlFlowDialect,
               func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
               linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
-              omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect>();
+              omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
+              ub::UBDialect, vector::VectorDialect>();
 
   // mha-tile-projections tiles linalg ops through TilingInterface.
   linalg::registerTilingInterfaceExternalModels(registry);
@@ -59,6 +66,12 @@ void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
+
+  // mha-vectorize hoists the accumulators' transfers out of reduction
+  // loops as matching subset extraction/insertion pairs.
+  tensor::registerSubsetOpInterfaceExternalModels(registry);
+  vector::registerSubsetOpInterfaceExternalModels(registry);
 
   // Ownership-based buffer deallocation.
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
@@ -92,6 +105,10 @@ void mlir::mha::registerMhaPasses() {
   registerConvertMathToLLVMPass();
   registerConvertOpenMPToLLVMPass();
   registerConvertSCFToOpenMPPass();
+  registerConvertVectorToLLVMPass();
+  registerConvertVectorToSCF();
+  registerUBToLLVMConversionPass();
+  vector::registerLowerVectorMultiReduction();
   registerFinalizeMemRefToLLVMConversionPass();
   registerLowerAffinePass();
   registerReconcileUnrealizedCastsPass();

@@ -54,6 +54,12 @@ if subprocess.run([sys.executable, "-c", "import torch"],
                   capture_output=True).returncode == 0:
     config.available_features.add("torch")
 
+# `%expect-exit CODE COMMAND...`: COMMAND must exit with exactly CODE (the
+# exit codes of README.md, "The tools"); `not` accepts any failure.
+config.substitutions.append(
+    ("%expect-exit", "sh " + os.path.join(config.test_source_root, "Inputs", "expect-exit.sh"))
+)
+
 # Helper scripts use only the standard library of the Python that runs lit.
 config.substitutions.append(("%python", sys.executable))
 

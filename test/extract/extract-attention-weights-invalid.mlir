@@ -1,5 +1,5 @@
 // RUN: mha-opt %s -split-input-file --mha-extract-attention-weights -verify-diagnostics
-// RUN: not mha-opt %s --mha-extract-attention-weights=function=missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: %expect-exit 3 mha-opt %s --mha-extract-attention-weights=function=missing 2>&1 | FileCheck %s --check-prefix=MISSING
 
 // What mha-extract-attention-weights refuses: a function must have exactly
 // one attention, and the name of the new function must be free.

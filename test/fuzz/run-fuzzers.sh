@@ -2,7 +2,10 @@
 # Bounded fuzzing, run by `make fuzz` and `make test`: each libFuzzer target
 # of BUILD_DIR (configured with -DMHA_FUZZ=ON) runs SECONDS seconds, starting
 # from the seed corpus in the repo. New inputs go to BUILD_DIR/fuzz/, never to
-# the repo; a crash leaves its input there, and the run fails.
+# the repo; a crash leaves its input there, and the run fails. Each target
+# ends with one line to grep for (libFuzzer's stat::number_of_executed_units):
+#
+#   fuzz: mha-fuzz-npy: 1234567 executions in 60 s, corpus 345 inputs: ok
 #
 #   run-fuzzers.sh BUILD_DIR SECONDS
 set -eu
@@ -29,7 +32,9 @@ run() {
     echo "$name: FAILED; the input is in $out/artifacts/ (log: $out/$name.log)"
     exit 1
   }
-  grep -E '^(stat::number_of_executed_units|Done )' "$out/$name.log" || true
+  executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$name.log")
+  inputs=$(find "$out/$corpus" -type f | wc -l)
+  echo "fuzz: $name: ${executions:-?} executions in $seconds s, corpus $inputs inputs: ok"
 }
 
 run mha-fuzz-npy corpus-npy -max_len=1024

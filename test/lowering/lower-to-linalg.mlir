@@ -207,20 +207,20 @@ func.func @sdpa_gqa(%q: tensor<2x8x5x4xf32>, %k: tensor<2x2x6x4xf32>, %v: tensor
 // -----
 
 // Causal: key s is allowed for query t when s <= t (linalg.index 3 and 2),
-// in the row max (disallowed keys keep the running max) and in the exp
-// (disallowed keys get exactly 0).
+// in the row max (a disallowed key counts as -inf, so the body stays a plain
+// max-reduction) and in the exp (disallowed keys get exactly 0).
 // CHECK-LABEL: func.func @sdpa_causal
 //       CHECK:   linalg.generic
 //       CHECK:     arith.mulf
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 //       CHECK:   ^bb0(%[[S:.+]]: f32, %[[ACC:.+]]: f32):
 //       CHECK:     %[[SC:.+]] = arith.mulf %[[S]], %{{.+}} : f32
-//       CHECK:     %[[MAX:.+]] = arith.maximumf %[[ACC]], %[[SC]] : f32
 //       CHECK:     %[[T:.+]] = linalg.index 2 : index
 //       CHECK:     %[[KEY:.+]] = linalg.index 3 : index
 //       CHECK:     %[[ALLOWED:.+]] = arith.cmpi ule, %[[KEY]], %[[T]] : index
-//       CHECK:     %[[SEL:.+]] = arith.select %[[ALLOWED]], %[[MAX]], %[[ACC]] : f32
-//       CHECK:     linalg.yield %[[SEL]]
+//       CHECK:     %[[SEL:.+]] = arith.select %[[ALLOWED]], %[[SC]], %{{.+}} : f32
+//       CHECK:     %[[MAX:.+]] = arith.maximumf %[[ACC]], %[[SEL]] : f32
+//       CHECK:     linalg.yield %[[MAX]]
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
 //       CHECK:     %[[E:.+]] = math.exp
 //       CHECK:     %[[T2:.+]] = linalg.index 2 : index

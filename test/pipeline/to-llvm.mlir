@@ -17,7 +17,7 @@
 //  CHECK-SAME:   -> !llvm.struct<(ptr, ptr, i64, array<3 x i64>, array<3 x i64>)>
 //  CHECK-SAME:   attributes {llvm.emit_c_interface}
 //       CHECK:   llvm.call @malloc
-//       CHECK:   llvm.intr.exp
+//       CHECK:   llvm.intr.fma
 //       CHECK:   llvm.call @free
 //       CHECK:   llvm.return
 

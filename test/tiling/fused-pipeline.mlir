@@ -37,7 +37,7 @@
 //  LLVM-NEXT:       omp.loop_nest (%{{.+}}, %{{.+}}, %{{.+}}) : i64 = ({{.+}}) to ({{.+}}) step ({{.+}}) collapse(3) {
 //  LLVM-NEXT:         %[[STACK:.+]] = llvm.intr.stacksave
 //       LLVM:         llvm.call @malloc
-//       LLVM:         llvm.intr.exp
+//       LLVM:         llvm.intr.fma
 //       LLVM:         llvm.call @free
 //       LLVM:         llvm.intr.stackrestore %[[STACK]]
 //       LLVM:         omp.yield

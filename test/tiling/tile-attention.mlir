@@ -105,12 +105,13 @@ func.func @tile_static(%q: tensor<2x4x32x8xf32>, %k: tensor<2x4x16x8xf32>, %v: t
 //       CHECK:     %[[DIAG:.+]]:7 = scf.for %[[S1:.+]] = %[[FULL]] to %[[END]] step %{{.+}} iter_args(%{{.+}} = %[[FIRST]]#0,
 //       CHECK:       affine.min #[[$BLOCK]](%[[END]], %[[S1]])
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]}
-//       CHECK:         arith.maximumf
 //       CHECK:         %[[QI:.+]] = linalg.index 0 : index
 //       CHECK:         %[[QUERY:.+]] = arith.addi %{{.+}}, %[[QI]] : index
 //       CHECK:         %[[KJ:.+]] = linalg.index 1 : index
 //       CHECK:         %[[KEY:.+]] = arith.addi %[[S1]], %[[KJ]] : index
-//       CHECK:         arith.cmpi ule, %[[KEY]], %[[QUERY]] : index
+//       CHECK:         %[[OK:.+]] = arith.cmpi ule, %[[KEY]], %[[QUERY]] : index
+//       CHECK:         %[[ALLOWED:.+]] = arith.select %[[OK]], %{{.+}}, %cst
+//       CHECK:         arith.maximumf %{{.+}}, %[[ALLOWED]]
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]}
 //       CHECK:         math.exp
 //       CHECK:         arith.cmpi ule
@@ -152,8 +153,10 @@ func.func @tile_causal_remainder(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf
 //       CHECK:       %[[TK:.+]] = affine.min #{{.+}}(%[[S0]])[%[[S]]]
 //       CHECK:       %[[MBLK:.+]] = tensor.extract_slice %[[MROWS]][0, %[[S0]]] [%[[TQ]], %[[TK]]] [1, 1] : tensor<?x?xi1> to tensor<?x?xi1>
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.+}}, %[[MBLK]] : tensor<?x?xf32>, tensor<?x?xi1>)
-//       CHECK:         %[[MAX:.+]] = arith.maximumf %[[OLD:[^,]+]], %{{.+}} : f32
-//       CHECK:         arith.select %{{.+}}, %[[MAX]], %[[OLD]] : f32
+//       CHECK:         ^bb0(%[[SCORE:.+]]: f32, %[[ALLOW:.+]]: i1, %[[OLD:.+]]: f32):
+//       CHECK:         %[[SCALED:.+]] = arith.mulf %[[SCORE]]
+//       CHECK:         %[[MASKED:.+]] = arith.select %[[ALLOW]], %[[SCALED]], %{{.+}} : f32
+//       CHECK:         arith.maximumf %[[OLD]], %[[MASKED]] : f32
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%{{.+}}, %[[MBLK]] : tensor<?xf32>, tensor<?x?xi1>)
 //       CHECK:         %[[E:.+]] = math.exp
 //       CHECK:         arith.select %{{.+}}, %[[E]], %{{.+}} : f32

@@ -1,6 +1,6 @@
 // RUN: mha-opt %s -split-input-file -mha-tile-projections="row-tile=16 col-tile=0" | FileCheck %s
 // RUN: mha-opt %s -split-input-file -mha-tile-projections="row-tile=16 col-tile=8" | FileCheck %s --check-prefix=COLS
-// RUN: not mha-opt %s -split-input-file -mha-tile-projections="row-tile=-1" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-tile-projections="row-tile=-1" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: error: mha-tile-projections expects tile sizes >= 0, got row-tile=-1 col-tile=128
 

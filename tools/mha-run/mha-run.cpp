@@ -143,6 +143,11 @@ cl::opt<bool> foldHeadLayouts(
     "fold-head-layouts",
     cl::desc("Projections read and write heads in place (default: true)"),
     cl::init(true), cl::cat(runCategory));
+cl::opt<bool> vectorize(
+    "vectorize",
+    cl::desc("Register-blocked vector code for the static tiles (default: "
+             "true; false gives the scalar loops)"),
+    cl::init(true), cl::cat(runCategory));
 cl::opt<int64_t> keySplits(
     "key-splits",
     cl::desc("Key ranges run in parallel when the fused path has fewer query "
@@ -256,11 +261,6 @@ int main(int argc, char **argv) {
                                      int64_t(queryTile), int64_t(keyTile),
                                      int64_t(keySplits))),
            kBadInput;
-  if (queryTile < 1 || keyTile < 1)
-    return reportError(llvm::formatv("--query-tile and --key-tile must be "
-                                     "positive, got {0} and {1}",
-                                     int64_t(queryTile), int64_t(keyTile))),
-           kBadInput;
   if (threads > 0)
     omp_set_num_threads(threads);
   if (!tokens.empty() && dumpAttentionDir.empty())
@@ -336,6 +336,7 @@ int main(int argc, char **argv) {
   pipelineOptions.projectionColTile = projectionColTile;
   pipelineOptions.fuseProjections = fuseProjections;
   pipelineOptions.foldHeadLayouts = foldHeadLayouts;
+  pipelineOptions.vectorize = vectorize;
   mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
   printAttentionPaths(entry);
   if (printPipeline) {
@@ -415,7 +416,9 @@ int main(int argc, char **argv) {
     auto comparison =
         compareArrays(*result, *expected, absTolerance, relTolerance);
     if (!comparison)
-      return fail(comparison.takeError(), kBadInput);
+      return reportError(llvm::formatv("--expect {0}: {1}", expectFile,
+                                       llvm::toString(comparison.takeError()))),
+             kBadInput;
     llvm::outs() << "expect " << expectFile << ": " << comparison->summary()
                  << "\n";
     if (!comparison->passed)

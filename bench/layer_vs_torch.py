@@ -1,0 +1,568 @@
+#!/usr/bin/env python3
+"""`make bench`: our attention layer against tuned PyTorch and a GEMM ceiling.
+
+For each shape (B, T, D, H[, causal][, kv=S]) this writes the layer once with
+mha-gen and then, in R rounds, runs three things back to back in an order
+that rotates from round to round, so that drift of the machine hits them
+alike:
+
+  ours     mha-run GRAPH --random --repeat N --warmup W --threads P: the
+           median time per call and the compile time it reports;
+  PyTorch  bench/torch_layer.py: nn.MultiheadAttention(batch_first=True)
+           .eval() under torch.inference_mode(), need_weights=False, P
+           threads, OPENBLAS_CORETYPE=SkylakeX (on AVX-512 CPUs)
+           OMP_WAIT_POLICY=passive ("tuned", as in ../shared/peers), when
+           python3-torch is installed;
+  GEMM     bench/gemm_ceiling.py: a square float32 NumPy matmul under the
+           same environment and threads, the ceiling.
+
+It prints a Markdown table: per shape our median ms and GFLOP/s, PyTorch's
+ms, the speed-up (the median over rounds of PyTorch ms / our ms of the same
+round), our share of the GEMM ceiling (also per round, then the median) and
+the compile time (lowering + JIT) of mha-run; then whether the targets of
+issue 5 are met. FLOPs = 4·B·T·D² + 4·B·S·D² + 4·B·T·S·D with S = T for
+self-attention (8·B·T·D² + 4·B·T²·D), the dense count also for causal
+shapes. mha-run runs in the caller's environment. Progress goes to stderr.
+This script needs only Python's standard library; the PyTorch and NumPy
+children run under --python (default /usr/bin/python3, Debian's, where
+python3-torch lives).
+
+    make bench                                  # all shapes, 3 rounds
+    make bench BENCH_ARGS=--quick               # two small shapes, 1 round
+    python3 bench/layer_vs_torch.py --shape 1,512,512,8 --rounds 1
+    python3 bench/layer_vs_torch.py --shape 4,1,512,8,kv=4096 --json out.json
+"""
+
+import argparse
+import collections
+import datetime
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+DEFAULT_SHAPES = [
+    "1,128,512,8",
+    "1,512,512,8",
+    "8,512,512,8",
+    "1,2048,1024,16",
+    "1,4096,512,8",
+    "1,2048,1024,16,causal",
+    "4,1,512,8,kv=4096",
+]
+QUICK_SHAPES = ["1,128,512,8", "1,512,512,8"]
+
+# Issue 5's targets, checked on the shapes of the run that have them.
+SPEEDUP_TARGET = 1.5
+CAUSAL_SPEEDUP_TARGET = 2.0
+CEILING_TARGET = 0.60
+CEILING_SHAPES = ["8,512,512,8", "1,2048,1024,16"]
+COMPILE_TARGET_MS = 1000
+
+COMPILE = re.compile(r"^compile ([0-9.]+) ms", re.M)
+MEDIAN = re.compile(r"median ([0-9.]+) ms, min ([0-9.]+) ms")
+ATTENTION_PATH = re.compile(r"^attention path: (.*)$", re.M)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Shape(collections.namedtuple(
+        "Shape", "batch seq width heads causal kv_seq")):
+    """One layer: kv_seq is None for self-attention."""
+
+    @property
+    def keys(self):
+        return self.kv_seq or self.seq
+
+    def flops(self):
+        b, t, d, s = self.batch, self.seq, self.width, self.keys
+        return 4 * b * t * d * d + 4 * b * s * d * d + 4 * b * t * s * d
+
+    def spec(self):
+        """The --shape text, which torch_layer.py reads too."""
+        text = f"{self.batch},{self.seq},{self.width},{self.heads}"
+        return text + (",causal" if self.causal else "") + \
+            (f",kv={self.kv_seq}" if self.kv_seq else "")
+
+    def name(self):
+        text = f"({self.batch},{self.seq},{self.width},{self.heads})"
+        return text + (" causal" if self.causal else "") + \
+            (f" S={self.kv_seq}" if self.kv_seq else "")
+
+    def gen_args(self):
+        args = [f"--batch={self.batch}", f"--seq={self.seq}",
+                f"--d-model={self.width}", f"--heads={self.heads}"]
+        if self.causal:
+            args.append("--causal")
+        if self.kv_seq:
+            args.append(f"--kv-seq={self.kv_seq}")
+        return args
+
+
+def parse_shape(text):
+    """'B,T,D,H[,causal][,kv=S]' -> Shape."""
+    parts = text.split(",")
+    causal = "causal" in parts
+    kv = [p[3:] for p in parts if p.startswith("kv=")]
+    sizes = [p for p in parts if p != "causal" and not p.startswith("kv=")]
+    if len(sizes) != 4 or len(kv) > 1 or \
+            not all(p.isdigit() and int(p) > 0 for p in sizes + kv):
+        raise argparse.ArgumentTypeError(
+            f"expected B,T,D,H[,causal][,kv=S] with positive sizes, "
+            f"got '{text}'")
+    batch, seq, width, heads = map(int, sizes)
+    if width % heads:
+        raise argparse.ArgumentTypeError(
+            f"heads ({heads}) must divide the model width ({width}) in "
+            f"'{text}'")
+    return Shape(batch, seq, width, heads, causal,
+                 int(kv[0]) if kv else None)
+
+
+def cpu_model():
+    """The model name of /proc/cpuinfo, and the CPU's AVX flags."""
+    model, flags = "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "unknown CPU":
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    return model, flags
+
+
+def default_coretype(flags):
+    """The OpenBLAS kernels for this CPU: Debian's OpenBLAS 0.3.21 does not
+    recognize recent CPUs and falls back to SSE3 kernels (../shared/peers,
+    caveat 2); SkylakeX needs AVX-512, Haswell AVX2."""
+    if "avx512f" in flags:
+        return "SkylakeX"
+    return "Haswell" if "avx2" in flags else ""
+
+
+def run_child(command, env, timeout):
+    """Runs a child; returns (exit code or None on timeout, stdout, stderr)."""
+    try:
+        done = subprocess.run(command, env=env, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", f"timed out after {timeout:.0f} s"
+    except OSError as error:
+        return 127, "", str(error)
+    return done.returncode, done.stdout, done.stderr
+
+
+def last_line(text):
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def failure(code, out, err):
+    return {"error": last_line(err or out) if code is not None else err}
+
+
+def measure_ours(mha_run, graph, args):
+    code, out, err = run_child(
+        [mha_run, graph, "--random", f"--repeat={args.repeat}",
+         f"--warmup={args.warmup}", f"--threads={args.threads}"]
+        + args.run_arg, None, args.timeout)
+    median = MEDIAN.search(out)
+    if code != 0 or not median:
+        return failure(code, out, err)
+    compile_ms = COMPILE.search(out)
+    path = ATTENTION_PATH.search(out)
+    return {"median_ms": float(median.group(1)),
+            "min_ms": float(median.group(2)),
+            "compile_ms": float(compile_ms.group(1)) if compile_ms else None,
+            "attention_path": path.group(1) if path else None}
+
+
+def measure_json(command, env, timeout):
+    """A child that prints one JSON line last (torch_layer.py,
+    gemm_ceiling.py)."""
+    code, out, err = run_child(command, env, timeout)
+    if code != 0:
+        return failure(code, out, err)
+    try:
+        return json.loads(last_line(out))
+    except ValueError:
+        return {"error": "no JSON result: " + last_line(out)}
+
+
+def measure_torch(shape, args, env):
+    return measure_json(
+        [args.python, os.path.join(HERE, "torch_layer.py"),
+         f"--shape={shape.spec()}", f"--repeat={args.repeat}",
+         f"--warmup={args.warmup}", f"--threads={args.threads}"],
+        env, args.timeout)
+
+
+def measure_gemm(args, env):
+    return measure_json(
+        [args.python, os.path.join(HERE, "gemm_ceiling.py"),
+         f"--size={args.gemm_size}", f"--threads={args.threads}"],
+        env, args.timeout)
+
+
+def importable(python, modules):
+    """The subset of `modules` that `python` finds (without importing them,
+    which takes seconds for torch)."""
+    code, out, _ = run_child(
+        [python, "-c", "import importlib.util, sys\n"
+         "for name in sys.argv[1:]:\n"
+         "    if importlib.util.find_spec(name): print(name)", *modules],
+        None, 120)
+    return set(out.split()) if code == 0 else set()
+
+
+def median_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def summarize(shape, rounds):
+    """Medians over the rounds of one shape; ratios pair the runs of one
+    round. A time that rounds to 0 ms gives no ratio."""
+    def timed(measured, peer):
+        return measured.get(peer, {}).get("median_ms", 0) > 0
+
+    ours = [r["ours"] for r in rounds if "median_ms" in r.get("ours", {})]
+    torch = [r["torch"] for r in rounds if "median_ms" in r.get("torch", {})]
+    flops = shape.flops()
+    summary = {
+        "ours_ms": median_or_none([o["median_ms"] for o in ours]),
+        "compile_ms": median_or_none([o["compile_ms"] for o in ours]),
+        "torch_ms": median_or_none([t["median_ms"] for t in torch]),
+        "torch_path": torch[0]["path"] if torch else None,
+        "speedup": median_or_none([
+            r["torch"]["median_ms"] / r["ours"]["median_ms"] for r in rounds
+            if timed(r, "ours") and timed(r, "torch")]),
+        "ceiling_share": median_or_none([
+            flops / r["ours"]["median_ms"] / 1e6 / r["gemm"]["gflops"]
+            for r in rounds if timed(r, "ours") and timed(r, "gemm")]),
+    }
+    summary["ours_gflops"] = (flops / summary["ours_ms"] / 1e6
+                              if summary["ours_ms"] else None)
+    return summary
+
+
+def format_ms(value):
+    if value is None:
+        return "–"
+    return f"{value:.0f}" if value >= 100 else \
+        f"{value:.1f}" if value >= 10 else \
+        f"{value:.2f}" if value >= 1 else f"{value:.3f}"
+
+
+def format_share(value):
+    if value is None:
+        return "–"
+    return f"{value:.0%}" if value >= 0.1 else f"{value:.1%}"
+
+
+def blas_text(blas):
+    """'OpenBLAS (core SkylakeX)', or a warning for the reference BLAS."""
+    if not blas:
+        return "an unidentified BLAS library"
+    name = os.path.basename(blas["library"])
+    if blas["openblas"]:
+        return f"OpenBLAS {name}" + \
+            (f", core {blas['core']}" if blas["core"] else "")
+    return f"{name} (not OpenBLAS)"
+
+
+def print_report(results, args, notes):
+    model, _ = cpu_model()
+    env_text = " ".join(f"{k}={v}" for k, v in results["env"].items())
+    print("## mha layer vs PyTorch\n")
+    print(f"{results['date']} · CPU: {model} ({os.cpu_count()} logical CPUs)"
+          f" · {args.threads} threads · {args.rounds} "
+          f"round{'s' if args.rounds > 1 else ''} × "
+          f"{args.repeat} calls after {args.warmup} warm-up, per peer and "
+          f"round\n")
+    torch_info = results.get("torch")
+    if torch_info:
+        print(f"PyTorch {torch_info['torch']}: nn.MultiheadAttention under "
+              f"inference_mode, need_weights=False; {env_text}; "
+              f"BLAS: {blas_text(torch_info['blas'])}  ")
+    gemm = [r["gflops"] for r in results["gemm"] if "gflops" in r]
+    if gemm:
+        blas = next(r["blas"] for r in results["gemm"] if "gflops" in r)
+        n = args.gemm_size
+        print(f"GEMM ceiling: NumPy float32 matmul {n}×{n}×{n}, median "
+              f"{statistics.median(gemm):.1f} GFLOP/s (rounds: "
+              f"{min(gemm):.1f}–{max(gemm):.1f}); BLAS: {blas_text(blas)}")
+    print()
+    print("| shape (B,T,D,H) | GFLOP | ours ms | ours GFLOP/s | PyTorch ms "
+          "| speed-up | share of GEMM ceiling | compile ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for row in results["shapes"]:
+        shape, s = parse_shape(row["shape"]), row["summary"]
+        ours_gflops = f"{s['ours_gflops']:.1f}" if s["ours_gflops"] else "–"
+        slow = " \\*" if s["torch_path"] == "slow" else ""
+        gflop = shape.flops() / 1e9
+        cells = [shape.name(),
+                 f"{gflop:.2f}" if gflop >= 0.01 else f"{gflop:.1e}",
+                 format_ms(s["ours_ms"]) if s["ours_ms"] is not None
+                 else "failed",
+                 ours_gflops, format_ms(s["torch_ms"]) + slow,
+                 format_speedup(s["speedup"]),
+                 format_share(s["ceiling_share"]),
+                 format_ms(s["compile_ms"])]
+        print("| " + " | ".join(cells) + " |")
+    print()
+    print("Speed-up: PyTorch ms / our ms in the same round, median over the "
+          "rounds; share: our GFLOP/s / the GEMM's in the same round, median."
+          " GFLOP = 4·B·T·D² + 4·B·S·D² + 4·B·T·S·D (S = T unless given), "
+          "dense for causal shapes too. Compile: mha-run's lowering + JIT.")
+    if any(row["summary"]["torch_path"] == "slow"
+           for row in results["shapes"]):
+        print("\\* PyTorch's slow path (F.multi_head_attention_forward): "
+              "nn.MultiheadAttention has no fast path with an attn_mask or "
+              "with separate key/value inputs.")
+    for note in notes:
+        print(f"\n**Note:** {note}")
+    print_targets(results, torch_info)
+
+
+def format_speedup(value):
+    return f"{value:.2f}×" if value is not None else "–"
+
+
+def print_targets(results, torch_info):
+    """Issue 5's targets, for the shapes this run measured."""
+    rows = {row["shape"]: row["summary"] for row in results["shapes"]}
+    lines = []
+
+    def verdict(misses):
+        return "met" if not misses else "not met: " + ", ".join(misses)
+
+    speedups = {k: v["speedup"] for k, v in rows.items()
+                if v["speedup"] is not None}
+    if speedups:
+        caveat = "" if torch_info and torch_info["blas"] and \
+            torch_info["blas"]["openblas"] else \
+            " (PyTorch without OpenBLAS is not the tuned peer: does not count)"
+        misses = [f"{parse_shape(k).name()} {format_speedup(v)}"
+                  for k, v in speedups.items() if v < SPEEDUP_TARGET]
+        lines.append(f"speed-up ≥ {SPEEDUP_TARGET}× on every shape: "
+                     f"{verdict(misses)}{caveat}")
+        causal = {k: v for k, v in speedups.items()
+                  if parse_shape(k).causal}
+        if causal:
+            misses = [f"{parse_shape(k).name()} {format_speedup(v)}"
+                      for k, v in causal.items()
+                      if v < CAUSAL_SPEEDUP_TARGET]
+            lines.append(f"speed-up ≥ {CAUSAL_SPEEDUP_TARGET}× on causal "
+                         f"shapes: {verdict(misses)}{caveat}")
+    shares = {k: rows[k]["ceiling_share"] for k in CEILING_SHAPES
+              if k in rows and rows[k]["ceiling_share"] is not None}
+    if shares:
+        misses = [f"{parse_shape(k).name()} {format_share(v)}"
+                  for k, v in shares.items() if v < CEILING_TARGET]
+        lines.append(f"≥ {CEILING_TARGET:.0%} of the GEMM ceiling at "
+                     + ", ".join(parse_shape(k).name() for k in shares)
+                     + f": {verdict(misses)}")
+    compiles = {k: v["compile_ms"] for k, v in rows.items()
+                if v["compile_ms"] is not None}
+    if compiles:
+        misses = [f"{parse_shape(k).name()} {v:.0f} ms"
+                  for k, v in compiles.items() if v > COMPILE_TARGET_MS]
+        lines.append(f"compile ≤ {COMPILE_TARGET_MS / 1000:.0f} s: "
+                     f"{verdict(misses)}")
+    if lines:
+        print("\nTargets (issue 5; medians of this run):\n")
+        for line in lines:
+            print(f"- {line}")
+
+
+def main():
+    root = os.path.dirname(HERE)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--shape", action="append", type=parse_shape,
+                        help="B,T,D,H[,causal][,kv=S]; repeatable (default: "
+                        + " ".join(DEFAULT_SHAPES) + ")")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="rounds per shape (default: 3; 1 with --quick)")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="timed calls per run (default: 20; 5 with "
+                        "--quick)")
+    parser.add_argument("--warmup", type=int, default=None,
+                        help="untimed calls first (default: 3; 1 with "
+                        "--quick)")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads of every peer (default: %(default)s)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the shapes " + " ".join(QUICK_SHAPES)
+                        + ", 1 round of 5 calls: a fast check")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="leave PyTorch out")
+    parser.add_argument("--no-gemm", action="store_true",
+                        help="leave the GEMM ceiling out")
+    parser.add_argument("--gemm-size", type=int, default=2048,
+                        help="M = N = K of the ceiling GEMM "
+                        "(default: %(default)s)")
+    parser.add_argument("--coretype", default=None,
+                        help="OPENBLAS_CORETYPE of PyTorch and NumPy; '' for "
+                        "the library's own choice (default: SkylakeX with "
+                        "AVX-512, Haswell with AVX2)")
+    parser.add_argument("--python", default="/usr/bin/python3",
+                        help="the Python with torch and numpy "
+                        "(default: %(default)s)")
+    parser.add_argument("--bin", default=os.path.join(root, "build", "bin"),
+                        help="folder of mha-gen and mha-run "
+                        "(default: %(default)s)")
+    parser.add_argument("--run-arg", action="append", default=[],
+                        help="extra mha-run argument (repeatable), e.g. "
+                        "--run-arg=--attention=fused")
+    parser.add_argument("--timeout", type=float, default=1800,
+                        help="seconds per run before it is killed "
+                        "(default: %(default)s)")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write every measurement to FILE")
+    args = parser.parse_args()
+    quick = args.quick
+    for name, normal, fast in (("rounds", 3, 1), ("repeat", 20, 5),
+                               ("warmup", 3, 1)):
+        if getattr(args, name) is None:
+            setattr(args, name, fast if quick else normal)
+    shapes = args.shape or [parse_shape(s) for s in
+                            (QUICK_SHAPES if quick else DEFAULT_SHAPES)]
+    if min(args.rounds, args.repeat, args.threads) < 1 or args.warmup < 0:
+        parser.error("--rounds, --repeat and --threads must be positive, "
+                     "--warmup not negative")
+
+    mha_gen = os.path.join(args.bin, "mha-gen")
+    mha_run = os.path.join(args.bin, "mha-run")
+    for tool in (mha_gen, mha_run):
+        if not os.access(tool, os.X_OK):
+            sys.exit(f"layer_vs_torch.py: error: {tool} not found; build "
+                     "first (make) or pass --bin")
+
+    _, flags = cpu_model()
+    coretype = default_coretype(flags) if args.coretype is None \
+        else args.coretype
+    tuned = {"OMP_WAIT_POLICY": "passive"}
+    if coretype:
+        tuned["OPENBLAS_CORETYPE"] = coretype
+    env = dict(os.environ, **tuned, OPENBLAS_NUM_THREADS=str(args.threads),
+               OMP_NUM_THREADS=str(args.threads))
+
+    notes = []
+    peers = ["ours"]
+    found = importable(args.python, ["torch", "numpy"])
+    if args.no_torch:
+        pass
+    elif "torch" in found:
+        peers.append("torch")
+    else:
+        notes.append(f"PyTorch not installed (apt-get install python3-torch)"
+                     f": skipped ({args.python} cannot import torch).")
+    if args.no_gemm:
+        pass
+    elif "numpy" in found:
+        peers.append("gemm")
+    else:
+        notes.append(f"NumPy not installed (apt-get install python3-numpy): "
+                     f"no GEMM ceiling ({args.python} cannot import numpy).")
+    for note in notes:
+        print(f"layer_vs_torch.py: {note}", file=sys.stderr)
+
+    results = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+               "cpu": cpu_model()[0], "logical_cpus": os.cpu_count(),
+               "threads": args.threads, "rounds": args.rounds,
+               "repeat": args.repeat, "warmup": args.warmup,
+               "env": tuned, "gemm_size": args.gemm_size,
+               "run_args": args.run_arg, "shapes": [], "gemm": []}
+    failed = False
+    workdir = tempfile.mkdtemp(prefix="mha-bench-")
+    try:
+        for shape in shapes:
+            graph = os.path.join(workdir, "layer.mlir")
+            code, _, err = run_child([mha_gen, *shape.gen_args(), "-o", graph],
+                                     None, args.timeout)
+            rounds = []
+            if code != 0:
+                failed = True
+                print(f"{shape.name()}: mha-gen failed: {last_line(err)}",
+                      file=sys.stderr)
+            else:
+                rounds = measure_rounds(shape, graph, peers, mha_run, env,
+                                        args, results)
+            failed |= any("error" in measured
+                          for one in rounds for measured in one.values())
+            results["shapes"].append({"shape": shape.spec(),
+                                      "flops": shape.flops(),
+                                      "rounds": rounds,
+                                      "summary": summarize(shape, rounds)})
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    for info in [results.get("torch")] + results["gemm"][:1]:
+        blas = info and info.get("blas")
+        if info and (not blas or not blas["openblas"]):
+            notes.append(
+                "PyTorch and NumPy do not run on OpenBLAS here but on "
+                + (os.path.basename(blas["library"]) if blas
+                   else "an unidentified BLAS library")
+                + ", so PyTorch is not the "
+                "tuned peer and the GEMM ceiling is far too low; install "
+                "OpenBLAS (apt-get install libopenblas0-pthread) to measure "
+                "against them.")
+            break
+    print_report(results, args, notes)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=1)
+    return 1 if failed else 0
+
+
+def measure_rounds(shape, graph, peers, mha_run, env, args, results):
+    """The rounds of one shape: every peer once per round, starting with the
+    next one each round. Keeps the GEMMs and PyTorch's version in
+    `results` too."""
+    rounds = []
+    for index in range(args.rounds):
+        start = index % len(peers)
+        measured = {}
+        for peer in peers[start:] + peers[:start]:
+            if peer == "ours":
+                measured[peer] = measure_ours(mha_run, graph, args)
+            elif peer == "torch":
+                measured[peer] = measure_torch(shape, args, env)
+                if "torch" in measured[peer] and "torch" not in results:
+                    results["torch"] = {key: measured[peer][key]
+                                        for key in ("torch", "blas")}
+            else:
+                measured[peer] = measure_gemm(args, env)
+                results["gemm"].append(measured[peer])
+        rounds.append(measured)
+        print(f"{shape.name()} round {index + 1}/{args.rounds}: "
+              + "; ".join(progress(k, v) for k, v in measured.items()),
+              file=sys.stderr, flush=True)
+    return rounds
+
+
+def progress(peer, result):
+    if "error" in result:
+        return f"{peer} failed: {result['error']}"
+    if peer == "ours":
+        return f"ours {format_ms(result['median_ms'])} ms (compile " \
+            f"{format_ms(result['compile_ms'])} ms)"
+    if peer == "torch":
+        return f"PyTorch {format_ms(result['median_ms'])} ms " \
+            f"({result['path']} path)"
+    return f"GEMM {result['gflops']:.1f} GFLOP/s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

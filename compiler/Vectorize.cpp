@@ -1,0 +1,296 @@
+//===- Vectorize.cpp - Register-blocked vector code for the linalg tiles --===//
+//
+// After tiling, a layer is small static linalg ops inside parallel loops:
+// the projections' and attention's matmuls and the softmax's elementwise
+// and row-reduction ops. Each is tiled once more, to the block that one
+// vector instruction sequence computes, and vectorized with upstream
+// linalg::vectorize:
+//
+// - a contraction is tiled to `rows x cols` outputs and a reduction step
+//   of 1, so its vector.contract becomes `rows` broadcast-FMAs of a
+//   `cols`-wide row of the right operand (the outer-product lowering); the
+//   accumulator's read and write are then loop-invariant in the reduction
+//   loop and are hoisted out of it, so the block stays in registers for the
+//   whole reduction (rows * cols / 16 zmm registers with AVX-512);
+// - every other op keeps its last dimension whole (one vector along it)
+//   and is tiled by 1 in the others.
+//
+// Ops with dynamic shapes stay scalar: convert-linalg-to-loops lowers them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHAVECTORIZE
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+/// The largest divisor of `extent` that is at most `limit`: tiles that
+/// divide their loop keep every tile static, so no masks are needed.
+int64_t largestDivisorAtMost(int64_t extent, int64_t limit) {
+  for (int64_t size = std::min(extent, limit); size > 1; --size)
+    if (extent % size == 0)
+      return size;
+  return 1;
+}
+
+/// Whether each reduction of `op` folds its accumulator with one
+/// combining op whose result is yielded as is. linalg::vectorize accepts
+/// other bodies too (`select(c, max(acc, x), acc)`) but miscompiles them, so
+/// those stay scalar.
+bool hasPlainReductions(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0)
+    return true;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  for (auto [index, acc] : llvm::enumerate(op.getRegionOutputArgs())) {
+    if (!acc.hasOneUse())
+      return false;
+    Operation *combiner = *acc.getUsers().begin();
+    if (!isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
+             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(
+            combiner) ||
+        yield.getOperand(index) != combiner->getResult(0))
+      return false;
+  }
+  return true;
+}
+
+/// Whether `op` reads or writes a tensor of i1 (a boolean mask). A memref
+/// of i1 holds one byte per element, but a vector<N x i1> load reads N
+/// packed bits, so such ops stay scalar.
+bool hasBooleanTensors(linalg::LinalgOp op) {
+  return llvm::any_of(op->getOperandTypes(), [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getElementType().isInteger(1);
+  });
+}
+
+/// Tile sizes (0: untiled) that cut `op` into the blocks that are
+/// vectorized, or nothing when `op` is not vectorized.
+std::optional<SmallVector<int64_t>>
+registerTileSizes(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  // The tiles are at most 3-D. A generic over more loops is the decomposed
+  // path's whole [B, H, T, S] step, whose rank-reduced slices would not
+  // fold into the transfers and would bufferize to copies: it stays scalar.
+  if (isa<linalg::GenericOp>(op.getOperation()) && ranges.size() > 3)
+    return std::nullopt;
+
+  if (linalg::isaContractionOpInterface(op)) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.empty() || dims->n.empty())
+      return std::nullopt;
+    // Batch, reduction and all but the innermost row and column dimensions
+    // are stepped one at a time around the register block.
+    SmallVector<int64_t> sizes(ranges.size(), 1);
+    unsigned row = dims->m.back(), col = dims->n.back();
+    sizes[row] = largestDivisorAtMost(ranges[row], options.rows);
+    sizes[col] = largestDivisorAtMost(ranges[col], options.cols);
+    return sizes;
+  }
+
+  // A transpose moves square blocks: a 16x16 block is read as 16 rows and
+  // transposed in registers with shuffles (vector-transpose-lowering=
+  // shuffle16x16), where one whole output row would gather a column one
+  // element at a time.
+  if (isa<linalg::TransposeOp>(op.getOperation()) && ranges.size() >= 2) {
+    SmallVector<int64_t> sizes(ranges.size(), 1);
+    for (size_t dim = ranges.size() - 2; dim < ranges.size(); ++dim)
+      sizes[dim] = largestDivisorAtMost(ranges[dim], 16);
+    return sizes;
+  }
+
+  // Elementwise ops, row reductions, fills, copies, broadcasts: one vector
+  // along the last loop, split when it is longer than `maxVectorLength`.
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  sizes.back() = largestDivisorAtMost(ranges.back(), options.maxVectorLength);
+  return sizes;
+}
+
+/// Rewrites a batch_reduce_matmul over one static batch into the matmul of
+/// that batch's slices.
+FailureOr<linalg::MatmulOp>
+batchOfOneToMatmul(RewriterBase &rewriter, linalg::BatchReduceMatmulOp op) {
+  auto lhsType = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  auto rhsType = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  if (!lhsType || !rhsType || !lhsType.hasStaticShape() ||
+      !rhsType.hasStaticShape() || lhsType.getDimSize(0) != 1 ||
+      !op.hasPureTensorSemantics() || op.hasUserDefinedMaps())
+    return failure();
+  rewriter.setInsertionPoint(op);
+  auto dropBatch = [&](Value operand, RankedTensorType type) -> Value {
+    auto sliceType = RankedTensorType::get(type.getShape().drop_front(),
+                                           type.getElementType());
+    SmallVector<OpFoldResult> offsets(3, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(rewriter.getContext(), type.getShape());
+    return tensor::ExtractSliceOp::create(rewriter, op.getLoc(), sliceType,
+                                          operand, offsets, sizes, strides);
+  };
+  Value lhs = dropBatch(op.getDpsInputs()[0], lhsType);
+  Value rhs = dropBatch(op.getDpsInputs()[1], rhsType);
+  auto matmul = linalg::MatmulOp::create(rewriter, op.getLoc(),
+                                         op->getResultTypes(),
+                                         ValueRange{lhs, rhs}, op.getDpsInits());
+  rewriter.replaceOp(op, matmul->getResults());
+  return matmul;
+}
+
+/// Tiles `op` to its register blocks and vectorizes the tile. Leaves `op`
+/// untouched when it cannot be vectorized.
+LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
+                          const MhaVectorizeOptions &options) {
+  // A contraction written as a generic (attention's QK^T and PV) becomes
+  // the named matmul it is, whose vector.contract has the canonical
+  // (m, k) x (k, n) form that the outer-product lowering expects.
+  // Only plain 2-D matmuls: LLVM 22 builds an invalid batch_matmul from a
+  // generic with two batch dimensions (the decomposed path's [B, H, ...]).
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      generic && linalg::isaContractionOpInterface(op) &&
+      op.getNumLoops() == 3) {
+    rewriter.setInsertionPoint(generic);
+    FailureOr<linalg::LinalgOp> named =
+        linalg::specializeGenericOp(rewriter, generic);
+    if (succeeded(named))
+      op = *named;
+  }
+
+  std::optional<SmallVector<int64_t>> sizes = registerTileSizes(op, options);
+  if (!sizes || !hasPlainReductions(op) || hasBooleanTensors(op) ||
+      failed(linalg::vectorizeOpPrecondition(op)))
+    return failure();
+
+  Operation *block = op;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (*sizes != ranges) {
+    // A loop whose tile is the whole extent is not tiled at all (size 0):
+    // a one-trip loop would carry the accumulator's slice as a loop value.
+    SmallVector<int64_t> tileSizes;
+    for (auto [size, range] : llvm::zip_equal(*sizes, ranges))
+      tileSizes.push_back(size == range ? 0 : size);
+    // Reduction loops innermost: the accumulator block is then the same
+    // in all their iterations, and is hoisted out of them.
+    SmallVector<int64_t> interchange;
+    for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray()))
+      if (type == utils::IteratorType::parallel)
+        interchange.push_back(dim);
+    for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray()))
+      if (type != utils::IteratorType::parallel)
+        interchange.push_back(dim);
+    scf::SCFTilingOptions tiling;
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+        .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), tileSizes))
+        .setInterchange(interchange);
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+    if (failed(tiled))
+      return failure();
+    rewriter.replaceOp(op, tiled->replacements);
+    block = tiled->tiledOps.back();
+  }
+
+  // A block of a batch_reduce_matmul steps one batch at a time: it is a
+  // matmul of the batch's slices. As such its vector.contract has one
+  // reduction dimension, which the outer-product lowering needs (with two,
+  // it falls back to one dot product per result element).
+  if (auto batched = dyn_cast<linalg::BatchReduceMatmulOp>(block))
+    if (FailureOr<linalg::MatmulOp> matmul =
+            batchOfOneToMatmul(rewriter, batched);
+        succeeded(matmul))
+      block = *matmul;
+
+  rewriter.setInsertionPoint(block);
+  FailureOr<linalg::VectorizationResult> vectorized =
+      linalg::vectorize(rewriter, block, /*inputVectorSizes=*/{},
+                        /*inputScalableVecDims=*/{},
+                        /*vectorizeNDExtract=*/false,
+                        /*flatten1DDepthwiseConv=*/false,
+                        /*assumeDynamicDimsMatchVecSizes=*/false,
+                        /*createNamedContraction=*/true);
+  if (failed(vectorized))
+    return failure();
+  if (block->getNumResults())
+    rewriter.replaceOp(block, vectorized->replacements);
+  else
+    rewriter.eraseOp(block);
+  return success();
+}
+
+struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
+  using MhaVectorizeBase::MhaVectorizeBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (rows < 1 || cols < 1 || maxVectorLength < 1) {
+      func.emitError() << "mha-vectorize expects rows, cols and "
+                          "max-vector-length >= 1, got rows="
+                       << int64_t(rows) << " cols=" << int64_t(cols)
+                       << " max-vector-length=" << int64_t(maxVectorLength);
+      return signalPassFailure();
+    }
+    MhaVectorizeOptions options{rows, cols, maxVectorLength};
+
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics())
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops)
+      (void)vectorizeOp(rewriter, op, options);
+
+    // Slices read or written by the vector ops fold into their transfers,
+    // contractions recognized in reductions of products become
+    // vector.contract, and the polynomial exp keeps softmax in vectors
+    // (the libm call would scalarize it).
+    RewritePatternSet patterns(&getContext());
+    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    vector::populateVectorReductionToContractPatterns(patterns);
+    vector::populateSinkVectorOpsPatterns(patterns);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    populateMathPolynomialApproximationPatterns(
+        patterns,
+        [](StringRef name) { return name == "math.exp" || name == "exp"; });
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+
+    // The accumulator block of each contraction is read and written at the
+    // same place in every step of its reduction loop: it moves out of the
+    // loop and is carried in registers. Innermost loops first, so that a
+    // hoisted block can move out of the next loop too.
+    SmallVector<scf::ForOp> loops;
+    func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops) {
+      moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+      rewriter.setInsertionPoint(loop);
+      (void)hoistLoopInvariantSubsets(
+          rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
+    }
+  }
+};
+} // namespace
