@@ -49,12 +49,15 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
       *this, "fold-head-layouts",
       llvm::cl::desc("Projections read and write heads in place"),
       llvm::cl::init(true)};
-  /// Pack the projections of one input (`mha-fuse-projections`); off only
-  /// to measure what it saves.
+  /// Pack the projections of one input (`mha-fuse-projections`). Off by
+  /// default: the packed weights are a copy made on every call, which costs
+  /// more than one larger contraction saves once the projections are
+  /// vectorized (docs/projections.md, "Is packing worth it").
   Option<bool> fuseProjections{
       *this, "fuse-projections",
-      llvm::cl::desc("One packed projection per input (Q/K/V)"),
-      llvm::cl::init(true)};
+      llvm::cl::desc("One packed projection per input (Q/K/V; copies the "
+                     "weights on every call)"),
+      llvm::cl::init(false)};
   /// Rows per parallel tile of the projections (`mha-tile-projections`);
   /// 0 with projection-col-tile=0 leaves the projections sequential.
   Option<int64_t> projectionRowTile{

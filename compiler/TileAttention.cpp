@@ -62,6 +62,13 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
 
     Location loc = op.getLoc();
+    // Causal key blocks are all full (static shapes, so vectorized) when
+    // the key tile divides the query tile: every block then ends at or
+    // before a query tile's start, or is the tile's diagonal block.
+    int64_t keyTile = this->keyTile;
+    if (op.getCausal())
+      while (queryTile % keyTile != 0)
+        --keyTile;
     SdpaTiling tiling(rewriter, op, queryTile, keyTile);
     bool causal = tiling.causal;
     OpFoldResult numQueryTiles = tiling.getNumQueryTiles(rewriter);

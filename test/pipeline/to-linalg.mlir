@@ -1,13 +1,14 @@
-// RUN: mha-opt %s -mha-to-linalg="attention=decomposed" \
+// RUN: mha-opt %s -mha-to-linalg="attention=decomposed fuse-projections=true" \
 // RUN:   | FileCheck %s --check-prefixes=CHECK,DECOMPOSED --implicit-check-not=mha. --implicit-check-not=linalg.transpose
-// RUN: mha-opt %s -mha-to-linalg="attention=fused" \
+// RUN: mha-opt %s -mha-to-linalg="attention=fused fuse-projections=true" \
 // RUN:   | FileCheck %s --check-prefixes=CHECK,FUSED --implicit-check-not=mha. --implicit-check-not="permutation = [0, 2, 1, 3]"
 
 // Stage 1: mha.attention is expanded; the projections write heads and the
 // output projection reads them (no linalg.transpose between the token and
 // the head layout; the decomposed path has none at all, the fused one only
 // transposes its key blocks inside a tile), Q, K and V
-// are one projection by the packed weights, and both projections run as
+// are one projection by the packed weights (fuse-projections, off by
+// default), and both projections run as
 // parallel tiles (scf.forall) of named ops. Dynamic batch and sequence
 // sizes stay dynamic. Attention in between takes the path the option says.
 

@@ -9,21 +9,22 @@
 // loop (scf.parallel, then OpenMP), everything inside it is sequential, and
 // a tile allocates its running state and scratch once, before its key
 // loops: nothing is allocated per key block. Causal attention has two key
-// loops, up to the last block wholly below the diagonal and the rest.
+// loops, up to the last block wholly below the diagonal and the rest, over
+// blocks of 64 keys (the key tile is cut to divide the query tile).
 
 // LOOPS-LABEL: func.func @sdpa(
 //       LOOPS:   %[[OUT:.+]] = memref.alloc(%{{.+}}, %{{.+}}) {{.*}} : memref<?x4x?x16xf32>
 //       LOOPS:   scf.parallel (%{{.+}}, %{{.+}}, %{{.+}}) = (%c0, %c0, %c0) to (%{{.+}}, %c4, %{{.+}}) step (%c1, %c1, %c1) {
 //       LOOPS:     memref.alloc(%[[TQ:.+]]) {{.*}} : memref<?xf32>
 //       LOOPS:     memref.alloc(%[[TQ]]) {{.*}} : memref<?xf32>
-//       LOOPS:     memref.alloc() {{.*}} : memref<64x128xf32>
-//       LOOPS:     memref.alloc() {{.*}} : memref<16x128xf32>
+//       LOOPS:     memref.alloc() {{.*}} : memref<64x64xf32>
+//       LOOPS:     memref.alloc() {{.*}} : memref<16x64xf32>
 //       LOOPS:     memref.alloc() {{.*}} : memref<64xf32>
 //       LOOPS:     memref.alloc() {{.*}} : memref<64xf32>
 //   LOOPS-NOT:     memref.alloc
-//       LOOPS:     scf.for %{{.+}} = %c0 to %[[FULL:.+]] step %c128 {
+//       LOOPS:     scf.for %{{.+}} = %c0 to %[[FULL:.+]] step %c64 {
 //   LOOPS-NOT:     memref.alloc
-//       LOOPS:     scf.for %{{.+}} = %[[FULL]] to %{{.+}} step %c128 {
+//       LOOPS:     scf.for %{{.+}} = %[[FULL]] to %{{.+}} step %c64 {
 //   LOOPS-NOT:     memref.alloc
 //   LOOPS-NOT:     scf.parallel
 //       LOOPS:     memref.dealloc

@@ -137,8 +137,9 @@ cl::opt<int64_t> projectionColTile(
     cl::cat(runCategory));
 cl::opt<bool> fuseProjections(
     "fuse-projections",
-    cl::desc("Pack the projections of one input into one (default: true)"),
-    cl::init(true), cl::cat(runCategory));
+    cl::desc("Pack the projections of one input into one (copies the "
+             "weights on every call; default: false)"),
+    cl::init(false), cl::cat(runCategory));
 cl::opt<bool> foldHeadLayouts(
     "fold-head-layouts",
     cl::desc("Projections read and write heads in place (default: true)"),

@@ -7,23 +7,27 @@ import sys
 OFF = ["--fuse-projections=false", "--fold-head-layouts=false",
        "--projection-row-tile=0"]
 SCALAR = ["--vectorize=false"]
+PACKED = ["--fuse-projections=true"]
 # Each group must give the same bytes. The passes on and off are compared
 # on the scalar code: with them off, the untiled projections are not
 # vectorized, and a vector FMA rounds once where a scalar multiply-add
 # rounds twice. The vector code is compared across thread counts.
 GROUPS = {
     "scalar": {
-        "on-1": ["--threads=1"] + SCALAR,
-        "on-2": ["--threads=2"] + SCALAR,
+        "on-1": ["--threads=1"] + PACKED + SCALAR,
+        "on-2": ["--threads=2"] + PACKED + SCALAR,
         "small-tiles-2": ["--threads=2", "--projection-row-tile=8",
-                          "--projection-col-tile=8"] + SCALAR,
+                          "--projection-col-tile=8"] + PACKED + SCALAR,
+        "default-2": ["--threads=2"] + SCALAR,
         "off-1": ["--threads=1"] + OFF + SCALAR,
     },
     # Tile sizes are not compared here: a tile that does not divide its
     # loop leaves a dynamically shaped remainder, which stays scalar.
     "vector": {
-        "on-1": ["--threads=1"],
-        "on-2": ["--threads=2"],
+        "on-1": ["--threads=1"] + PACKED,
+        "on-2": ["--threads=2"] + PACKED,
+        "default-1": ["--threads=1"],
+        "default-2": ["--threads=2"],
     },
 }
 
