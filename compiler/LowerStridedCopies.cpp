@@ -28,8 +28,11 @@ namespace {
 /// Whether `type` is laid out as one contiguous row-major block (the copy
 /// then lowers to a memcpy intrinsic, no runtime call).
 bool isContiguous(MemRefType type) {
+  // finalize-memref-to-llvm takes the memcpy path for a non-identity layout
+  // only when it holds elements.
   return type.getLayout().isIdentity() ||
-         memref::isStaticShapeAndContiguousRowMajor(type);
+         (memref::isStaticShapeAndContiguousRowMajor(type) &&
+          type.getNumElements() > 0);
 }
 
 struct StridedCopyToLinalg : OpRewritePattern<memref::CopyOp> {
@@ -37,8 +40,10 @@ struct StridedCopyToLinalg : OpRewritePattern<memref::CopyOp> {
 
   LogicalResult matchAndRewrite(memref::CopyOp copy,
                                 PatternRewriter &rewriter) const override {
-    auto source = cast<MemRefType>(copy.getSource().getType());
-    auto target = cast<MemRefType>(copy.getTarget().getType());
+    auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+    auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+    if (!source || !target)
+      return rewriter.notifyMatchFailure(copy, "unranked (linalg.copy is not)");
     if (isContiguous(source) && isContiguous(target))
       return rewriter.notifyMatchFailure(copy, "lowers to a memcpy");
     rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(),

@@ -1,0 +1,294 @@
+// RUN: mha-opt %s -split-input-file -mha-vectorize | FileCheck %s
+// RUN: mha-opt %s -split-input-file -mha-vectorize="rows=4 cols=16" | FileCheck %s --check-prefix=BLOCK
+// RUN: mha-opt %s -split-input-file -mha-vectorize=max-vector-length=48 | FileCheck %s --check-prefix=LEN
+// RUN: mha-opt %s -split-input-file -mha-vectorize -canonicalize -cse | FileCheck %s --check-prefix=CANON
+// RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=rows=0 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=max-vector-length=-2 2>&1 | FileCheck %s --check-prefix=ERRLEN
+
+// ERR: error: mha-vectorize expects rows, cols and max-vector-length >= 1, got rows=0 cols=32 max-vector-length=256
+// ERRLEN: error: mha-vectorize expects rows, cols and max-vector-length >= 1, got rows=8 cols=32 max-vector-length=-2
+
+// A matmul: 8x32 blocks of C (2 row blocks x 2 column blocks), each summed
+// over k one step at a time. The block of C is read before the k loop and
+// written after it: inside, it is a vector<8x32xf32> loop value, and each
+// step is one outer product of an 8x1 column of A by a 1x32 row of B.
+// CHECK-LABEL: func.func @matmul
+//  CHECK-SAME:   (%[[A:.+]]: tensor<16x64xf32>, %[[B:.+]]: tensor<64x64xf32>, %[[C:.+]]: tensor<16x64xf32>)
+//   CHECK-DAG:   %[[C0:.+]] = arith.constant 0 : index
+//   CHECK-DAG:   %[[C1:.+]] = arith.constant 1 : index
+//   CHECK-DAG:   %[[C8:.+]] = arith.constant 8 : index
+//   CHECK-DAG:   %[[C16:.+]] = arith.constant 16 : index
+//   CHECK-DAG:   %[[C32:.+]] = arith.constant 32 : index
+//   CHECK-DAG:   %[[C64:.+]] = arith.constant 64 : index
+//       CHECK:   %[[R:.+]] = scf.for %[[I:.+]] = %[[C0]] to %[[C16]] step %[[C8]] iter_args(%[[OUT0:.+]] = %[[C]])
+//       CHECK:     scf.for %[[J:.+]] = %[[C0]] to %[[C64]] step %[[C32]] iter_args(%[[OUT1:.+]] = %[[OUT0]])
+//       CHECK:       %[[INIT:.+]] = vector.transfer_read %[[OUT1]][%[[I]], %[[J]]], %{{.+}} : tensor<16x64xf32>, vector<8x32xf32>
+//       CHECK:       %[[SUM:.+]]:2 = scf.for %[[K:.+]] = %[[C0]] to %[[C64]] step %[[C1]] iter_args(%{{.+}} = %[[OUT1]], %[[ACC:.+]] = %[[INIT]]) -> (tensor<16x64xf32>, vector<8x32xf32>)
+//   CHECK-NOT:         vector.transfer_write
+//       CHECK:         %[[COL:.+]] = vector.transfer_read %[[A]][%[[I]], %[[K]]], %{{.+}} : tensor<16x64xf32>, vector<8x1xf32>
+//       CHECK:         %[[ROW:.+]] = vector.transfer_read %[[B]][%[[K]], %[[J]]], %{{.+}} : tensor<64x64xf32>, vector<32xf32>
+//       CHECK:         %[[ROW2:.+]] = vector.broadcast %[[ROW]] : vector<32xf32> to vector<1x32xf32>
+//       CHECK:         %[[NEXT:.+]] = vector.contract {{.+}} %[[COL]], %[[ROW2]], %[[ACC]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//   CHECK-NOT:         vector.transfer_write
+//       CHECK:         scf.yield %{{.+}}, %[[NEXT]]
+//       CHECK:       vector.transfer_write %[[SUM]]#1, %[[SUM]]#0[%[[I]], %[[J]]] {{.+}} : vector<8x32xf32>, tensor<16x64xf32>
+//       CHECK:   return %[[R]]
+//   CHECK-NOT:   linalg.matmul
+// Smaller register blocks: 4 x 16.
+// BLOCK-LABEL: func.func @matmul
+//   BLOCK-DAG:   %[[C4:.+]] = arith.constant 4 : index
+//   BLOCK-DAG:   %[[C16:.+]] = arith.constant 16 : index
+//       BLOCK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C4]] iter_args
+//       BLOCK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C16]] iter_args
+//       BLOCK:       vector.transfer_read {{.+}} : tensor<16x64xf32>, vector<4x16xf32>
+//       BLOCK:       scf.for
+//       BLOCK:         vector.contract {{.+}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+// After cleanup, the k loop carries the block alone.
+// CANON-LABEL: func.func @matmul
+//       CANON:   %[[INIT:.+]] = vector.transfer_read {{.+}} : tensor<16x64xf32>, vector<8x32xf32>
+//       CANON:   %[[SUM:.+]] = scf.for %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (vector<8x32xf32>)
+//       CANON:     %[[NEXT:.+]] = vector.contract {{.+}}, %[[ACC]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//       CANON:     scf.yield %[[NEXT]] : vector<8x32xf32>
+//       CANON:   vector.transfer_write %[[SUM]], {{.+}} : vector<8x32xf32>, tensor<16x64xf32>
+func.func @matmul(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+// Attention's QK^T as a generic over (rows, k, columns): it is a matmul and
+// gets the same register blocks. The 32 columns are one block: no column
+// loop.
+// CHECK-LABEL: func.func @qk_generic
+//  CHECK-SAME:   (%[[Q:.+]]: tensor<16x8xf32>, %[[KT:.+]]: tensor<8x32xf32>, %[[S:.+]]: tensor<16x32xf32>)
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[OUT:.+]] = %[[S]])
+//       CHECK:     %[[INIT:.+]] = vector.transfer_read %[[OUT]][%[[I]], %{{.+}}], %{{.+}} : tensor<16x32xf32>, vector<8x32xf32>
+//       CHECK:     scf.for %[[K:.+]] = {{.+}} iter_args(%{{.+}} = %[[OUT]], %[[ACC:.+]] = %[[INIT]])
+//       CHECK:       %[[QC:.+]] = vector.transfer_read %[[Q]][%[[I]], %[[K]]], %{{.+}} : tensor<16x8xf32>, vector<8x1xf32>
+//       CHECK:       %[[KR:.+]] = vector.transfer_read %[[KT]][%[[K]], %{{.+}}], %{{.+}} : tensor<8x32xf32>, vector<32xf32>
+//       CHECK:       %[[KR2:.+]] = vector.broadcast %[[KR]]
+//       CHECK:       vector.contract {{.+}} %[[QC]], %[[KR2]], %[[ACC]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   return
+#q = affine_map<(d0, d1, d2) -> (d0, d1)>
+#k = affine_map<(d0, d1, d2) -> (d1, d2)>
+#s = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @qk_generic(%q: tensor<16x8xf32>, %kt: tensor<8x32xf32>, %acc: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %r = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%q, %kt : tensor<16x8xf32>, tensor<8x32xf32>) outs(%acc : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %sum = arith.addf %o, %m : f32
+    linalg.yield %sum : f32
+  } -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}
+
+// -----
+
+// The output projection's batch_reduce_matmul: the batch and k loops are both
+// innermost, around the hoisted 8x32 block, and each step is a matmul of one
+// batch's slices, so its vector.contract has one reduction dimension.
+// CHECK-LABEL: func.func @batch_reduce
+//  CHECK-SAME:   (%[[A:.+]]: tensor<4x16x8xf32>, %[[B:.+]]: tensor<4x8x32xf32>, %[[C:.+]]: tensor<16x32xf32>)
+//   CHECK-DAG:   %[[C4:.+]] = arith.constant 4 : index
+//   CHECK-DAG:   %[[C8:.+]] = arith.constant 8 : index
+//       CHECK:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %[[C8]] iter_args(%[[OUT:.+]] = %[[C]])
+//       CHECK:     %[[INIT:.+]] = vector.transfer_read %[[OUT]][%[[I]], %{{.+}}], %{{.+}} : tensor<16x32xf32>, vector<8x32xf32>
+//       CHECK:     %[[BSUM:.+]]:2 = scf.for %[[BI:.+]] = %{{.+}} to %[[C4]] step %{{.+}} iter_args(%{{.+}}, %[[BACC:.+]] = %[[INIT]])
+//       CHECK:       %[[KSUM:.+]]:2 = scf.for %[[K:.+]] = %{{.+}} to %[[C8]] step %{{.+}} iter_args(%{{.+}}, %[[ACC:.+]] = %[[BACC]])
+//       CHECK:         %[[COL:.+]] = vector.transfer_read %[[A]][%[[BI]], %[[I]], %[[K]]], %{{.+}} : tensor<4x16x8xf32>, vector<8x1xf32>
+//       CHECK:         vector.transfer_read %[[B]][%[[BI]], %[[K]], %{{.+}}], %{{.+}} : tensor<4x8x32xf32>, vector<32xf32>
+//       CHECK:         vector.contract {indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %[[COL]], %{{.+}}, %[[ACC]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//       CHECK:       scf.yield %[[KSUM]]#0, %[[KSUM]]#1
+//       CHECK:     vector.transfer_write %[[BSUM]]#1, %[[BSUM]]#0[%[[I]], %{{.+}}] {{.+}} : vector<8x32xf32>, tensor<16x32xf32>
+//   CHECK-NOT:   linalg.
+//       CHECK:   return
+func.func @batch_reduce(%a: tensor<4x16x8xf32>, %b: tensor<4x8x32xf32>, %c: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %r = linalg.batch_reduce_matmul ins(%a, %b : tensor<4x16x8xf32>, tensor<4x8x32xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}
+
+// -----
+
+// Elementwise exp: one vector<128xf32> per row, and exp is the polynomial
+// (FMAs on the vector), not a math.exp that would become a libm call per
+// element. With max-vector-length=48, rows are split into vectors of 32
+// (the largest divisor of 128 not above 48).
+// CHECK-LABEL: func.func @exp
+//  CHECK-SAME:   (%[[X:.+]]: tensor<4x128xf32>, %[[O:.+]]: tensor<4x128xf32>)
+//   CHECK-NOT:   math.exp
+//       CHECK:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[OUT:.+]] = %[[O]])
+//       CHECK:     vector.transfer_read %[[X]][%[[I]], %{{.+}}], %{{.+}} : tensor<4x128xf32>, vector<128xf32>
+//   CHECK-NOT:     math.exp
+//       CHECK:     math.fma %{{.+}} : vector<128xf32>
+//   CHECK-NOT:     math.exp
+//       CHECK:     %[[W:.+]] = vector.transfer_write %{{.+}}, %{{.+}} : vector<128xf32>, tensor<1x128xf32>
+//       CHECK:     tensor.insert_slice %[[W]] into %[[OUT]][%[[I]], 0] [1, 128] [1, 1]
+//   CHECK-NOT:   math.exp
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   return
+// LEN-LABEL: func.func @exp
+//   LEN-DAG:   %[[C32:.+]] = arith.constant 32 : index
+//   LEN-DAG:   %[[C128:.+]] = arith.constant 128 : index
+//       LEN:   scf.for
+//       LEN:     scf.for %{{.+}} = %{{.+}} to %[[C128]] step %[[C32]] iter_args
+//       LEN:       vector.transfer_read {{.+}} : tensor<4x128xf32>, vector<32xf32>
+//       LEN:       math.fma %{{.+}} : vector<32xf32>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @exp(%x: tensor<4x128xf32>, %o: tensor<4x128xf32>) -> tensor<4x128xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x128xf32>) outs(%o : tensor<4x128xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  } -> tensor<4x128xf32>
+  return %r : tensor<4x128xf32>
+}
+
+// -----
+
+// A row max: one vector.multi_reduction per row. With max-vector-length=48
+// the row is reduced 32 elements at a time into the hoisted row maximum.
+// CHECK-LABEL: func.func @row_max
+//  CHECK-SAME:   (%[[X:.+]]: tensor<4x128xf32>, %[[M:.+]]: tensor<4xf32>)
+//       CHECK:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[OUT:.+]] = %[[M]])
+//       CHECK:     %[[ROW:.+]] = vector.transfer_read %[[X]][%[[I]], %{{.+}}], %{{.+}} : tensor<4x128xf32>, vector<128xf32>
+//       CHECK:     %[[ROW2:.+]] = vector.broadcast %[[ROW]] : vector<128xf32> to vector<1x128xf32>
+//       CHECK:     %[[ACC:.+]] = vector.transfer_read %[[OUT]][%[[I]]], %{{.+}} : tensor<4xf32>, vector<1xf32>
+//       CHECK:     %[[MAX:.+]] = vector.multi_reduction <maximumf>, %[[ROW2]], %[[ACC]] [1] : vector<1x128xf32> to vector<1xf32>
+//       CHECK:     vector.transfer_write %[[MAX]], %[[OUT]][%[[I]]] {{.+}} : vector<1xf32>, tensor<4xf32>
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   return
+// LEN-LABEL: func.func @row_max
+//   LEN-DAG:   %[[C32:.+]] = arith.constant 32 : index
+//       LEN:   %[[INIT:.+]] = vector.transfer_read {{.+}} : tensor<4xf32>, vector<1xf32>
+//       LEN:   scf.for {{.+}} step %[[C32]] iter_args(%{{.+}}, %[[ACC:.+]] = %[[INIT]])
+//       LEN:     vector.transfer_read {{.+}} : tensor<4x128xf32>, vector<32xf32>
+//       LEN:     vector.multi_reduction <maximumf>, %{{.+}}, %[[ACC]] [1] : vector<1x32xf32> to vector<1xf32>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @row_max(%x: tensor<4x128xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x128xf32>) outs(%o : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maximumf %b, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A transpose moves 16x16 blocks: block (I, J) of the result is the
+// transposed block (J, I) of the source.
+// CHECK-LABEL: func.func @transpose
+//  CHECK-SAME:   (%[[X:.+]]: tensor<32x64xf32>, %[[O:.+]]: tensor<64x32xf32>)
+//   CHECK-DAG:   %[[C16:.+]] = arith.constant 16 : index
+//   CHECK-DAG:   %[[C32:.+]] = arith.constant 32 : index
+//   CHECK-DAG:   %[[C64:.+]] = arith.constant 64 : index
+//       CHECK:   scf.for %[[I:.+]] = %{{.+}} to %[[C64]] step %[[C16]] iter_args(%[[OUT0:.+]] = %[[O]])
+//       CHECK:     scf.for %[[J:.+]] = %{{.+}} to %[[C32]] step %[[C16]] iter_args(%[[OUT1:.+]] = %[[OUT0]])
+//       CHECK:       %[[BLK:.+]] = vector.transfer_read %[[X]][%[[J]], %[[I]]], %{{.+}} {in_bounds = [true, true], permutation_map = #{{.+}}} : tensor<32x64xf32>, vector<16x16xf32>
+//       CHECK:       vector.transfer_write %[[BLK]], %[[OUT1]][%[[I]], %[[J]]] {{.+}} : vector<16x16xf32>, tensor<64x32xf32>
+//   CHECK-NOT:   linalg.transpose
+//       CHECK:   return
+func.func @transpose(%x: tensor<32x64xf32>, %o: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %r = linalg.transpose ins(%x : tensor<32x64xf32>) outs(%o : tensor<64x32xf32>) permutation = [1, 0]
+  return %r : tensor<64x32xf32>
+}
+
+// -----
+
+// Dynamic shapes are left to convert-linalg-to-loops.
+// CHECK-LABEL: func.func @negative_dynamic_matmul
+//   CHECK-NOT:   vector.
+//   CHECK-NOT:   scf.for
+//       CHECK:   linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<?x64xf32>, tensor<64x64xf32>) outs(%{{.+}} : tensor<?x64xf32>)
+//   CHECK-NOT:   vector.
+//       CHECK:   return
+func.func @negative_dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x64xf32>) outs(%c : tensor<?x64xf32>) -> tensor<?x64xf32>
+  return %r : tensor<?x64xf32>
+}
+
+// -----
+
+// A generic that reads an i1 mask stays scalar (a vector of i1 would read
+// packed bits from a buffer of bytes).
+// CHECK-LABEL: func.func @negative_bool_mask
+//   CHECK-NOT:   vector.
+//   CHECK-NOT:   scf.for
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<4x128xi1>, tensor<4x128xf32>)
+//       CHECK:     arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+//   CHECK-NOT:   vector.
+//       CHECK:   return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @negative_bool_mask(%m: tensor<4x128xi1>, %x: tensor<4x128xf32>, %o: tensor<4x128xf32>) -> tensor<4x128xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %x : tensor<4x128xi1>, tensor<4x128xf32>) outs(%o : tensor<4x128xf32>) {
+  ^bb0(%c: i1, %a: f32, %b: f32):
+    %ninf = arith.constant 0xFF800000 : f32
+    %s = arith.select %c, %a, %ninf : f32
+    linalg.yield %s : f32
+  } -> tensor<4x128xf32>
+  return %r : tensor<4x128xf32>
+}
+
+// -----
+
+// A reduction whose accumulator is used twice (select(c, max(acc, x), acc))
+// is not a plain combiner: it stays scalar.
+// CHECK-LABEL: func.func @negative_select_reduction
+//   CHECK-NOT:   vector.
+//   CHECK-NOT:   scf.for
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     iterator_types = ["parallel", "reduction"]
+//       CHECK:   ^bb0(%{{.+}}: f32, %[[V:.+]]: f32, %[[ACC:.+]]: f32):
+//       CHECK:     %[[MAX:.+]] = arith.maximumf %[[ACC]], %[[V]] : f32
+//       CHECK:     %[[SEL:.+]] = arith.select %{{.+}}, %[[MAX]], %[[ACC]] : f32
+//       CHECK:     linalg.yield %[[SEL]] : f32
+//   CHECK-NOT:   vector.
+//       CHECK:   return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @negative_select_reduction(%c: tensor<4x128xf32>, %x: tensor<4x128xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%c, %x : tensor<4x128xf32>, tensor<4x128xf32>) outs(%o : tensor<4xf32>) {
+  ^bb0(%f: f32, %a: f32, %acc: f32):
+    %zero = arith.constant 0.0 : f32
+    %keep = arith.cmpf ogt, %f, %zero : f32
+    %m = arith.maximumf %acc, %a : f32
+    %s = arith.select %keep, %m, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// An elementwise step of the decomposed path over [B, H, T, S] (4 loops)
+// stays a scalar generic; its exp still becomes the polynomial.
+// CHECK-LABEL: func.func @negative_four_loops
+//   CHECK-NOT:   vector.
+//   CHECK-NOT:   scf.for
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+//  CHECK-SAME:     ins(%{{.+}} : tensor<1x2x4x8xf32>) outs(%{{.+}} : tensor<1x2x4x8xf32>)
+//   CHECK-NOT:     math.exp
+//       CHECK:     math.fma %{{.+}} : f32
+//   CHECK-NOT:   vector.
+//       CHECK:   return
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @negative_four_loops(%x: tensor<1x2x4x8xf32>, %o: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x2x4x8xf32>) outs(%o : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  } -> tensor<1x2x4x8xf32>
+  return %r : tensor<1x2x4x8xf32>
+}
