@@ -57,8 +57,10 @@ struct AttentionPathChoice {
 
 /// The fewest scores per head (T·S) for which `auto` picks the fused path:
 /// below it, the fused path's fixed costs (a parallel region, a tile's
-/// setup) outweigh what it saves (measured on 2 cores, docs/pipeline.md).
-constexpr int64_t kAutoFusedMinScores = 1024;
+/// setup) outweigh what it saves. Vectorized, the fused path wins from
+/// T·S = 16 on (T=1, S=16 and T=S=4), the decomposed one at T·S <= 8
+/// (measured on 2 cores, docs/pipeline.md).
+constexpr int64_t kAutoFusedMinScores = 16;
 
 /// Applies `mode` to an attention of `shape`: a forced path as asked, and
 /// for `Auto` the fused path when the query or key length is dynamic (the

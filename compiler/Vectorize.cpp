@@ -66,9 +66,8 @@ bool hasPlainReductions(linalg::LinalgOp op) {
     if (!acc.hasOneUse())
       return false;
     Operation *combiner = *acc.getUsers().begin();
-    if (!isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
-             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(
-            combiner) ||
+    if (!isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
+             arith::MaxNumFOp, arith::MinNumFOp>(combiner) ||
         yield.getOperand(index) != combiner->getResult(0))
       return false;
   }
@@ -132,8 +131,8 @@ registerTileSizes(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
 
 /// Rewrites a batch_reduce_matmul over one static batch into the matmul of
 /// that batch's slices.
-FailureOr<linalg::MatmulOp>
-batchOfOneToMatmul(RewriterBase &rewriter, linalg::BatchReduceMatmulOp op) {
+FailureOr<linalg::MatmulOp> batchOfOneToMatmul(RewriterBase &rewriter,
+                                               linalg::BatchReduceMatmulOp op) {
   auto lhsType = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
   auto rhsType = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
   if (!lhsType || !rhsType || !lhsType.hasStaticShape() ||
@@ -153,9 +152,9 @@ batchOfOneToMatmul(RewriterBase &rewriter, linalg::BatchReduceMatmulOp op) {
   };
   Value lhs = dropBatch(op.getDpsInputs()[0], lhsType);
   Value rhs = dropBatch(op.getDpsInputs()[1], rhsType);
-  auto matmul = linalg::MatmulOp::create(rewriter, op.getLoc(),
-                                         op->getResultTypes(),
-                                         ValueRange{lhs, rhs}, op.getDpsInits());
+  auto matmul =
+      linalg::MatmulOp::create(rewriter, op.getLoc(), op->getResultTypes(),
+                               ValueRange{lhs, rhs}, op.getDpsInits());
   rewriter.replaceOp(op, matmul->getResults());
   return matmul;
 }
@@ -273,9 +272,9 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateSinkVectorOpsPatterns(patterns);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-    populateMathPolynomialApproximationPatterns(
-        patterns,
-        [](StringRef name) { return name == "math.exp" || name == "exp"; });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == "math.exp" || name == "exp";
+    });
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
 

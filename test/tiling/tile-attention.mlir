@@ -58,10 +58,10 @@
 //       CHECK:       tensor.parallel_insert_slice %[[NORM]] into %[[OUT]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 6] [1, 1, 1, 1] : tensor<16x6xf32> into tensor<2x4x32x6xf32>
 //       CHECK:   return %[[RES]]
 
-// T*S = 32*16 < 1024: the rule keeps small attention decomposed.
+// T*S = 32*16 >= 16: the rule picks the fused path.
 // AUTO-LABEL: func.func @tile_static(
-//       AUTO:   mha.sdpa
-//   AUTO-NOT:   scf.forall
+//   AUTO-NOT:   mha.sdpa
+//       AUTO:   scf.forall
 //       AUTO:   return
 
 // KEEP-LABEL: func.func @tile_static(
@@ -71,6 +71,20 @@
 func.func @tile_static(%q: tensor<2x4x32x8xf32>, %k: tensor<2x4x16x8xf32>, %v: tensor<2x4x16x6xf32>) -> tensor<2x4x32x6xf32> {
   %o = mha.sdpa %q, %k, %v : (tensor<2x4x32x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x6xf32>) -> tensor<2x4x32x6xf32>
   return %o : tensor<2x4x32x6xf32>
+}
+
+// -----
+
+// T*S = 2*4 < 16: the rule keeps tiny attention decomposed.
+// AUTO-LABEL: func.func @negative_tiny_auto(
+//       AUTO:   mha.sdpa
+//   AUTO-NOT:   scf.forall
+//       AUTO:   return
+// KEEP-LABEL: func.func @negative_tiny_auto(
+//       KEEP:   mha.sdpa
+func.func @negative_tiny_auto(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x2x8xf32> {
+  %o = mha.sdpa %q, %k, %v : (tensor<1x2x2x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x2x8xf32>
+  return %o : tensor<1x2x2x8xf32>
 }
 
 // -----
@@ -118,7 +132,7 @@ func.func @tile_static(%q: tensor<2x4x32x8xf32>, %k: tensor<2x4x16x8xf32>, %v: t
 //       CHECK:       scf.yield
 //       CHECK:     linalg.generic {{.*}} ins(%[[DIAG]]#1 : tensor<?xf32>) outs(%[[DIAG]]#2 : tensor<?x8xf32>)
 
-// T*S = 37*37 >= 1024: the rule picks the fused path.
+// T*S = 37*37 >= 16: the rule picks the fused path.
 // AUTO-LABEL: func.func @tile_causal_remainder(
 //   AUTO-NOT:   mha.sdpa
 //       AUTO:   scf.forall
@@ -187,10 +201,10 @@ func.func @tile_dynamic_gqa_mask(%q: tensor<?x4x?x8xf32>, %k: tensor<?x2x?x8xf32
 //       CHECK:     bufferization.alloc_tensor() : tensor<5x8xf32>
 //       CHECK:     scf.for
 
-// A dynamic batch does not matter to the rule: T*S = 5*11 < 1024.
+// A dynamic batch does not matter to the rule: T*S = 5*11 >= 16.
 // AUTO-LABEL: func.func @tile_mask_dynamic_batch(
-//       AUTO:   mha.sdpa
-//   AUTO-NOT:   scf.forall
+//   AUTO-NOT:   mha.sdpa
+//       AUTO:   scf.forall
 //       AUTO:   return
 func.func @tile_mask_dynamic_batch(%q: tensor<?x2x5x8xf32>, %k: tensor<?x2x11x8xf32>, %v: tensor<?x2x11x8xf32>, %m: tensor<?x5x11xi1>) -> tensor<?x2x5x8xf32> {
   %o = mha.sdpa %q, %k, %v mask(%m) : (tensor<?x2x5x8xf32>, tensor<?x2x11x8xf32>, tensor<?x2x11x8xf32>, tensor<?x5x11xi1>) -> tensor<?x2x5x8xf32>
