@@ -80,7 +80,22 @@ run: build
 # Our layer against tuned PyTorch and a NumPy GEMM ceiling, same run
 # (README.md, "Performance"); e.g. BENCH_ARGS=--quick for a fast check.
 BENCH_ARGS ?=
+# The benchmark's peers need a tuned BLAS: NumPy (the GEMM ceiling) and
+# PyTorch use whatever libblas.so.3 points at, and Debian's reference BLAS
+# is no yardstick. python3-torch is optional (large): without it the table
+# has our figures and the ceiling only.
+BENCH_PACKAGES := python3-numpy libopenblas0-pthread
+
 bench: build
+	@missing=""; \
+	for p in $(BENCH_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make bench: installing$$missing"; \
+	  $(SUDO) apt-get update && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $$missing; \
+	fi
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
 
 clean:
