@@ -71,8 +71,11 @@ llvm::Error emitObjectFile(mlir::ModuleOp module, llvm::StringRef cpu,
     return llvm::createStringError("cannot translate the graph to LLVM IR");
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
   llvmModule->setDataLayout((*machine)->createDataLayout());
+  // Functions with local linkage (OpenMP's outlined regions) are not
+  // visible outside the object anyway, and LLVM requires them to keep the
+  // default visibility.
   for (llvm::Function &function : *llvmModule)
-    if (!function.isDeclaration() &&
+    if (!function.isDeclaration() && !function.hasLocalLinkage() &&
         !llvm::is_contained(exported, function.getName()))
       function.setVisibility(llvm::GlobalValue::HiddenVisibility);
 
