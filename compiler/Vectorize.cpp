@@ -15,7 +15,9 @@
 // - every other op keeps its last dimension whole (one vector along it)
 //   and is tiled by 1 in the others.
 //
-// Ops with dynamic shapes stay scalar: convert-linalg-to-loops lowers them.
+// What is not vectorized stays for convert-linalg-to-loops: ops with dynamic
+// shapes, ops on boolean masks, reductions whose body is not one combining
+// op, and generics over more than three loops (the decomposed path).
 //
 //===----------------------------------------------------------------------===//
 
