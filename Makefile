@@ -25,16 +25,22 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 all: build
 
-deps:
+# $(call install-missing,TARGET,PACKAGES): apt-get installs those of
+# PACKAGES that are not installed yet (after an update), and nothing else.
+define install-missing
 	@missing=""; \
-	for p in $(PACKAGES); do \
+	for p in $(2); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "make deps: installing$$missing"; \
+	  echo "make $(1): installing$$missing"; \
 	  $(SUDO) apt-get update && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call install-missing,deps,$(PACKAGES))
 
 CMAKE_FLAGS = -G Ninja \
 	  -DCMAKE_C_COMPILER=$(LLVM_PREFIX)/bin/clang \
@@ -87,15 +93,7 @@ BENCH_ARGS ?=
 BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 
 bench: build
-	@missing=""; \
-	for p in $(BENCH_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "make bench: installing$$missing"; \
-	  $(SUDO) apt-get update && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $$missing; \
-	fi
+	$(call install-missing,bench,$(BENCH_PACKAGES))
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
 
 clean:

@@ -267,18 +267,21 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
         return arith::AddFOp::create(nb, nloc, args[2], product).getResult();
       });
 
-  // m_new = max(m, max over allowed j of S·scale), starting from m.
-  Value newMax = slice(b, loc, state.newMax, {zero}, {rows});
-  newMax = linalg::CopyOp::create(b, loc, state.max, newMax).getResult(0);
+  // blockMax = max over allowed j of S·scale, from -inf. It does not start
+  // from m: the vectorizer's canonicalization would fold a copy of m away
+  // and update m in place while its old value is still read below, which
+  // bufferization could only resolve with a buffer per key block.
   Value minusInf = ops.minusInfinity();
+  Value blockMax = slice(b, loc, state.newMax, {zero}, {rows});
+  blockMax = ops.fill(minusInf, blockMax);
   SmallVector<Value> maxInputs = {scores};
   llvm::append_range(maxInputs, maskInput);
   SmallVector<AffineMap> maxMaps = {ops.map(2, {0, 1})};
   if (mask)
     maxMaps.push_back(ops.map(2, {0, 1}));
   maxMaps.push_back(ops.map(2, {0}));
-  newMax = ops.generic(
-      maxInputs, newMax, maxMaps, {kPar, kRed},
+  blockMax = ops.generic(
+      maxInputs, blockMax, maxMaps, {kPar, kRed},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         // A key that is not allowed counts as -inf, so the body stays a
         // plain max-reduction that the vectorizer recognizes.
@@ -289,23 +292,30 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
             .getResult();
       });
 
-  // corr = m == m_new ? 1 : exp(m - m_new); then m = m_new.
+  // m_new = max(m, blockMax); corr = m == m_new ? 1 : exp(m - m_new).
   Value correction = slice(b, loc, state.correction, {zero}, {rows});
   correction = ops.generic(
-      {state.max, newMax}, correction,
+      {state.max, blockMax}, correction,
       {ops.map(1, {0}), ops.map(1, {0}), ops.map(1, {0})}, {kPar},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value newMax = arith::MaximumFOp::create(nb, nloc, args[0], args[1]);
         Value same = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
-                                           args[0], args[1]);
-        Value diff = arith::SubFOp::create(nb, nloc, args[0], args[1]);
+                                           args[0], newMax);
+        Value diff = arith::SubFOp::create(nb, nloc, args[0], newMax);
         Value rescale = math::ExpOp::create(nb, nloc, diff);
         return arith::SelectOp::create(nb, nloc, same, oneF, rescale)
             .getResult();
       });
-  Value max = linalg::CopyOp::create(b, loc, newMax, state.max).getResult(0);
+  // Then m = m_new, element by element in place.
+  Value max =
+      ops.generic({blockMax}, state.max, {ops.map(1, {0}), ops.map(1, {0})},
+                  {kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return arith::MaximumFOp::create(nb, nloc, args[1], args[0])
+                        .getResult();
+                  });
 
   // P = allowed ? exp(S·scale - m_new) : 0, over S.
-  SmallVector<Value> expInputs = {newMax};
+  SmallVector<Value> expInputs = {max};
   llvm::append_range(expInputs, maskInput);
   SmallVector<AffineMap> expMaps = {ops.map(2, {0})};
   if (mask)
@@ -353,7 +363,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   next.scores =
       unslice(b, loc, weights, state.scores, {zero, zero}, {rows, numKeys});
   next.keysT = unslice(b, loc, keysT, state.keysT, {zero, zero}, {dk, numKeys});
-  next.newMax = unslice(b, loc, newMax, state.newMax, {zero}, {rows});
+  next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
   next.correction =
       unslice(b, loc, correction, state.correction, {zero}, {rows});
   return next;

@@ -79,11 +79,6 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
-  // Vectorized, the online softmax's copy of its running max into scratch
-  // folds away (a write read back at once), so the new max is computed in
-  // place of the old one that is still read: the key loop then carries a
-  // fresh 1-D buffer per block (one row of floats) instead of failing.
-  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // A tile written back to the scratch it was sliced from bufferizes to a
   // copy between two identical subviews: CSE makes them one value and the

@@ -57,9 +57,10 @@ int64_t largestDivisorAtMost(int64_t extent, int64_t limit) {
 }
 
 /// Whether each reduction of `op` folds its accumulator with one
-/// combining op whose result is yielded as is. linalg::vectorize accepts
-/// other bodies too (`select(c, max(acc, x), acc)`) but miscompiles them, so
-/// those stay scalar.
+/// combining op whose result is yielded as is: the form whose vector code
+/// (a vector.multi_reduction of that kind) is known. Other bodies, such as
+/// `select(c, max(acc, x), acc)`, stay scalar; the lowering writes masked
+/// reductions in the plain form instead (`max(acc, select(c, x, -inf))`).
 bool hasPlainReductions(linalg::LinalgOp op) {
   if (op.getNumReductionLoops() == 0)
     return true;
@@ -274,9 +275,8 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateSinkVectorOpsPatterns(patterns);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name == "math.exp" || name == "exp";
-    });
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) { return name == "math.exp"; });
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
 

@@ -34,15 +34,17 @@
 //       CHECK:       %[[KT:.+]] = linalg.transpose ins(%[[KBLK]] : tensor<8x8xf32>) outs(%{{.+}} : tensor<8x8xf32>) permutation = [1, 0]
 //       CHECK:       %[[ZS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16x8xf32>)
 //       CHECK:       %[[S:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[QT]], %[[KT]] : tensor<16x8xf32>, tensor<8x8xf32>) outs(%[[ZS]] : tensor<16x8xf32>)
-//       CHECK:       %[[MCOPY:.+]] = linalg.copy ins(%[[M]] : tensor<16xf32>)
-//       CHECK:       %[[MNEW:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<16x8xf32>) outs(%[[MCOPY]] : tensor<16xf32>)
+//       CHECK:       %[[MINIT:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16xf32>)
+//       CHECK:       %[[MBLK:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<16x8xf32>) outs(%[[MINIT]] : tensor<16xf32>)
 //       CHECK:         arith.maximumf
-//       CHECK:       %[[CORR:.+]] = linalg.generic {{.*}} ins(%[[M]], %[[MNEW]] : tensor<16xf32>, tensor<16xf32>)
-//       CHECK:         %[[SAME:.+]] = arith.cmpf oeq
+//       CHECK:       %[[CORR:.+]] = linalg.generic {{.*}} ins(%[[M]], %[[MBLK]] : tensor<16xf32>, tensor<16xf32>)
+//       CHECK:         %[[MNEW:.+]] = arith.maximumf
+//       CHECK:         %[[SAME:.+]] = arith.cmpf oeq, %{{.+}}, %[[MNEW]]
 //       CHECK:         %[[RESCALE:.+]] = math.exp
 //       CHECK:         arith.select %[[SAME]], %{{.+}}, %[[RESCALE]] : f32
-//       CHECK:       %[[MOUT:.+]] = linalg.copy ins(%[[MNEW]] : tensor<16xf32>) outs(%[[M]] : tensor<16xf32>)
-//       CHECK:       %[[P:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%[[MNEW]] : tensor<16xf32>) outs(%[[S]] : tensor<16x8xf32>)
+//       CHECK:       %[[MOUT:.+]] = linalg.generic {{.*}} ins(%[[MBLK]] : tensor<16xf32>) outs(%[[M]] : tensor<16xf32>)
+//       CHECK:         arith.maximumf
+//       CHECK:       %[[P:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%[[MOUT]] : tensor<16xf32>) outs(%[[S]] : tensor<16x8xf32>)
 //       CHECK:         math.exp
 //       CHECK:       %[[LC:.+]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<16xf32>) outs(%[[L]] : tensor<16xf32>)
 //       CHECK:       %[[LOUT:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<16x8xf32>) outs(%[[LC]] : tensor<16xf32>)
