@@ -117,7 +117,7 @@ def main():
                         "(default: %(default)s)")
     parser.add_argument("--run-arg", action="append", default=[],
                         help="extra argument for every mha-run call, e.g. "
-                        "--run-arg=--pipeline-options=fuse-projections=false")
+                        "--run-arg=--fuse-projections=true")
     args = parser.parse_args()
 
     shapes = args.shape or [parse_shape(s) for s in
