@@ -77,6 +77,11 @@ void populateAttentionWeightsToLinalgPatterns(RewritePatternSet &patterns);
 /// `function`: `<function>_attention_weights`.
 std::string getAttentionWeightsFunctionName(llvm::StringRef function);
 
+/// The name of the `index`th function that `mha-prepare-weights` splits off
+/// `function`: `<function>_prepare<index>`.
+std::string getPreparedWeightsFunctionName(llvm::StringRef function,
+                                           unsigned index);
+
 /// Adds the pattern that rewrites a memref.copy between buffers that are not
 /// both contiguous into linalg.copy (`mha-lower-strided-copies`).
 void populateLowerStridedCopiesPatterns(RewritePatternSet &patterns);

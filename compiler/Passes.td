@@ -103,12 +103,33 @@ def MhaFuseProjections : Pass<"mha-fuse-projections", "func::FuncOp"> {
 
     The packed weight is a `tensor.concat` of the original weights. When
     those are function arguments, as in every graph mha-gen writes, the
-    concatenation runs on every call: a copy of the weights per call, small
-    next to the contraction, which reads them anyway. Packing the weights
-    once per compiled graph needs them as constants or a one-time
-    initializer, which this pass does not assume.
+    concatenation runs on every call, unless `mha-prepare-weights` moves it
+    into a function that a runtime calls once (mha-run does).
   }];
   let dependentDialects = ["arith::ArithDialect", "tensor::TensorDialect"];
+}
+
+def MhaPrepareWeights : Pass<"mha-prepare-weights", "ModuleOp"> {
+  let summary = "Compute what depends only on the weights once, in functions "
+                "of its own";
+  let description = [{
+    A weight is a function argument that reaches only weight and bias
+    operands of mha ops (through ops outside the mha dialect). Each value
+    that pure ops compute from weights and constants alone, and that the
+    rest of the function reads (typically the `tensor.concat` of
+    `mha-fuse-projections`), is moved into a new public function
+    `@<name>_prepare<i>` with the same arguments, which returns it
+    flattened to a 1-D f32 tensor. `@<name>` gets that tensor as a new last
+    argument (named `<name>_prepare<i>`) and reshapes it back; the ops that
+    only computed it are erased. Views (`expand_shape`, `extract_slice`, ...)
+    stay in place, since they cost nothing.
+
+    A runtime calls the prepare functions once after compiling and passes
+    their results to every call, so the weights are packed once per
+    compiled graph, not per call. Values with a dynamic shape or another
+    element type stay where they are.
+  }];
+  let dependentDialects = ["func::FuncDialect", "tensor::TensorDialect"];
 }
 
 def MhaTileProjections : Pass<"mha-tile-projections", "func::FuncOp"> {

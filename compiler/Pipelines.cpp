@@ -23,18 +23,13 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::mha;
 
-void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
+/// The rest of `mha-to-linalg`: attention tiled, everything lowered to
+/// linalg, projections tiled.
+static void buildTilingAndLinalgPipeline(OpPassManager &pm,
                                          const MhaPipelineOptions &options) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  funcPm.addPass(createMhaExpand());
-  funcPm.addPass(createCanonicalizerPass());
-  // Projections write and read the head layout in place and those of one
-  // input are packed into one, before attention sees their results.
-  if (options.foldHeadLayouts)
-    funcPm.addPass(createMhaFoldHeadLayouts());
-  if (options.fuseProjections)
-    funcPm.addPass(createMhaFuseProjections());
   // The attention that takes the fused path is tiled before the rest is
   // lowered; mha-lower-to-linalg decomposes the mha.sdpa ops left.
   if (options.attention != AttentionMode::Decomposed) {
@@ -57,6 +52,24 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
   }
+}
+
+void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
+                                         const MhaPipelineOptions &options) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createMhaExpand());
+  funcPm.addPass(createCanonicalizerPass());
+  // Projections write and read the head layout in place and those of one
+  // input are packed into one, before attention sees their results.
+  if (options.foldHeadLayouts)
+    funcPm.addPass(createMhaFoldHeadLayouts());
+  if (options.fuseProjections)
+    funcPm.addPass(createMhaFuseProjections());
+  // What the weights alone determine is computed once, by functions of its
+  // own; the passes below lower those functions too.
+  if (options.prepareWeights)
+    pm.addPass(createMhaPrepareWeights());
+  buildTilingAndLinalgPipeline(pm, options);
 }
 
 void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,

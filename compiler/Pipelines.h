@@ -50,13 +50,22 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
       llvm::cl::desc("Projections read and write heads in place"),
       llvm::cl::init(true)};
   /// Pack the projections of one input (`mha-fuse-projections`). Off by
-  /// default: the packed weights are a copy made on every call, which costs
-  /// more than one larger contraction saves once the projections are
-  /// vectorized (docs/projections.md, "Is packing worth it").
+  /// default here: without prepare-weights the packed weights are a copy
+  /// made on every call, which costs more than one larger contraction saves
+  /// (docs/projections.md, "Is packing worth it"). mha-run turns both on.
   Option<bool> fuseProjections{
       *this, "fuse-projections",
       llvm::cl::desc("One packed projection per input (Q/K/V; copies the "
-                     "weights on every call)"),
+                     "weights on every call unless prepare-weights)"),
+      llvm::cl::init(false)};
+  /// Split what depends on the weights alone into prepare functions
+  /// (`mha-prepare-weights`). It adds arguments to the layer, so only a
+  /// runtime that calls the prepare functions can ask for it.
+  Option<bool> prepareWeights{
+      *this, "prepare-weights",
+      llvm::cl::desc("Compute the packed weights once, in functions "
+                     "<name>_prepare<i> whose results the layer takes as "
+                     "extra arguments"),
       llvm::cl::init(false)};
   /// Rows per parallel tile of the projections (`mha-tile-projections`);
   /// 0 with projection-col-tile=0 leaves the projections sequential.

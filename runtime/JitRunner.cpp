@@ -2,6 +2,8 @@
 
 #include "runtime/JitRunner.h"
 
+#include "compiler/Passes.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -158,22 +160,57 @@ CompiledFunction::bind(std::shared_ptr<mlir::ExecutionEngine> engine,
   std::unique_ptr<CompiledFunction> function(new CompiledFunction());
   function->engine = std::move(engine);
   function->resultRank = resultRank;
+  function->entry = entry.str();
   auto packed = function->engine->lookupPacked(("_mlir_ciface_" + entry).str());
   if (!packed)
     return packed.takeError();
   function->packed = *packed;
+  function->unprepared = function->hasPrepareFunction(0);
   return function;
+}
+
+bool CompiledFunction::hasPrepareFunction(unsigned index) const {
+  std::string name = mlir::mha::getPreparedWeightsFunctionName(entry, index);
+  auto found = engine->lookupPacked("_mlir_ciface_" + name);
+  if (found)
+    return true;
+  llvm::consumeError(found.takeError());
+  return false;
+}
+
+llvm::Expected<unsigned>
+CompiledFunction::prepare(llvm::ArrayRef<const NpyArray *> inputs) {
+  prepared.clear();
+  unsigned count = 0;
+  for (; hasPrepareFunction(count); ++count) {
+    auto function =
+        bind(engine, mlir::mha::getPreparedWeightsFunctionName(entry, count),
+             /*resultRank=*/1);
+    if (!function)
+      return function.takeError();
+    auto result = (*function)->call(inputs);
+    if (!result)
+      return result.takeError();
+    prepared.push_back(std::move(*result));
+  }
+  unprepared = false;
+  return count;
 }
 
 llvm::Expected<NpyArray>
 CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
   // The C interface takes a pointer to each descriptor, the result's first;
   // the packed wrapper takes a pointer to each of those pointers.
+  if (unprepared)
+    return createStringError(llvm::formatv(
+        "@{0} takes prepared weights: call prepare() first", entry));
   MemRefDescriptor result(resultRank);
   std::vector<MemRefDescriptor> arguments;
-  arguments.reserve(inputs.size());
+  arguments.reserve(inputs.size() + prepared.size());
   for (const NpyArray *input : inputs)
     arguments.push_back(MemRefDescriptor::describe(*input));
+  for (const NpyArray &input : prepared)
+    arguments.push_back(MemRefDescriptor::describe(input));
   std::vector<void *> pointers;
   pointers.push_back(result.address());
   for (MemRefDescriptor &argument : arguments)

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mha {
 namespace runtime {
@@ -37,6 +38,15 @@ public:
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   sibling(llvm::StringRef entry, int64_t resultRank) const;
 
+  /// Calls the prepare functions that `mha-prepare-weights` split off
+  /// (`<entry>_prepare0`, `<entry>_prepare1`, ..., each returning a flat
+  /// float32 buffer) once on `inputs`, and keeps their results: every later
+  /// `call` passes them after its own inputs, which must hold the same
+  /// weights. Returns how many there were (0 for a graph compiled without
+  /// that pass). A function that has any must be prepared before it is
+  /// called.
+  llvm::Expected<unsigned> prepare(llvm::ArrayRef<const NpyArray *> inputs);
+
   /// Calls the function on `inputs` (in argument order) and returns its
   /// result as a float32 array. If the compiled code cannot allocate a
   /// buffer, the process prints `error: ... out of memory` and exits with
@@ -46,6 +56,9 @@ public:
 private:
   CompiledFunction() = default;
 
+  /// Whether the module has `<entry>_prepare<index>`.
+  bool hasPrepareFunction(unsigned index) const;
+
   /// The function `entry` of `engine`.
   static llvm::Expected<std::unique_ptr<CompiledFunction>>
   bind(std::shared_ptr<mlir::ExecutionEngine> engine, llvm::StringRef entry,
@@ -53,8 +66,13 @@ private:
 
   /// Shared by the functions of one module, which live as long as it does.
   std::shared_ptr<mlir::ExecutionEngine> engine;
+  std::string entry;
   void (*packed)(void **) = nullptr;
   int64_t resultRank = 0;
+  /// The prepare functions' results once `prepare` ran, passed after the
+  /// inputs of every call; `unprepared` while it has not.
+  std::vector<NpyArray> prepared;
+  bool unprepared = false;
 };
 
 } // namespace runtime

@@ -8,6 +8,10 @@ OFF = ["--fuse-projections=false", "--fold-head-layouts=false",
        "--projection-row-tile=0"]
 SCALAR = ["--vectorize=false"]
 PACKED = ["--fuse-projections=true"]
+# The packed weights made once, before the first call (mha-run's default),
+# or by the layer itself on every call.
+PER_CALL = ["--prepare-weights=false"]
+SEPARATE = ["--fuse-projections=false"]
 # Each group must give the same bytes. The passes on and off are compared
 # on the scalar code: with them off, the untiled projections are not
 # vectorized, and a vector FMA rounds once where a scalar multiply-add
@@ -19,6 +23,8 @@ GROUPS = {
         "small-tiles-2": ["--threads=2", "--projection-row-tile=8",
                           "--projection-col-tile=8"] + PACKED + SCALAR,
         "default-2": ["--threads=2"] + SCALAR,
+        "per-call-2": ["--threads=2"] + PACKED + PER_CALL + SCALAR,
+        "separate-2": ["--threads=2"] + SEPARATE + SCALAR,
         "off-1": ["--threads=1"] + OFF + SCALAR,
     },
     # Tile sizes are not compared here: a tile that does not divide its
@@ -28,6 +34,9 @@ GROUPS = {
         "on-2": ["--threads=2"] + PACKED,
         "default-1": ["--threads=1"],
         "default-2": ["--threads=2"],
+        "per-call-2": ["--threads=2"] + PACKED + PER_CALL,
+        "separate-1": ["--threads=1"] + SEPARATE,
+        "separate-2": ["--threads=2"] + SEPARATE,
     },
 }
 
