@@ -415,6 +415,12 @@ def main():
                         help="OPENBLAS_CORETYPE of PyTorch and NumPy; '' for "
                         "the library's own choice (default: SkylakeX with "
                         "AVX-512, Haswell with AVX2)")
+    parser.add_argument("--torch-heap-reuse", action="store_true",
+                        help="let glibc keep PyTorch's and NumPy's freed "
+                        "blocks up to 32 MiB instead of unmapping them: the "
+                        "nearest thing to the buffer cache that mha-run's "
+                        "compiled code has (runtime/BufferCache.h), to see "
+                        "how much of the speed-up that is")
     parser.add_argument("--python", default="/usr/bin/python3",
                         help="the Python with torch and numpy "
                         "(default: %(default)s)")
@@ -454,6 +460,9 @@ def main():
     tuned = {"OMP_WAIT_POLICY": "passive"}
     if coretype:
         tuned["OPENBLAS_CORETYPE"] = coretype
+    if args.torch_heap_reuse:
+        tuned["GLIBC_TUNABLES"] = ("glibc.malloc.mmap_threshold=33554432:"
+                                   "glibc.malloc.trim_threshold=1073741824")
     env = dict(os.environ, **tuned, OPENBLAS_NUM_THREADS=str(args.threads),
                OMP_NUM_THREADS=str(args.threads))
 

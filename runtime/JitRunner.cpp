@@ -3,6 +3,7 @@
 #include "runtime/JitRunner.h"
 
 #include "compiler/Passes.h"
+#include "runtime/BufferCache.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -79,20 +80,23 @@ private:
   std::_Exit(2);
 }
 
-/// The allocation functions the compiled code calls instead of libc's.
+/// The allocation functions the compiled code calls instead of libc's: its
+/// large buffers are reused from call to call (BufferCache.h).
 void *checkedMalloc(size_t bytes) {
-  void *pointer = std::malloc(bytes);
+  void *pointer = buffer_cache::allocate(bytes, /*alignment=*/0);
   if (!pointer && bytes != 0)
     outOfMemory(bytes);
   return pointer;
 }
 
 void *checkedAlignedAlloc(size_t alignment, size_t bytes) {
-  void *pointer = std::aligned_alloc(alignment, bytes);
+  void *pointer = buffer_cache::allocate(bytes, alignment);
   if (!pointer && bytes != 0)
     outOfMemory(bytes);
   return pointer;
 }
+
+void cachedFree(void *pointer) { buffer_cache::release(pointer); }
 
 /// True if `pointer` lies inside the buffer of one of `inputs`: the compiled
 /// code returned an input instead of a buffer of its own.
@@ -144,6 +148,8 @@ CompiledFunction::create(mlir::ModuleOp module, llvm::StringRef entry,
     symbols[interner("aligned_alloc")] = {
         llvm::orc::ExecutorAddr::fromPtr(&checkedAlignedAlloc),
         llvm::JITSymbolFlags::Exported};
+    symbols[interner("free")] = {llvm::orc::ExecutorAddr::fromPtr(&cachedFree),
+                                 llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   return bind(std::move(*engine), entry, resultRank);
@@ -257,8 +263,9 @@ CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
       index[i] = 0;
     }
   }
-  // The caller owns a buffer the function allocated (malloc), not an input.
+  // The caller owns a buffer the function allocated, not an input; the next
+  // call will allocate the same.
   if (!pointsIntoInputs(result.allocated(), inputs))
-    std::free(result.allocated());
+    buffer_cache::release(result.allocated());
   return output;
 }

@@ -1,0 +1,80 @@
+//===- BufferCacheTest.cpp - Tests of the compiled code's buffer cache ----===//
+//
+// A released block comes back for the next allocation of the same size and
+// alignment, never for another size or alignment; small blocks and blocks
+// beyond the cap go back to the C library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/BufferCache.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdint>
+#include <cstring>
+
+using namespace mha::runtime;
+
+namespace {
+
+constexpr size_t kLarge = size_t(1) << 20;
+
+class BufferCacheTest : public ::testing::Test {
+protected:
+  void SetUp() override { buffer_cache::clear(); }
+  void TearDown() override { buffer_cache::clear(); }
+};
+
+TEST_F(BufferCacheTest, ReusesAReleasedBlockOfTheSameSize) {
+  void *first = buffer_cache::allocate(kLarge, 0);
+  ASSERT_NE(first, nullptr);
+  std::memset(first, 1, kLarge);
+  buffer_cache::release(first);
+  EXPECT_EQ(buffer_cache::cachedBytes(), kLarge);
+  void *second = buffer_cache::allocate(kLarge, 0);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(buffer_cache::cachedBytes(), 0u);
+  buffer_cache::release(second);
+}
+
+TEST_F(BufferCacheTest, NeverHandsOutAnotherSizeOrAlignment) {
+  void *block = buffer_cache::allocate(kLarge, 0);
+  buffer_cache::release(block);
+  void *larger = buffer_cache::allocate(2 * kLarge, 0);
+  void *aligned = buffer_cache::allocate(kLarge, 4096);
+  EXPECT_NE(larger, block);
+  EXPECT_NE(aligned, block);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % 4096, 0u);
+  // Both are new blocks: the released one is still cached.
+  EXPECT_EQ(buffer_cache::cachedBytes(), kLarge);
+  buffer_cache::release(larger);
+  buffer_cache::release(aligned);
+}
+
+TEST_F(BufferCacheTest, LeavesSmallBlocksToTheCLibrary) {
+  void *small = buffer_cache::allocate(buffer_cache::kMinCachedBytes / 2, 0);
+  ASSERT_NE(small, nullptr);
+  buffer_cache::release(small);
+  EXPECT_EQ(buffer_cache::cachedBytes(), 0u);
+  // Blocks it did not allocate are freed, whatever their size.
+  buffer_cache::release(std::malloc(kLarge));
+  EXPECT_EQ(buffer_cache::cachedBytes(), 0u);
+  buffer_cache::release(nullptr);
+}
+
+TEST_F(BufferCacheTest, HoldsAtMostTwiceThePeak) {
+  // Three blocks live at once set the peak to 3 MiB, so 6 MiB may be kept;
+  // later blocks of other sizes fill that and the rest are freed.
+  void *blocks[3];
+  for (void *&block : blocks)
+    block = buffer_cache::allocate(kLarge, 0);
+  for (void *block : blocks)
+    buffer_cache::release(block);
+  EXPECT_EQ(buffer_cache::cachedBytes(), 3 * kLarge);
+  for (size_t size : {kLarge + 64, kLarge + 128, kLarge + 192, kLarge + 256})
+    buffer_cache::release(buffer_cache::allocate(size, 0));
+  EXPECT_LE(buffer_cache::cachedBytes(), 6 * kLarge);
+  EXPECT_GT(buffer_cache::cachedBytes(), 5 * kLarge);
+}
+
+} // namespace
