@@ -42,6 +42,13 @@ struct SdpaTiling {
   AttentionTile sliceTile(OpBuilder &builder, Value b, Value h,
                           OpFoldResult queryStart, OpFoldResult rows) const;
 
+  /// Kᵀ of every key/value head, [B, Hkv, dk, S], written by an
+  /// `scf.forall` over (batch, key/value head) at the builder's insertion
+  /// point; `sliceTile` then hands each tile its head's [dk, S] view. Once
+  /// per head instead of once per query tile and key block: every query
+  /// tile of a head needs the same transposed keys.
+  void transposeKeys(OpBuilder &builder);
+
   /// An empty tensor of `type`, sized by `sizes` where `type` is dynamic.
   Value createEmpty(OpBuilder &builder, RankedTensorType type,
                     ArrayRef<OpFoldResult> sizes) const;
@@ -59,8 +66,9 @@ struct SdpaTiling {
   /// The op, and where the ops that tile it go.
   SdpaOp op;
   Location loc;
-  /// Its operands; `mask` is null without a mask.
-  Value query, key, value, mask;
+  /// Its operands; `mask` is null without a mask. `keysT`: Kᵀ once
+  /// `transposeKeys` ran, else null.
+  Value query, key, value, mask, keysT;
   /// Its `causal` and effective scale.
   bool causal;
   double scale;

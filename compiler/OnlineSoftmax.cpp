@@ -250,11 +250,17 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
     maskInput.push_back(mask);
 
   // Kᵀ of the block, so that the score loop's innermost dimension is the
-  // contiguous key index.
-  Value keysT = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
-  keysT =
-      linalg::TransposeOp::create(b, loc, keys, keysT, ArrayRef<int64_t>{1, 0})
-          ->getResult(0);
+  // contiguous key index: a view of the head's Kᵀ when there is one, else a
+  // transpose into the scratch.
+  Value keysT;
+  if (tile.keyT) {
+    keysT = slice(b, loc, tile.keyT, {zero, keyStart}, {dk, numKeys});
+  } else {
+    keysT = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
+    keysT = linalg::TransposeOp::create(b, loc, keys, keysT,
+                                        ArrayRef<int64_t>{1, 0})
+                ->getResult(0);
+  }
 
   // S = Q · Kᵀ over (query i, dk k, key j).
   Value scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
@@ -362,7 +368,9 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   next.acc = acc;
   next.scores =
       unslice(b, loc, weights, state.scores, {zero, zero}, {rows, numKeys});
-  next.keysT = unslice(b, loc, keysT, state.keysT, {zero, zero}, {dk, numKeys});
+  next.keysT = tile.keyT ? state.keysT
+                         : unslice(b, loc, keysT, state.keysT, {zero, zero},
+                                   {dk, numKeys});
   next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
   next.correction =
       unslice(b, loc, correction, state.correction, {zero}, {rows});

@@ -25,6 +25,9 @@ struct AttentionTile {
   /// The keys and values of the key/value head the tile reads, [S, dk] and
   /// [S, dv]; blocks of them are sliced per iteration, never copied.
   Value key, value;
+  /// The same keys transposed, [dk, S], when the caller made them once for
+  /// all tiles of the head; null: each key block is transposed itself.
+  Value keyT;
   /// The tile's rows of the boolean mask, [tq, S]; null without a mask.
   Value maskRows;
   /// Position of the tile's first query in the sequence (for causality).

@@ -77,6 +77,12 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
                  one = rewriter.getIndexAttr(1);
     OpFoldResult dv = rewriter.getIndexAttr(tiling.valueDim);
 
+    // Every query tile of a head reads all its keys transposed: with more
+    // than one tile per head, transpose each head once, up front.
+    std::optional<int64_t> tiles = getConstantIntValue(numQueryTiles);
+    if (!tiles || *tiles > 1)
+      tiling.transposeKeys(rewriter);
+
     // The result, written tile by tile.
     Value init = tiling.createEmpty(
         rewriter, op.getType(), {tiling.batch, heads, tiling.numQueries, dv});

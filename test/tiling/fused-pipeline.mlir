@@ -5,20 +5,25 @@
 // RUN:   --implicit-check-not=unrealized_conversion_cast
 // RUN: mha-opt %s --mha-to-llvm="attention=decomposed" | FileCheck %s --check-prefix=DECOMPOSED
 
-// The fused path through the pipelines: the tile loop is the one parallel
-// loop (scf.parallel, then OpenMP), everything inside it is sequential, and
-// a tile allocates its running state and scratch once, before its key
-// loops: nothing is allocated per key block. Causal attention has two key
-// loops, up to the last block wholly below the diagonal and the rest, over
-// blocks of 64 keys (the key tile is cut to divide the query tile).
+// The fused path through the pipelines: two parallel loops (scf.parallel,
+// then OpenMP), one that transposes each key/value head's keys once and the
+// tile loop; everything inside them is sequential, and a tile allocates its
+// running state and scratch once, before its key loops: nothing is
+// allocated per key block, and no key block is transposed again. Causal
+// attention has two key loops, up to the last block wholly below the
+// diagonal and the rest, over blocks of 64 keys (the key tile is cut to
+// divide the query tile).
 
 // LOOPS-LABEL: func.func @sdpa(
+//       LOOPS:   memref.alloc(%{{.+}}, %{{.+}}) {{.*}} : memref<?x2x16x?xf32>
+//       LOOPS:   scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%{{.+}}, %c2) step (%c1, %c1) {
+//   LOOPS-NOT:     memref.alloc
+//       LOOPS:     scf.reduce
 //       LOOPS:   %[[OUT:.+]] = memref.alloc(%{{.+}}, %{{.+}}) {{.*}} : memref<?x4x?x16xf32>
 //       LOOPS:   scf.parallel (%{{.+}}, %{{.+}}, %{{.+}}) = (%c0, %c0, %c0) to (%{{.+}}, %c4, %{{.+}}) step (%c1, %c1, %c1) {
 //       LOOPS:     memref.alloc(%[[TQ:.+]]) {{.*}} : memref<?xf32>
 //       LOOPS:     memref.alloc(%[[TQ]]) {{.*}} : memref<?xf32>
 //       LOOPS:     memref.alloc() {{.*}} : memref<64x64xf32>
-//       LOOPS:     memref.alloc() {{.*}} : memref<16x64xf32>
 //       LOOPS:     memref.alloc() {{.*}} : memref<64xf32>
 //       LOOPS:     memref.alloc() {{.*}} : memref<64xf32>
 //   LOOPS-NOT:     memref.alloc
@@ -32,6 +37,11 @@
 //       LOOPS:   return %[[OUT]]
 
 // LLVM-LABEL: llvm.func @sdpa(
+//       LLVM:   llvm.call @malloc
+//       LLVM:   omp.parallel {
+//  LLVM-NEXT:     omp.wsloop {
+//  LLVM-NEXT:       omp.loop_nest (%{{.+}}, %{{.+}}) : i64 = ({{.+}}) to ({{.+}}) step ({{.+}}) collapse(2) {
+//       LLVM:     omp.terminator
 //       LLVM:   llvm.call @malloc
 //       LLVM:   omp.parallel {
 //  LLVM-NEXT:     omp.wsloop {

@@ -14,14 +14,23 @@
 
 // The whole update of one key block, static sizes (T = 32, S = 16: two
 // query tiles, two full key blocks); the result tile is written in place.
+// With more than one query tile per head, each head's keys are transposed
+// once, in a parallel loop of their own, and every key block is a view of
+// that.
 // CHECK-LABEL: func.func @tile_static(
 //  CHECK-SAME:   %[[Q:[a-z0-9]+]]: tensor<2x4x32x8xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x16x8xf32>, %[[V:[a-z0-9]+]]: tensor<2x4x16x6xf32>)
+//       CHECK:   %[[KTINIT:.+]] = tensor.empty() : tensor<2x4x8x16xf32>
+//       CHECK:   %[[KTALL:.+]] = scf.forall (%[[TB:.+]], %[[TH:.+]]) in (2, 4) shared_outs(%[[KTOUT:.+]] = %[[KTINIT]])
+//       CHECK:     %[[KHEAD:.+]] = tensor.extract_slice %[[K]][%[[TB]], %[[TH]], 0, 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<16x8xf32>
+//       CHECK:     %[[KHEADT:.+]] = linalg.transpose ins(%[[KHEAD]] : tensor<16x8xf32>) outs(%{{.+}} : tensor<8x16xf32>) permutation = [1, 0]
+//       CHECK:       tensor.parallel_insert_slice %[[KHEADT]] into %[[KTOUT]][%[[TB]], %[[TH]], 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<8x16xf32> into tensor<2x4x8x16xf32>
 //       CHECK:   %[[INIT:.+]] = tensor.empty() : tensor<2x4x32x6xf32>
 //       CHECK:   %[[RES:.+]] = scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]]) in (2, 4, 2) shared_outs(%[[OUT:.+]] = %[[INIT]])
 //       CHECK:     %[[T0:.+]] = affine.apply #{{.+}}(%[[QB]])
 //       CHECK:     %[[QT:.+]] = tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x32x8xf32> to tensor<16x8xf32>
 //       CHECK:     %[[KH:.+]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], 0, 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<16x8xf32>
 //       CHECK:     %[[VH:.+]] = tensor.extract_slice %[[V]][%[[B]], %[[H]], 0, 0] [1, 1, 16, 6] [1, 1, 1, 1] : tensor<2x4x16x6xf32> to tensor<16x6xf32>
+//       CHECK:     %[[KTH:.+]] = tensor.extract_slice %[[KTALL]][%[[B]], %[[H]], 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<2x4x8x16xf32> to tensor<8x16xf32>
 //       CHECK:     %[[OT:.+]] = tensor.extract_slice %[[OUT]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 6] [1, 1, 1, 1] : tensor<2x4x32x6xf32> to tensor<16x6xf32>
 //       CHECK:     %[[M0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16xf32>)
 //       CHECK:     %[[L0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16xf32>)
@@ -29,9 +38,9 @@
 //       CHECK:     %[[SCORES:.+]] = bufferization.alloc_tensor() : tensor<16x8xf32>
 //       CHECK:     %[[KEYST:.+]] = bufferization.alloc_tensor() : tensor<8x8xf32>
 //       CHECK:     %[[LOOP:.+]]:7 = scf.for %[[S0:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[M:[^ ]+]] = %[[M0]], %[[L:[^ ]+]] = %[[L0]], %[[ACC:[^ ]+]] = %[[A0]], %[[SB:[^ ]+]] = %[[SCORES]], %[[KB:[^ ]+]] = %[[KEYST]], %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>)
-//       CHECK:       %[[KBLK:.+]] = tensor.extract_slice %[[KH]][%[[S0]], 0] [8, 8] [1, 1]
 //       CHECK:       %[[VBLK:.+]] = tensor.extract_slice %[[VH]][%[[S0]], 0] [8, 6] [1, 1]
-//       CHECK:       %[[KT:.+]] = linalg.transpose ins(%[[KBLK]] : tensor<8x8xf32>) outs(%{{.+}} : tensor<8x8xf32>) permutation = [1, 0]
+//       CHECK:       %[[KT:.+]] = tensor.extract_slice %[[KTH]][0, %[[S0]]] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
+//   CHECK-NOT:       linalg.transpose
 //       CHECK:       %[[ZS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16x8xf32>)
 //       CHECK:       %[[S:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[QT]], %[[KT]] : tensor<16x8xf32>, tensor<8x8xf32>) outs(%[[ZS]] : tensor<16x8xf32>)
 //       CHECK:       %[[MINIT:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16xf32>)
