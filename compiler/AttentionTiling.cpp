@@ -6,7 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -129,35 +129,28 @@ Value SdpaTiling::createEmpty(OpBuilder &builder, RankedTensorType type,
   return tensor::EmptyOp::create(builder, loc, type, dynamicSizes);
 }
 
-void SdpaTiling::transposeKeys(OpBuilder &builder) {
-  OpFoldResult zero = builder.getIndexAttr(0), one = builder.getIndexAttr(1);
-  OpFoldResult dk = builder.getIndexAttr(keyDim);
-  OpFoldResult kvHeadCount = builder.getIndexAttr(kvHeads);
+LogicalResult SdpaTiling::transposeKeys(RewriterBase &rewriter) {
   auto keyType = cast<RankedTensorType>(key.getType());
   auto type = RankedTensorType::get(
       {keyType.getDimSize(0), kvHeads, keyDim, keyType.getDimSize(2)},
       keyType.getElementType());
-  Value init = createEmpty(builder, type, {batch, kvHeadCount, dk, numKeys});
-  auto forall = scf::ForallOp::create(
-      builder, loc, ArrayRef<OpFoldResult>{batch, kvHeadCount},
-      ValueRange{init}, std::nullopt);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPoint(forall.getTerminator());
-  Value b = forall.getInductionVars()[0], h = forall.getInductionVars()[1];
-  Value out = forall.getRegionIterArgs()[0];
-  Value keys = sliceTrailing(builder, key, {b, h, zero, zero},
-                             {one, one, numKeys, dk}, 2);
-  Value dest = sliceTrailing(builder, out, {b, h, zero, zero},
-                             {one, one, dk, numKeys}, 2);
-  Value transposed = linalg::TransposeOp::create(builder, loc, keys, dest,
-                                                 ArrayRef<int64_t>{1, 0})
-                         ->getResult(0);
-  builder.setInsertionPointToStart(forall.getTerminator().getBody());
-  SmallVector<OpFoldResult> strides(4, one);
-  tensor::ParallelInsertSliceOp::create(
-      builder, loc, transposed, out, ArrayRef<OpFoldResult>{b, h, zero, zero},
-      ArrayRef<OpFoldResult>{one, one, dk, numKeys}, strides);
-  keysT = forall.getResult(0);
+  Value init = createEmpty(rewriter, type,
+                           {batch, rewriter.getIndexAttr(kvHeads),
+                            rewriter.getIndexAttr(keyDim), numKeys});
+  auto transpose = linalg::TransposeOp::create(rewriter, loc, key, init,
+                                               ArrayRef<int64_t>{0, 1, 3, 2});
+  // One (batch, key/value head) per iteration of a parallel loop.
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+      .setTileSizes({one, one, zero, zero});
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(transpose.getOperation()), options);
+  if (failed(tiled))
+    return failure();
+  keysT = tiled->replacements.front();
+  rewriter.eraseOp(transpose);
+  return success();
 }
 
 AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,

@@ -12,6 +12,8 @@
 #include "compiler/OnlineSoftmax.h"
 #include "dialects/MhaOps.h"
 
+#include "mlir/IR/PatternMatch.h"
+
 namespace mlir {
 namespace mha {
 
@@ -42,12 +44,12 @@ struct SdpaTiling {
   AttentionTile sliceTile(OpBuilder &builder, Value b, Value h,
                           OpFoldResult queryStart, OpFoldResult rows) const;
 
-  /// Kᵀ of every key/value head, [B, Hkv, dk, S], written by an
-  /// `scf.forall` over (batch, key/value head) at the builder's insertion
-  /// point; `sliceTile` then hands each tile its head's [dk, S] view. Once
-  /// per head instead of once per query tile and key block: every query
-  /// tile of a head needs the same transposed keys.
-  void transposeKeys(OpBuilder &builder);
+  /// Kᵀ of every key/value head, [B, Hkv, dk, S]: a `linalg.transpose`
+  /// tiled into an `scf.forall` over (batch, key/value head) at the
+  /// rewriter's insertion point; `sliceTile` then hands each tile its head's
+  /// [dk, S] view. Once per head instead of once per query tile and key
+  /// block: every query tile of a head needs the same transposed keys.
+  LogicalResult transposeKeys(RewriterBase &rewriter);
 
   /// An empty tensor of `type`, sized by `sizes` where `type` is dynamic.
   Value createEmpty(OpBuilder &builder, RankedTensorType type,

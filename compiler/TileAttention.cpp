@@ -80,8 +80,8 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     // Every query tile of a head reads all its keys transposed: with more
     // than one tile per head, transpose each head once, up front.
     std::optional<int64_t> tiles = getConstantIntValue(numQueryTiles);
-    if (!tiles || *tiles > 1)
-      tiling.transposeKeys(rewriter);
+    if ((!tiles || *tiles > 1) && failed(tiling.transposeKeys(rewriter)))
+      return rewriter.notifyMatchFailure(op, "could not tile Kᵀ");
 
     // The result, written tile by tile.
     Value init = tiling.createEmpty(

@@ -21,9 +21,9 @@
 //  CHECK-SAME:   %[[Q:[a-z0-9]+]]: tensor<2x4x32x8xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x16x8xf32>, %[[V:[a-z0-9]+]]: tensor<2x4x16x6xf32>)
 //       CHECK:   %[[KTINIT:.+]] = tensor.empty() : tensor<2x4x8x16xf32>
 //       CHECK:   %[[KTALL:.+]] = scf.forall (%[[TB:.+]], %[[TH:.+]]) in (2, 4) shared_outs(%[[KTOUT:.+]] = %[[KTINIT]])
-//       CHECK:     %[[KHEAD:.+]] = tensor.extract_slice %[[K]][%[[TB]], %[[TH]], 0, 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<16x8xf32>
-//       CHECK:     %[[KHEADT:.+]] = linalg.transpose ins(%[[KHEAD]] : tensor<16x8xf32>) outs(%{{.+}} : tensor<8x16xf32>) permutation = [1, 0]
-//       CHECK:       tensor.parallel_insert_slice %[[KHEADT]] into %[[KTOUT]][%[[TB]], %[[TH]], 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<8x16xf32> into tensor<2x4x8x16xf32>
+//       CHECK:     %[[KHEAD:.+]] = tensor.extract_slice %[[K]][%[[TB]], %[[TH]], 0, 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<1x1x16x8xf32>
+//       CHECK:     %[[KHEADT:.+]] = linalg.transpose ins(%[[KHEAD]] : tensor<1x1x16x8xf32>) outs(%{{.+}} : tensor<1x1x8x16xf32>) permutation = [0, 1, 3, 2]
+//       CHECK:       tensor.parallel_insert_slice %[[KHEADT]] into %[[KTOUT]][%[[TB]], %[[TH]], 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<1x1x8x16xf32> into tensor<2x4x8x16xf32>
 //       CHECK:   %[[INIT:.+]] = tensor.empty() : tensor<2x4x32x6xf32>
 //       CHECK:   %[[RES:.+]] = scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]]) in (2, 4, 2) shared_outs(%[[OUT:.+]] = %[[INIT]])
 //       CHECK:     %[[T0:.+]] = affine.apply #{{.+}}(%[[QB]])
