@@ -469,20 +469,19 @@ def main():
     notes = []
     peers = ["ours"]
     found = importable(args.python, ["torch", "numpy"])
-    if args.no_torch:
-        pass
-    elif "torch" in found:
-        peers.append("torch")
-    else:
-        notes.append(f"PyTorch not installed (apt-get install python3-torch)"
-                     f": skipped ({args.python} cannot import torch).")
-    if args.no_gemm:
-        pass
-    elif "numpy" in found:
-        peers.append("gemm")
-    else:
-        notes.append(f"NumPy not installed (apt-get install python3-numpy): "
-                     f"no GEMM ceiling ({args.python} cannot import numpy).")
+    for left_out, module, peer, missing in (
+            (args.no_torch, "torch", "torch",
+             "PyTorch not installed (apt-get install python3-torch): "
+             "skipped"),
+            (args.no_gemm, "numpy", "gemm",
+             "NumPy not installed (apt-get install python3-numpy): "
+             "no GEMM ceiling")):
+        if left_out:
+            continue
+        if module in found:
+            peers.append(peer)
+        else:
+            notes.append(f"{missing} ({args.python} cannot import {module}).")
     for note in notes:
         print(f"layer_vs_torch.py: {note}", file=sys.stderr)
 

@@ -16,6 +16,7 @@
 #include "compiler/Passes.h"
 #include "dialects/MhaOps.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -79,7 +80,8 @@ public:
   }
 
   /// The ops whose results the layer needs and that compute something:
-  /// prepared ops used by ops that are not prepared, or only by views.
+  /// prepared ops, not views or constants, with a user outside the slice or
+  /// a view among their users.
   SmallVector<Operation *> roots() const {
     SmallVector<Operation *> result;
     for (Operation *op : ops) {
@@ -94,23 +96,15 @@ public:
     return result;
   }
 
-  /// The prepared ops `root` depends on, itself included, in block order.
-  SmallVector<Operation *> backwardSlice(Operation *root) const {
-    llvm::SetVector<Operation *> needed;
-    SmallVector<Operation *> worklist = {root};
-    while (!worklist.empty()) {
-      Operation *op = worklist.pop_back_val();
-      if (!needed.insert(op))
-        continue;
-      for (Value operand : op->getOperands())
-        if (Operation *producer = operand.getDefiningOp())
-          worklist.push_back(producer);
-    }
-    SmallVector<Operation *> ordered(needed.begin(), needed.end());
-    llvm::sort(ordered, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
-    return ordered;
+  /// The prepared ops `root` depends on, itself included, producers first.
+  SetVector<Operation *> backwardSlice(Operation *root) const {
+    BackwardSliceOptions options;
+    options.inclusive = true;
+    options.omitBlockArguments = true;
+    SetVector<Operation *> slice;
+    // Every operand of a prepared op is a weight argument or prepared.
+    (void)getBackwardSlice(root, &slice, options);
+    return slice;
   }
 
 private:
@@ -166,9 +160,11 @@ struct MhaPrepareWeightsPass
       // One flat f32 buffer per prepare function, so that a runtime needs to
       // know nothing about its shape. (The verifiers make weights static;
       // this also keeps a rank-0 or non-f32 value in the layer.)
+      if (root->getNumResults() != 1)
+        continue;
       auto type = dyn_cast<RankedTensorType>(root->getResult(0).getType());
-      if (root->getNumResults() == 1 && type && type.hasStaticShape() &&
-          type.getRank() > 0 && type.getElementType().isF32())
+      if (type && type.hasStaticShape() && type.getRank() > 0 &&
+          type.getElementType().isF32())
         roots.push_back(root);
     }
     if (roots.empty())
@@ -228,9 +224,8 @@ struct MhaPrepareWeightsPass
       unsigned position = function.getNumArguments();
       if (failed(function.insertArgument(
               position, flatType,
-              DictionaryAttr::get(
-                  context, {NamedAttribute(StringAttr::get(context, "mha.name"),
-                                           StringAttr::get(context, name))}),
+              builder.getDictionaryAttr(builder.getNamedAttr(
+                  "mha.name", builder.getStringAttr(name))),
               root->getLoc())))
         return failure();
       Value prepared = function.getArgument(position);
