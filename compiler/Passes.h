@@ -3,7 +3,7 @@
 #ifndef MHA_COMPILER_PASSES_H
 #define MHA_COMPILER_PASSES_H
 
-#include "compiler/AttentionPath.h"
+#include "compiler/attention/AttentionPath.h"
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

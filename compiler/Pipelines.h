@@ -3,7 +3,7 @@
 #ifndef MHA_COMPILER_PIPELINES_H
 #define MHA_COMPILER_PIPELINES_H
 
-#include "compiler/AttentionPath.h"
+#include "compiler/attention/AttentionPath.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Pass/PassOptions.h"

@@ -1,5 +1,4 @@
-//===- OnlineSoftmax.h - Flash-style attention of one query tile -*- C++
-//-*-===//
+//===- OnlineSoftmax.h - Flash-style attention of one query tile -*- C++ -*-===//
 //
 // Builds, in linalg on tensors, the attention of one query tile of one head
 // against its keys one block at a time: the running row maximum m, the
@@ -9,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_ONLINESOFTMAX_H
-#define MHA_COMPILER_ONLINESOFTMAX_H
+#ifndef MHA_COMPILER_ATTENTION_ONLINESOFTMAX_H
+#define MHA_COMPILER_ATTENTION_ONLINESOFTMAX_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
@@ -111,4 +110,4 @@ Value combineKeySplits(OpBuilder &builder, Location loc, Value accParts,
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_ONLINESOFTMAX_H
+#endif // MHA_COMPILER_ATTENTION_ONLINESOFTMAX_H

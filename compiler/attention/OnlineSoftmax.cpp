@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/OnlineSoftmax.h"
+#include "compiler/attention/OnlineSoftmax.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

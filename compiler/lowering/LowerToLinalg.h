@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_LOWERTOLINALG_H
-#define MHA_COMPILER_LOWERTOLINALG_H
+#ifndef MHA_COMPILER_LOWERING_LOWERTOLINALG_H
+#define MHA_COMPILER_LOWERING_LOWERTOLINALG_H
 
 #include "mlir/IR/Builders.h"
 
@@ -27,4 +27,4 @@ Value buildAttentionProbabilities(OpBuilder &builder, Location loc, Value query,
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_LOWERTOLINALG_H
+#endif // MHA_COMPILER_LOWERING_LOWERTOLINALG_H

@@ -1,6 +1,6 @@
 //===- AttentionPath.cpp - Fused or decomposed attention ------------------===//
 
-#include "compiler/AttentionPath.h"
+#include "compiler/attention/AttentionPath.h"
 #include "dialects/MhaOps.h"
 
 #include "llvm/ADT/StringSwitch.h"

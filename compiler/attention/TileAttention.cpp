@@ -23,9 +23,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/AttentionPath.h"
-#include "compiler/AttentionTiling.h"
-#include "compiler/OnlineSoftmax.h"
+#include "compiler/attention/AttentionPath.h"
+#include "compiler/attention/AttentionTiling.h"
+#include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/Passes.h"
 #include "dialects/MhaOps.h"
 

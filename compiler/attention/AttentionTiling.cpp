@@ -1,6 +1,6 @@
 //===- AttentionTiling.cpp - An mha.sdpa cut into query tiles -------------===//
 
-#include "compiler/AttentionTiling.h"
+#include "compiler/attention/AttentionTiling.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_ATTENTIONPATH_H
-#define MHA_COMPILER_ATTENTIONPATH_H
+#ifndef MHA_COMPILER_ATTENTION_ATTENTIONPATH_H
+#define MHA_COMPILER_ATTENTION_ATTENTIONPATH_H
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringRef.h"
@@ -72,4 +72,4 @@ AttentionPathChoice chooseAttentionPath(const AttentionShape &shape,
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_ATTENTIONPATH_H
+#endif // MHA_COMPILER_ATTENTION_ATTENTIONPATH_H

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_ATTENTIONTILING_H
-#define MHA_COMPILER_ATTENTIONTILING_H
+#ifndef MHA_COMPILER_ATTENTION_ATTENTIONTILING_H
+#define MHA_COMPILER_ATTENTION_ATTENTIONTILING_H
 
-#include "compiler/OnlineSoftmax.h"
+#include "compiler/attention/OnlineSoftmax.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -90,4 +90,4 @@ private:
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_ATTENTIONTILING_H
+#endif // MHA_COMPILER_ATTENTION_ATTENTIONTILING_H

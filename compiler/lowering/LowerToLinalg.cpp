@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/LowerToLinalg.h"
+#include "compiler/lowering/LowerToLinalg.h"
 #include "compiler/Passes.h"
 #include "dialects/MhaOps.h"
 
