@@ -58,6 +58,9 @@ describeAttention(func::FuncOp func, const std::vector<NpyArray> &inputs) {
   };
 
   AttentionProblem problem;
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  problem.returnsLayerOutput = ret && ret.getNumOperands() == 1 &&
+                               ret.getOperand(0) == op.getResult();
   AttentionShape &shape = problem.shape;
   const NpyArray &x = *inputOf(op.getQuery());
   const NpyArray &kv = *inputOf(op.getKeyValueSource());

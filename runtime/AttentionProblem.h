@@ -31,6 +31,10 @@ struct AttentionProblem {
   /// Q·Kᵀ and P·V over every (query, key) pair (masked ones too, so causal
   /// layers report dense-equivalent rates, as the peers do).
   double flops() const;
+  /// Whether the function returns the attention's result as it is, so that
+  /// the reference's output is the function's (false when the graph computes
+  /// more from it, e.g. a projection after the layer).
+  bool returnsLayerOutput = false;
 };
 
 /// Describes the single `mha.attention` of `func`, whose operands must be

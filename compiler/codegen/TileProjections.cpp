@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/workarounds/SpecializeContraction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -104,7 +105,7 @@ void nameTile(RewriterBase &rewriter, linalg::GenericOp tile) {
         tile, tile.getResultTypes(), tile.getDpsInputs(), tile.getDpsInits());
     return;
   }
-  (void)linalg::specializeGenericOp(rewriter, tile);
+  (void)specializeGenericOpChecked(rewriter, tile);
 }
 
 /// Tiles one marked projection into an scf.forall and fuses the producer

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/workarounds/SpecializeContraction.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -174,9 +175,8 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
   if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
       generic && linalg::isaContractionOpInterface(op) &&
       op.getNumLoops() == 3) {
-    rewriter.setInsertionPoint(generic);
     FailureOr<linalg::LinalgOp> named =
-        linalg::specializeGenericOp(rewriter, generic);
+        specializeGenericOpChecked(rewriter, generic);
     if (succeeded(named))
       op = *named;
   }

@@ -150,3 +150,29 @@ func.func @negative_smaller_than_a_tile(%a: tensor<8x16xf32>, %b: tensor<16x4xf3
   %y = linalg.matmul {mha.projection} ins(%a, %b : tensor<8x16xf32>, tensor<16x4xf32>) outs(%c : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
 }
+
+// -----
+
+// The output projection of heads of width 1: once the unit dimensions are
+// dropped, the tile reads the heads transposed ([H, T] against W_O [H, N]).
+// LLVM 22 would "specialize" that to a plain linalg.matmul without the
+// transpose (a wrong result); the tile stays a generic that keeps its maps.
+// CHECK-LABEL: func.func @negative_transposed_tile_stays_generic
+//   CHECK-NOT:   linalg.matmul
+//       CHECK:   linalg.generic {indexing_maps = [#[[HEADS:.+]], #[[WO:.+]], #[[OUT:.+]]], iterator_types = ["parallel", "parallel", "reduction"]}
+//  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<4x4xf32>, tensor<4x4xf32>)
+//   CHECK-NOT:   linalg.matmul
+// COLS-LABEL: func.func @negative_transposed_tile_stays_generic
+//   COLS-NOT:   linalg.matmul
+#heads = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>
+#wo = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d2)>
+#out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+func.func @negative_transposed_tile_stays_generic(%heads: tensor<1x4x4x1xf32>, %wo: tensor<4x1x4xf32>, %init: tensor<1x4x4xf32>) -> tensor<1x4x4xf32> {
+  %y = linalg.generic {indexing_maps = [#heads, #wo, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%heads, %wo : tensor<1x4x4x1xf32>, tensor<4x1x4xf32>) outs(%init : tensor<1x4x4xf32>) attrs = {mha.projection} {
+  ^bb0(%h: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %h, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4xf32>
+  return %y : tensor<1x4x4xf32>
+}

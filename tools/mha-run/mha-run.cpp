@@ -310,6 +310,15 @@ int main(int argc, char **argv) {
       return fail(described.takeError(), kBadInput);
     else
       llvm::consumeError(described.takeError());
+    // The reference computes the layer alone: what a graph computes from
+    // the layer's output afterwards would be compared with the layer's.
+    if (checkWithReference && !problem->returnsLayerOutput)
+      return reportError(llvm::formatv(
+                 "--check compares @{0}'s result with the reference of its "
+                 "mha.attention, but @{0} does not return that op's result as "
+                 "it is; use --expect with a result computed elsewhere",
+                 entry.getSymName())),
+             kBadInput;
   }
 
   // Lower a copy with the named pipeline and JIT-compile it.

@@ -1,0 +1,30 @@
+//===- SpecializeContraction.h - Named ops from generics, checked -*- C++ -*-===//
+//
+// LLVM 22's `linalg::specializeGenericOp` turns a contraction whose operand
+// is read transposed, e.g. `C[m, n] += A[k, m] · B[k, n]`, into a plain
+// `linalg.matmul` with the default maps: the transpose is dropped and the
+// result is wrong (`mlir-opt --linalg-specialize-generic-ops` on such a
+// generic shows it). Our tiles meet that form when a dimension of 1 is
+// dropped, e.g. the output projection of heads of width 1. This wrapper
+// keeps the generic unless the named op has exactly its indexing maps; drop
+// it once upstream specializes transposed contractions correctly.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_COMPILER_WORKAROUNDS_SPECIALIZECONTRACTION_H
+#define MHA_COMPILER_WORKAROUNDS_SPECIALIZECONTRACTION_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::mha {
+
+/// Replaces `generic` with the named linalg op it is
+/// (`linalg::specializeGenericOp`) when that op computes the same thing, i.e.
+/// has the same indexing maps; otherwise leaves `generic` as it is and fails.
+FailureOr<linalg::LinalgOp> specializeGenericOpChecked(RewriterBase &rewriter,
+                                                      linalg::GenericOp generic);
+
+} // namespace mlir::mha
+
+#endif // MHA_COMPILER_WORKAROUNDS_SPECIALIZECONTRACTION_H
