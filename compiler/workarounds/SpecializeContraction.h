@@ -6,8 +6,9 @@
 // result is wrong (`mlir-opt --linalg-specialize-generic-ops` on such a
 // generic shows it). Our tiles meet that form when a dimension of 1 is
 // dropped, e.g. the output projection of heads of width 1. This wrapper
-// keeps the generic unless the named op has exactly its indexing maps; drop
-// it once upstream specializes transposed contractions correctly.
+// keeps the generic unless the named op has its indexing maps (up to the
+// order of the loops); drop it once upstream specializes transposed
+// contractions correctly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,8 @@ namespace mlir::mha {
 
 /// Replaces `generic` with the named linalg op it is
 /// (`linalg::specializeGenericOp`) when that op computes the same thing, i.e.
-/// has the same indexing maps; otherwise leaves `generic` as it is and fails.
+/// has the same indexing maps up to the order of its loops; otherwise leaves
+/// `generic` as it is and fails.
 FailureOr<linalg::LinalgOp> specializeGenericOpChecked(RewriterBase &rewriter,
                                                       linalg::GenericOp generic);
 
