@@ -1,6 +1,6 @@
 //===- Vectorize.cpp - Register-blocked vector code for the linalg tiles --===//
 //
-// After tiling, a layer is small static linalg ops inside parallel loops:
+// After tiling, a layer is small linalg ops inside parallel loops:
 // the projections' and attention's matmuls and the softmax's elementwise
 // and row-reduction ops. Each is tiled once more, to the block that one
 // vector instruction sequence computes, and vectorized with upstream
@@ -15,9 +15,15 @@
 // - every other op keeps its last dimension whole (one vector along it)
 //   and is tiled by 1 in the others.
 //
-// What is not vectorized stays for convert-linalg-to-loops: ops with dynamic
-// shapes, ops on boolean masks, reductions whose body is not one combining
-// op, and generics over more than three loops (the decomposed path).
+// A loop whose extent is `?` (the last, partial tile of a length that the
+// tile does not divide, or a `?` sequence) is cut into the same whole
+// blocks, and its last iteration is peeled off (scf::peelForLoopAndSimplify-
+// Bounds): every block but that one has static sizes and the code above;
+// the peeled block is vectorized with masks to the whole block's shape.
+//
+// What is not vectorized stays for convert-linalg-to-loops: ops on boolean
+// masks, reductions whose body is not one combining op, and generics over
+// more than three loops (the decomposed path).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,9 +37,11 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -48,6 +56,9 @@ using namespace mlir;
 using namespace mlir::mha;
 
 namespace {
+/// Marks the register blocks of one op while its loops are tiled and peeled.
+constexpr StringLiteral kRegisterBlockAttr = "mha.register_block";
+
 /// The largest divisor of `extent` that is at most `limit`: tiles that
 /// divide their loop keep every tile static, so no masks are needed.
 int64_t largestDivisorAtMost(int64_t extent, int64_t limit) {
@@ -93,8 +104,15 @@ bool hasBooleanTensors(linalg::LinalgOp op) {
 std::optional<SmallVector<int64_t>>
 registerTileSizes(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
+  if (ranges.empty())
     return std::nullopt;
+  // A loop of `?` trips (a partial tile, a `?` sequence) is cut into whole
+  // blocks as well; its last block is peeled off and masked
+  // (tileToRegisterBlocks). A divisor of its extent is not known.
+  auto blockSize = [&](int64_t range, int64_t limit) {
+    return ShapedType::isDynamic(range) ? limit
+                                        : largestDivisorAtMost(range, limit);
+  };
   // The tiles are at most 3-D. A generic over more loops is the decomposed
   // path's whole [B, H, T, S] step, whose rank-reduced slices would not
   // fold into the transfers and would bufferize to copies: it stays scalar.
@@ -110,8 +128,8 @@ registerTileSizes(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
     // are stepped one at a time around the register block.
     SmallVector<int64_t> sizes(ranges.size(), 1);
     unsigned row = dims->m.back(), col = dims->n.back();
-    sizes[row] = largestDivisorAtMost(ranges[row], options.rows);
-    sizes[col] = largestDivisorAtMost(ranges[col], options.cols);
+    sizes[row] = blockSize(ranges[row], options.rows);
+    sizes[col] = blockSize(ranges[col], options.cols);
     return sizes;
   }
 
@@ -122,14 +140,14 @@ registerTileSizes(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
   if (isa<linalg::TransposeOp>(op.getOperation()) && ranges.size() >= 2) {
     SmallVector<int64_t> sizes(ranges.size(), 1);
     for (size_t dim = ranges.size() - 2; dim < ranges.size(); ++dim)
-      sizes[dim] = largestDivisorAtMost(ranges[dim], 16);
+      sizes[dim] = blockSize(ranges[dim], 16);
     return sizes;
   }
 
   // Elementwise ops, row reductions, fills, copies, broadcasts: one vector
   // along the last loop, split when it is longer than `maxVectorLength`.
   SmallVector<int64_t> sizes(ranges.size(), 1);
-  sizes.back() = largestDivisorAtMost(ranges.back(), options.maxVectorLength);
+  sizes.back() = blockSize(ranges.back(), options.maxVectorLength);
   return sizes;
 }
 
@@ -139,18 +157,19 @@ FailureOr<linalg::MatmulOp> batchOfOneToMatmul(RewriterBase &rewriter,
                                                linalg::BatchReduceMatmulOp op) {
   auto lhsType = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
   auto rhsType = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
-  if (!lhsType || !rhsType || !lhsType.hasStaticShape() ||
-      !rhsType.hasStaticShape() || lhsType.getDimSize(0) != 1 ||
+  if (!lhsType || !rhsType || lhsType.getDimSize(0) != 1 ||
       !op.hasPureTensorSemantics() || op.hasUserDefinedMaps())
     return failure();
   rewriter.setInsertionPoint(op);
+  // The other sizes may be `?` (a peeled last block).
   auto dropBatch = [&](Value operand, RankedTensorType type) -> Value {
     auto sliceType = RankedTensorType::get(type.getShape().drop_front(),
                                            type.getElementType());
     SmallVector<OpFoldResult> offsets(3, rewriter.getIndexAttr(0));
     SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
     SmallVector<OpFoldResult> sizes =
-        getAsIndexOpFoldResult(rewriter.getContext(), type.getShape());
+        tensor::getMixedSizes(rewriter, op.getLoc(), operand);
+    sizes.front() = rewriter.getIndexAttr(1);
     return tensor::ExtractSliceOp::create(rewriter, op.getLoc(), sliceType,
                                           operand, offsets, sizes, strides);
   };
@@ -163,7 +182,107 @@ FailureOr<linalg::MatmulOp> batchOfOneToMatmul(RewriterBase &rewriter,
   return matmul;
 }
 
-/// Tiles `op` to its register blocks and vectorizes the tile. Leaves `op`
+/// Tiles `op` to its register blocks with the reduction loops innermost, and
+/// peels the last iteration off every loop whose step may not divide its
+/// extent, so that all but the last block of a loop have static sizes.
+/// Returns the blocks: `op` itself when it is one block already.
+FailureOr<SmallVector<linalg::LinalgOp>>
+tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
+                     ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ArrayRef<int64_t>(sizes) == ArrayRef<int64_t>(ranges))
+    return SmallVector<linalg::LinalgOp>{op};
+  // A loop whose tile is the whole extent is not tiled at all (size 0):
+  // a one-trip loop would carry the accumulator's slice as a loop value.
+  SmallVector<int64_t> tileSizes;
+  for (auto [size, range] : llvm::zip_equal(sizes, ranges))
+    tileSizes.push_back(size == range ? 0 : size);
+  // Reduction loops innermost: the accumulator block is then the same in
+  // all their iterations, and is hoisted out of them.
+  SmallVector<int64_t> interchange;
+  for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (type == utils::IteratorType::parallel)
+      interchange.push_back(dim);
+  for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (type != utils::IteratorType::parallel)
+      interchange.push_back(dim);
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), tileSizes))
+      .setInterchange(interchange);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (failed(tiled))
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+
+  // Innermost loop first: peeling an outer loop then copies the inner
+  // loops, already peeled, into its last iteration.
+  SmallVector<scf::ForOp> loops;
+  for (LoopLikeOpInterface loop : tiled->loops)
+    if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation()))
+      loops.push_back(forOp);
+  for (scf::ForOp loop : llvm::reverse(loops)) {
+    scf::ForOp lastIteration;
+    (void)scf::peelForLoopAndSimplifyBounds(rewriter, loop, lastIteration);
+  }
+  // The blocks: the tile in every copy of the loop nest.
+  SmallVector<linalg::LinalgOp> blocks;
+  Operation *outermost =
+      loops.empty() ? tiled->tiledOps.back() : loops.front().getOperation();
+  Block *parent = outermost->getBlock();
+  StringRef name = tiled->tiledOps.back()->getName().getStringRef();
+  for (Operation &sibling : *parent)
+    sibling.walk([&](linalg::LinalgOp candidate) {
+      if (candidate->getName().getStringRef() == name &&
+          candidate->hasAttr(kRegisterBlockAttr))
+        blocks.push_back(candidate);
+    });
+  return blocks;
+}
+
+/// Vectorizes one register block of at most `blockSizes` along each loop;
+/// masked to that shape where its sizes are `?` (a peeled last block).
+LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
+                             SmallVector<int64_t> blockSizes) {
+  block->removeAttr(kRegisterBlockAttr);
+  // A block of a batch_reduce_matmul steps one batch at a time: it is a
+  // matmul of the batch's slices. As such its vector.contract has one
+  // reduction dimension, which the outer-product lowering needs (with two,
+  // it falls back to one dot product per result element).
+  if (auto batched = dyn_cast<linalg::BatchReduceMatmulOp>(block.getOperation()))
+    if (FailureOr<linalg::MatmulOp> matmul =
+            batchOfOneToMatmul(rewriter, batched);
+        succeeded(matmul)) {
+      block = *matmul;
+      // The matmul has the batch_reduce_matmul's loops but the batch.
+      blockSizes.erase(blockSizes.begin());
+    }
+  // Static blocks need no vector sizes; they are their shape.
+  SmallVector<int64_t> vectorSizes;
+  if (llvm::any_of(block.getStaticLoopRanges(), ShapedType::isDynamic))
+    vectorSizes = blockSizes;
+  SmallVector<bool> scalable(vectorSizes.size(), false);
+  if (failed(linalg::vectorizeOpPrecondition(block, vectorSizes, scalable)))
+    return failure();
+  rewriter.setInsertionPoint(block);
+  FailureOr<linalg::VectorizationResult> vectorized =
+      linalg::vectorize(rewriter, block, vectorSizes, scalable,
+                        /*vectorizeNDExtract=*/false,
+                        /*flatten1DDepthwiseConv=*/false,
+                        /*assumeDynamicDimsMatchVecSizes=*/false,
+                        /*createNamedContraction=*/true);
+  if (failed(vectorized))
+    return failure();
+  if (block->getNumResults())
+    rewriter.replaceOp(block, vectorized->replacements);
+  else
+    rewriter.eraseOp(block);
+  return success();
+}
+
+/// Tiles `op` to its register blocks and vectorizes them. Leaves `op`
 /// untouched when it cannot be vectorized.
 LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
                           const MhaVectorizeOptions &options) {
@@ -182,64 +301,24 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
   }
 
   std::optional<SmallVector<int64_t>> sizes = registerTileSizes(op, options);
-  if (!sizes || !hasPlainReductions(op) || hasBooleanTensors(op) ||
+  if (!sizes || !hasPlainReductions(op) || hasBooleanTensors(op))
+    return failure();
+  // An op with `?` sizes is checked block by block, with vector sizes.
+  if (llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic) &&
       failed(linalg::vectorizeOpPrecondition(op)))
     return failure();
-
-  Operation *block = op;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (*sizes != ranges) {
-    // A loop whose tile is the whole extent is not tiled at all (size 0):
-    // a one-trip loop would carry the accumulator's slice as a loop value.
-    SmallVector<int64_t> tileSizes;
-    for (auto [size, range] : llvm::zip_equal(*sizes, ranges))
-      tileSizes.push_back(size == range ? 0 : size);
-    // Reduction loops innermost: the accumulator block is then the same
-    // in all their iterations, and is hoisted out of them.
-    SmallVector<int64_t> interchange;
-    for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray()))
-      if (type == utils::IteratorType::parallel)
-        interchange.push_back(dim);
-    for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray()))
-      if (type != utils::IteratorType::parallel)
-        interchange.push_back(dim);
-    scf::SCFTilingOptions tiling;
-    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
-        .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), tileSizes))
-        .setInterchange(interchange);
-    rewriter.setInsertionPoint(op);
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), tiling);
-    if (failed(tiled))
-      return failure();
-    rewriter.replaceOp(op, tiled->replacements);
-    block = tiled->tiledOps.back();
-  }
-
-  // A block of a batch_reduce_matmul steps one batch at a time: it is a
-  // matmul of the batch's slices. As such its vector.contract has one
-  // reduction dimension, which the outer-product lowering needs (with two,
-  // it falls back to one dot product per result element).
-  if (auto batched = dyn_cast<linalg::BatchReduceMatmulOp>(block))
-    if (FailureOr<linalg::MatmulOp> matmul =
-            batchOfOneToMatmul(rewriter, batched);
-        succeeded(matmul))
-      block = *matmul;
-
-  rewriter.setInsertionPoint(block);
-  FailureOr<linalg::VectorizationResult> vectorized =
-      linalg::vectorize(rewriter, block, /*inputVectorSizes=*/{},
-                        /*inputScalableVecDims=*/{},
-                        /*vectorizeNDExtract=*/false,
-                        /*flatten1DDepthwiseConv=*/false,
-                        /*assumeDynamicDimsMatchVecSizes=*/false,
-                        /*createNamedContraction=*/true);
-  if (failed(vectorized))
+  // Every block must be vectorizable before anything is tiled; a `?`
+  // size without a bound (a whole `?` sequence that is not tiled) is not.
+  op->setAttr(kRegisterBlockAttr, rewriter.getUnitAttr());
+  FailureOr<SmallVector<linalg::LinalgOp>> blocks =
+      tileToRegisterBlocks(rewriter, op, *sizes);
+  if (failed(blocks)) {
+    op->removeAttr(kRegisterBlockAttr);
     return failure();
-  if (block->getNumResults())
-    rewriter.replaceOp(block, vectorized->replacements);
-  else
-    rewriter.eraseOp(block);
+  }
+  for (linalg::LinalgOp block : *blocks)
+    if (failed(vectorizeBlock(rewriter, block, *sizes)))
+      block->removeAttr(kRegisterBlockAttr);
   return success();
 }
 
@@ -275,6 +354,9 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateSinkVectorOpsPatterns(patterns);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    // Masked reads and writes of peeled blocks become transfers that take
+    // the mask as an operand, which bufferize like any other transfer.
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
     populateMathPolynomialApproximationPatterns(
         patterns, [](StringRef name) { return name == "math.exp"; });
     if (failed(applyPatternsGreedily(func, std::move(patterns))))

@@ -202,14 +202,28 @@ func.func @transpose(%x: tensor<32x64xf32>, %o: tensor<64x32xf32>) -> tensor<64x
 
 // -----
 
-// Dynamic shapes are left to convert-linalg-to-loops.
-// CHECK-LABEL: func.func @negative_dynamic_matmul
-//   CHECK-NOT:   vector.
-//   CHECK-NOT:   scf.for
-//       CHECK:   linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<?x64xf32>, tensor<64x64xf32>) outs(%{{.+}} : tensor<?x64xf32>)
-//   CHECK-NOT:   vector.
-//       CHECK:   return
-func.func @negative_dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tensor<?x64xf32>) -> tensor<?x64xf32> {
+// A `?` number of rows (a partial tile, a `?` sequence): whole 8x32 blocks
+// while at least 8 rows are left, then one peeled block whose rows are
+// masked. Its accumulator stays in registers as well.
+// CANON-LABEL: func.func @dynamic_matmul
+//       CANON:   %[[ROWS:.+]] = tensor.dim
+//       CANON:   %[[FULL:.+]] = affine.apply #{{.+}}()[%[[ROWS]]]
+//       CANON:   scf.for %{{.+}} = %{{.+}} to %[[FULL]] step %{{.+}} iter_args
+//   CANON-NOT:     vector.mask
+//   CANON-NOT:     create_mask
+//       CANON:     vector.transfer_read {{.+}} : tensor<8x32xf32>, vector<8x32xf32>
+//       CANON:     scf.for {{.+}} -> (vector<8x32xf32>)
+//       CANON:       vector.contract {{.+}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//       CANON:   scf.for %[[I:.+]] = %[[FULL]] to %[[ROWS]] step
+//       CANON:     %[[LEFT:.+]] = affine.apply #{{.+}}(%[[I]])[%[[ROWS]]]
+//       CANON:     %[[MASK:.+]] = vector.create_mask %[[LEFT]], %{{.+}} : vector<8x32xi1>
+//       CANON:     vector.transfer_read {{.+}}, %[[MASK]] {{.+}} : tensor<?x32xf32>, vector<8x32xf32>
+//       CANON:     scf.for {{.+}} -> (vector<8x32xf32>)
+//       CANON:       vector.mask %{{.+}} { vector.contract
+//       CANON:     vector.transfer_write {{.+}}, %{{.+}} {{.+}} : vector<8x32xf32>, tensor<?x32xf32>
+// CHECK-LABEL: func.func @dynamic_matmul
+//   CHECK-NOT:   linalg.matmul
+func.func @dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x64xf32>) outs(%c : tensor<?x64xf32>) -> tensor<?x64xf32>
   return %r : tensor<?x64xf32>
 }
