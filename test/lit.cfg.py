@@ -23,6 +23,7 @@ config.excludes = [
     # Fuzzer seeds (test/fuzz), not tests.
     "corpus-graph",
     "corpus-npy",
+    "corpus-options",
 ]
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
