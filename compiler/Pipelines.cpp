@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipelines.h"
+#include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -25,6 +26,30 @@
 using namespace mlir;
 using namespace mlir::mha;
 
+MhaTileAttentionOptions MhaPipelineOptions::getTileAttentionOptions() const {
+  MhaTileAttentionOptions tile;
+  tile.queryTile = queryTile;
+  tile.keyTile = keyTile;
+  tile.keySplits = keySplits;
+  tile.attention = attention;
+  return tile;
+}
+
+MhaTileProjectionsOptions
+MhaPipelineOptions::getTileProjectionsOptions() const {
+  MhaTileProjectionsOptions tile;
+  tile.rowTile = projectionRowTile;
+  tile.colTile = projectionColTile;
+  return tile;
+}
+
+llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
+  if (auto error = checkTileAttentionOptions(getTileAttentionOptions(), prefix))
+    return error;
+  return checkTileProjectionsOptions(getTileProjectionsOptions(),
+                                     (prefix + "projection-").str());
+}
+
 /// The rest of `mha-to-linalg`: attention tiled, everything lowered to
 /// linalg, projections tiled.
 static void buildTilingAndLinalgPipeline(OpPassManager &pm,
@@ -32,23 +57,15 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // The attention that takes the fused path is tiled before the rest is
   // lowered; mha-lower-to-linalg decomposes the mha.sdpa ops left.
-  if (options.attention != AttentionMode::Decomposed) {
-    MhaTileAttentionOptions tile;
-    tile.queryTile = options.queryTile;
-    tile.keyTile = options.keyTile;
-    tile.keySplits = options.keySplits;
-    tile.attention = options.attention;
-    funcPm.addPass(createMhaTileAttention(tile));
-  }
+  if (options.attention != AttentionMode::Decomposed)
+    funcPm.addPass(createMhaTileAttention(options.getTileAttentionOptions()));
   funcPm.addPass(createMhaLowerToLinalg());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
   // The projections' contractions become parallel tiles (scf.forall).
   if (options.projectionRowTile > 0 || options.projectionColTile > 0) {
-    MhaTileProjectionsOptions tile;
-    tile.rowTile = options.projectionRowTile;
-    tile.colTile = options.projectionColTile;
-    funcPm.addPass(createMhaTileProjections(tile));
+    funcPm.addPass(
+        createMhaTileProjections(options.getTileProjectionsOptions()));
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
   }
@@ -165,16 +182,42 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm) {
   buildMhaToLLVMPipeline(pm, MhaPipelineOptions());
 }
 
+/// Registers pipeline `name` built by `build`. PassPipelineRegistration
+/// would do it, but its builder cannot fail: this one refuses options out
+/// of range while the pipeline is parsed, so `mha-opt
+/// --mha-to-llvm="key-splits=0"` is a bad command line (exit code 2) and
+/// never reaches a pass.
+static void registerMhaPipeline(
+    llvm::StringRef name, llvm::StringRef description,
+    void (*build)(OpPassManager &, const MhaPipelineOptions &)) {
+  registerPassPipeline(
+      name, description,
+      [name = name.str(), build](
+          OpPassManager &pm, llvm::StringRef text,
+          llvm::function_ref<LogicalResult(const llvm::Twine &)> onError) {
+        MhaPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (llvm::Error error = options.validate())
+          return onError(name + ": " + llvm::toString(std::move(error)));
+        build(pm, options);
+        return success();
+      },
+      [](llvm::function_ref<void(const detail::PassOptions &)> printHelp) {
+        printHelp(MhaPipelineOptions());
+      });
+}
+
 void mlir::mha::registerMhaPipelines() {
-  PassPipelineRegistration<MhaPipelineOptions>(
+  registerMhaPipeline(
       "mha-to-linalg",
       "Expand mha.attention and lower the mha ops to linalg on tensors",
       buildMhaToLinalgPipeline);
-  PassPipelineRegistration<MhaPipelineOptions>(
+  registerMhaPipeline(
       "mha-to-loops",
       "mha-to-linalg, then bufferize, deallocate and lower linalg to loops",
       buildMhaToLoopsPipeline);
-  PassPipelineRegistration<MhaPipelineOptions>(
+  registerMhaPipeline(
       "mha-to-llvm",
       "The whole compiler: mha-to-loops, then down to the LLVM dialect with "
       "C-callable wrappers (what mha-run executes)",

@@ -7,6 +7,7 @@
 #include "compiler/Passes.h"
 
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/Support/Error.h"
 
 namespace mlir {
 class OpPassManager;
@@ -84,6 +85,20 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                          llvm::cl::desc("Register-blocked vector code for "
                                         "the static tiles"),
                          llvm::cl::init(true)};
+
+  /// The options of `mha-tile-attention` and `mha-tile-projections` that
+  /// these ask for.
+  MhaTileAttentionOptions getTileAttentionOptions() const;
+  MhaTileProjectionsOptions getTileProjectionsOptions() const;
+
+  /// Checks every numeric option against its range (compiler/OptionRanges.h):
+  /// query-tile and key-tile in [1, 4096], key-splits in [1, 1024],
+  /// projection-row-tile and projection-col-tile in [0, 4096]. The message
+  /// names the first value out of range as `<prefix><option>`, e.g.
+  /// `--key-splits must be between 1 and 1024, got 0` with prefix "--". Every
+  /// tool calls it before it builds a pipeline, so that a bad value is a
+  /// usage error, not a failed (or crashing) compilation.
+  llvm::Error validate(llvm::StringRef prefix = "") const;
 };
 
 /// `mha-to-linalg`: expands `mha.attention`, canonicalizes, tiles the
@@ -111,7 +126,9 @@ void buildMhaToLLVMPipeline(OpPassManager &pm,
 void buildMhaToLLVMPipeline(OpPassManager &pm);
 
 /// Registers `mha-to-linalg`, `mha-to-loops` and `mha-to-llvm` so that
-/// `mha-opt --<name>` prints the IR of each stage.
+/// `mha-opt --<name>` prints the IR of each stage. Options out of range
+/// (`MhaPipelineOptions::validate`) fail the pipeline's parsing, like an
+/// unknown option.
 void registerMhaPipelines();
 
 } // namespace mha

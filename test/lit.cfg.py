@@ -23,6 +23,7 @@ config.excludes = [
     # Fuzzer seeds (test/fuzz), not tests.
     "corpus-graph",
     "corpus-npy",
+    "corpus-options",
 ]
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
@@ -69,3 +70,4 @@ lit_config.load_config(
 if config.mha_fuzz:
     config.available_features.add("fuzzers")
     llvm_config.add_tool_substitutions(["mha-fuzz-npy", "mha-fuzz-graph"], tool_dirs)
+    llvm_config.add_tool_substitutions(["mha-fuzz-options"], tool_dirs)

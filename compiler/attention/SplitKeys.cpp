@@ -7,8 +7,9 @@
 // of each range and writes its unnormalized state (acc, m, l), and
 // `combineKeySplits` merges the P states in split order. P is a compile-time
 // option, not the thread count, so the result does not depend on the thread
-// count. Causal attention is left to the query tiles: with T ≤ BQ its
-// queries see only the first T keys.
+// count; with S static, P is at most the number of key blocks. Causal
+// attention is left to the query tiles: with T ≤ BQ its queries see only the
+// first T keys.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -30,27 +34,50 @@ namespace {
 struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
   SplitKeysSdpa(MLIRContext *context, const MhaTileAttentionOptions &options)
       : OpRewritePattern(context, /*benefit=*/2), queryTile(options.queryTile),
-        keyTile(options.keyTile), splits(options.keySplits),
+        keyTile(options.keyTile), maxSplits(options.keySplits),
         mode(options.attention) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!SdpaTiling::isF32(op) || op.getCausal() || splits < 2)
+    if (!SdpaTiling::isF32(op) || op.getCausal() || maxSplits < 2)
       return rewriter.notifyMatchFailure(op, "no key splits");
     AttentionShape shape = *getAttentionShape(op);
     if (!chooseAttentionPath(shape, mode).fused)
       return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
     if (ShapedType::isDynamic(shape.batch) ||
-        ShapedType::isDynamic(shape.queries) ||
-        shape.batch * shape.heads *
-                int64_t(llvm::divideCeil(shape.queries, queryTile)) >=
-            splits)
+        ShapedType::isDynamic(shape.queries))
+      return rewriter.notifyMatchFailure(op, "dynamic query tiles");
+    // Sizes come from the graph, which may be hostile: every product is
+    // checked (a product that overflows is certainly not "few tiles").
+    std::optional<int64_t> queryTiles = llvm::checkedMul<int64_t>(
+        shape.batch, shape.heads);
+    if (queryTiles)
+      queryTiles = llvm::checkedMul<int64_t>(
+          *queryTiles, llvm::divideCeil(shape.queries, queryTile));
+    if (!queryTiles || *queryTiles >= maxSplits)
       return rewriter.notifyMatchFailure(op, "enough query tiles");
+    // A range has at least one key block: more ranges than blocks would
+    // only be empty ranges, each with its own partial output to merge.
+    int64_t splits = maxSplits;
+    if (!ShapedType::isDynamic(shape.keys))
+      splits = std::min(splits, int64_t(llvm::divideCeil(shape.keys, keyTile)));
+    if (splits < 2)
+      return rewriter.notifyMatchFailure(op, "one key block");
 
     Location loc = op.getLoc();
     SdpaTiling tiling(rewriter, op, queryTile, keyTile);
     int64_t batch = shape.batch, heads = shape.heads, queries = shape.queries,
             valueDim = tiling.valueDim;
+    // The partial outputs, [P, B, H, T, dv] f32: the result's size times P,
+    // which a static result near the int64 limit would overflow. Then the
+    // query tiles alone do the work.
+    std::optional<int64_t> partsBytes = int64_t(4) * splits;
+    for (int64_t size : {batch, heads, queries, valueDim})
+      if (partsBytes)
+        partsBytes = llvm::checkedMul<int64_t>(*partsBytes, size);
+    if (!partsBytes)
+      return rewriter.notifyMatchFailure(op, "the partial outputs' size "
+                                             "overflows");
     Type f32 = rewriter.getF32Type();
     auto partsType = [&](ArrayRef<int64_t> trailing) {
       SmallVector<int64_t> parts = {splits, batch, heads, queries};
@@ -138,7 +165,7 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
     return success();
   }
 
-  int64_t queryTile, keyTile, splits;
+  int64_t queryTile, keyTile, maxSplits;
   AttentionMode mode;
 };
 } // namespace

@@ -26,6 +26,7 @@
 #include "compiler/attention/AttentionPath.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/attention/OnlineSoftmax.h"
+#include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
 #include "dialects/MhaOps.h"
 
@@ -167,20 +168,38 @@ struct MhaTileAttentionPass
     : mha::impl::MhaTileAttentionBase<MhaTileAttentionPass> {
   using Base::Base;
 
-  void runOnOperation() override {
-    if (queryTile < 1 || keyTile < 1 || keySplits < 1) {
-      emitError(getOperation().getLoc())
-          << "mha-tile-attention: tile sizes and key splits must be "
-             "positive, got query-tile="
-          << int64_t(queryTile) << " key-tile=" << int64_t(keyTile)
-          << " key-splits=" << int64_t(keySplits);
-      return signalPassFailure();
-    }
+  /// The options as the patterns take them.
+  MhaTileAttentionOptions getOptions() const {
     MhaTileAttentionOptions options;
     options.queryTile = queryTile;
     options.keyTile = keyTile;
     options.keySplits = keySplits;
     options.attention = attention;
+    return options;
+  }
+
+  /// Refuses options out of range where they are parsed (`mha-opt
+  /// --mha-tile-attention="key-splits=0"`), before any IR is touched.
+  LogicalResult initializeOptions(
+      StringRef text,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(Base::initializeOptions(text, errorHandler)))
+      return failure();
+    if (llvm::Error error = checkTileAttentionOptions(getOptions()))
+      return errorHandler("mha-tile-attention: " +
+                          llvm::toString(std::move(error)));
+    return success();
+  }
+
+  void runOnOperation() override {
+    // Options set in C++ (createMhaTileAttention) are not parsed: the same
+    // check, before any size is computed from them.
+    MhaTileAttentionOptions options = getOptions();
+    if (llvm::Error error = checkTileAttentionOptions(options)) {
+      emitError(getOperation().getLoc())
+          << "mha-tile-attention: " << llvm::toString(std::move(error));
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     populateTileAttentionPatterns(patterns, options);
     walkAndApplyPatterns(getOperation(), std::move(patterns));

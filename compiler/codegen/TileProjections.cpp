@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 
@@ -173,11 +174,24 @@ struct MhaTileProjectionsPass
     : mha::impl::MhaTileProjectionsBase<MhaTileProjectionsPass> {
   using MhaTileProjectionsBase::MhaTileProjectionsBase;
 
+  /// Refuses options out of range where they are parsed (`mha-opt
+  /// --mha-tile-projections="row-tile=-1"`), before any IR is touched.
+  LogicalResult initializeOptions(
+      StringRef text,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(Base::initializeOptions(text, errorHandler)))
+      return failure();
+    if (llvm::Error error = checkTileProjectionsOptions({rowTile, colTile}))
+      return errorHandler("mha-tile-projections: " +
+                          llvm::toString(std::move(error)));
+    return success();
+  }
+
   void runOnOperation() override {
-    if (rowTile < 0 || colTile < 0) {
+    // Options set in C++ (createMhaTileProjections) are not parsed.
+    if (llvm::Error error = checkTileProjectionsOptions({rowTile, colTile})) {
       getOperation().emitError()
-          << "mha-tile-projections expects tile sizes >= 0, got row-tile="
-          << int64_t(rowTile) << " col-tile=" << int64_t(colTile);
+          << "mha-tile-projections: " << llvm::toString(std::move(error));
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());

@@ -20,6 +20,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -32,7 +34,9 @@ namespace cl = llvm::cl;
 namespace {
 cl::OptionCategory genCategory("mha-gen options");
 
-// Sizes; 0 means "derive the default" (see `resolveDefaults`).
+// Sizes. Those whose default derives from another (S from T, dk from D/H,
+// ...) are "not given" until given: any value given must be positive, 0
+// included (see `resolveDefaults`).
 cl::opt<int64_t> batch("batch", cl::desc("Batch size B"), cl::init(1),
                        cl::cat(genCategory));
 cl::opt<int64_t> seqLen("seq", cl::desc("Query sequence length T"),
@@ -105,17 +109,50 @@ LogicalResult usageError(const Twine &message) {
   return failure();
 }
 
+/// `option`'s value when given on the command line, else `fallback`.
+int64_t valueOr(const cl::opt<int64_t> &option, int64_t fallback) {
+  return option.getNumOccurrences() ? int64_t(option) : fallback;
+}
+
+/// The product of `sizes`, or nullopt when it does not fit in int64.
+std::optional<int64_t> checkedProduct(ArrayRef<int64_t> sizes) {
+  std::optional<int64_t> product = 1;
+  for (int64_t size : sizes)
+    if (product)
+      product = llvm::checkedMul<int64_t>(*product, size);
+  return product;
+}
+
 FailureOr<LayerConfig> resolveDefaults() {
+  // Sizes far beyond any real layer only make absurd types; 2^31 keeps every
+  // product of two sizes (heads times head dimension) inside int64.
+  constexpr int64_t maxSize = int64_t(1) << 31;
+  // Every size given is checked, those whose default derives from another
+  // too: an explicit 0 is as wrong as -1. (The derived defaults are checked
+  // below, with the products.)
+  for (const cl::opt<int64_t> *option :
+       {&batch, &seqLen, &kvSeqLen, &modelDim, &kvDim, &numHeads, &numKvHeads,
+        &headDim, &valueDim, &outDim}) {
+    if (!option->getNumOccurrences())
+      continue; // its default, or one derived from sizes checked here
+    int64_t value = *option;
+    std::string name = ("--" + option->ArgStr).str();
+    if (value <= 0)
+      return usageError(name + " must be positive, got " + Twine(value));
+    if (value > maxSize)
+      return usageError(name + " must be at most 2^31, got " + Twine(value));
+  }
+
   LayerConfig c;
   c.batch = batch;
   c.seqLen = seqLen;
   c.modelDim = modelDim;
   c.numHeads = numHeads;
-  c.cross = cross || kvSeqLen != 0 || kvDim != 0;
-  c.kvSeqLen = kvSeqLen ? kvSeqLen : seqLen;
-  c.kvDim = kvDim ? kvDim : modelDim;
-  c.numKvHeads = numKvHeads ? numKvHeads : numHeads;
-  c.outDim = outDim ? outDim : modelDim;
+  c.cross = cross || kvSeqLen.getNumOccurrences() || kvDim.getNumOccurrences();
+  c.kvSeqLen = valueOr(kvSeqLen, seqLen);
+  c.kvDim = valueOr(kvDim, modelDim);
+  c.numKvHeads = valueOr(numKvHeads, numHeads);
+  c.outDim = valueOr(outDim, modelDim);
   c.causal = causal;
   c.mask = mask || maskBroadcast;
   c.maskBroadcast = maskBroadcast;
@@ -123,36 +160,45 @@ FailureOr<LayerConfig> resolveDefaults() {
   c.splitFirst = splitFirst;
   c.dynamic = dynamic;
 
-  // Sizes far beyond any real layer only make absurd types; 2^31 keeps every
-  // product of two sizes (heads times head dimension) inside int64.
-  constexpr int64_t maxSize = int64_t(1) << 31;
-  for (auto [name, value] :
-       {std::pair("--batch", c.batch), std::pair("--seq", c.seqLen),
-        std::pair("--kv-seq", c.kvSeqLen), std::pair("--d-model", c.modelDim),
-        std::pair("--kv-dim", c.kvDim), std::pair("--heads", c.numHeads),
-        std::pair("--kv-heads", c.numKvHeads), std::pair("--out-dim", c.outDim),
-        std::pair("--head-dim", int64_t(headDim) ? int64_t(headDim) : 1),
-        std::pair("--value-dim", int64_t(valueDim) ? int64_t(valueDim) : 1)}) {
-    if (value <= 0)
-      return usageError(Twine(name) + " must be positive, got " + Twine(value));
-    if (value > maxSize)
-      return usageError(Twine(name) + " must be at most 2^31, got " +
-                        Twine(value));
-  }
   if (c.numHeads % c.numKvHeads != 0)
     return usageError("--heads (" + Twine(c.numHeads) +
                       ") must be a multiple of --kv-heads (" +
                       Twine(c.numKvHeads) + ")");
   bool needsSlices = c.splitFirst;
-  if ((!headDim || needsSlices) && c.modelDim % c.numHeads != 0)
+  if ((!headDim.getNumOccurrences() || needsSlices) &&
+      c.modelDim % c.numHeads != 0)
     return usageError("--heads (" + Twine(c.numHeads) +
                       ") must divide --d-model (" + Twine(c.modelDim) + ")");
   if (needsSlices && c.kvDim % c.numKvHeads != 0)
     return usageError("--kv-heads (" + Twine(c.numKvHeads) +
                       ") must divide the key/value width (" + Twine(c.kvDim) +
                       ")");
-  c.headDim = headDim ? headDim : c.modelDim / c.numHeads;
-  c.valueDim = valueDim ? valueDim : c.headDim;
+  c.headDim = valueOr(headDim, c.modelDim / c.numHeads);
+  c.valueDim = valueOr(valueDim, c.headDim);
+
+  // Each argument and the result must have a number of elements that fits
+  // in int64 (their shapes are products of the sizes above), or no tool
+  // could even count them.
+  int64_t keys = c.kvSeqLen;
+  SmallVector<std::pair<StringRef, SmallVector<int64_t>>> shapes = {
+      {"x", {c.batch, c.seqLen, c.modelDim}},
+      {"w_q", {c.modelDim, c.numHeads, c.headDim}},
+      {"w_k", {c.kvDim, c.numKvHeads, c.headDim}},
+      {"w_v", {c.kvDim, c.numKvHeads, c.valueDim}},
+      {"w_o", {c.numHeads, c.valueDim, c.outDim}},
+      {"the result", {c.batch, c.seqLen, c.outDim}}};
+  if (c.cross)
+    shapes.push_back({"kv", {c.batch, keys, c.kvDim}});
+  if (c.mask)
+    shapes.push_back({"mask", {c.maskBroadcast ? 1 : c.batch, c.seqLen, keys}});
+  for (const auto &[name, shape] : shapes)
+    if (!checkedProduct(shape))
+      return usageError(
+          Twine(name) + " would have " +
+          llvm::join(llvm::map_range(
+                         shape, [](int64_t size) { return Twine(size).str(); }),
+                     " x ") +
+          " elements, more than fit in 64 bits");
   return c;
 }
 

@@ -104,7 +104,8 @@ cl::opt<int> &registerThreadsOption() {
   if (cl::Option *existing = cl::getRegisteredOptions().lookup("threads"))
     existing->removeArgument();
   static cl::opt<int> threads("threads",
-                              cl::desc("OpenMP threads (default: all cores)"),
+                              cl::desc("OpenMP threads, at most 1024 (default "
+                                       "0: all cores)"),
                               cl::init(0), cl::cat(runCategory));
   return threads;
 }
@@ -221,6 +222,20 @@ void printAttentionPaths(func::FuncOp function) {
   });
 }
 
+/// Sets `options` from the command line.
+void setPipelineOptions(mlir::mha::MhaPipelineOptions &options) {
+  options.attention = attentionMode;
+  options.queryTile = queryTile;
+  options.keyTile = keyTile;
+  options.keySplits = keySplits;
+  options.projectionRowTile = projectionRowTile;
+  options.projectionColTile = projectionColTile;
+  options.fuseProjections = fuseProjections;
+  options.prepareWeights = prepareWeights;
+  options.foldHeadLayouts = foldHeadLayouts;
+  options.vectorize = vectorize;
+}
+
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -242,15 +257,24 @@ int main(int argc, char **argv) {
           "mha-run: compile a multi-head attention graph and run it\n"))
     return kBadInput;
 
-  if (threads < 0)
-    return reportError("--threads must be positive"), kBadInput;
   // libomp aborts the process when it cannot start the threads it is asked
-  // for; far more threads than cores never help.
+  // for; far more threads than cores never help. 0, the default, leaves
+  // the count to libomp (all cores, or OMP_NUM_THREADS).
   constexpr int kMaxThreads = 1024;
-  if (threads > kMaxThreads)
-    return reportError(llvm::formatv("--threads must be at most {0}, got {1}",
+  if (threads < 0 || threads > kMaxThreads)
+    return reportError(llvm::formatv("--threads must be between 0 and {0} "
+                                     "(0: all cores), got {1}",
                                      kMaxThreads, int(threads))),
            kBadInput;
+  // A timing needs tens of calls; a cap turns a mistyped count (an extra
+  // digit group) into an error instead of a run that never ends.
+  constexpr unsigned kMaxCalls = 100000;
+  for (auto [name, calls] : {std::pair("--repeat", unsigned(repeat)),
+                             std::pair("--warmup", unsigned(warmup))})
+    if (calls > kMaxCalls)
+      return reportError(llvm::formatv("{0} must be at most {1}, got {2}",
+                                       name, kMaxCalls, calls)),
+             kBadInput;
   // `!(x >= 0)` also catches NaN, which would make every comparison fail.
   for (auto [name, tolerance] : {std::pair("--atol", double(absTolerance)),
                                  std::pair("--rtol", double(relTolerance))})
@@ -259,13 +283,11 @@ int main(int argc, char **argv) {
                                        "got {1}",
                                        name, tolerance)),
              kBadInput;
-  if (queryTile < 1 || keyTile < 1 || keySplits < 1)
-    return reportError(llvm::formatv("--query-tile, --key-tile and "
-                                     "--key-splits must be positive, got {0}, "
-                                     "{1} and {2}",
-                                     int64_t(queryTile), int64_t(keyTile),
-                                     int64_t(keySplits))),
-           kBadInput;
+  // The compiler's options, checked before anything is compiled.
+  mlir::mha::MhaPipelineOptions pipelineOptions;
+  setPipelineOptions(pipelineOptions);
+  if (auto error = pipelineOptions.validate("--"))
+    return fail(std::move(error), kBadInput);
   if (threads > 0)
     omp_set_num_threads(threads);
   if (!tokens.empty() && dumpAttentionDir.empty())
@@ -341,17 +363,6 @@ int main(int argc, char **argv) {
     pm.addPass(mlir::mha::createMhaExtractAttentionWeights(
         {entry.getSymName().str()}));
   }
-  mlir::mha::MhaPipelineOptions pipelineOptions;
-  pipelineOptions.attention = attentionMode;
-  pipelineOptions.queryTile = queryTile;
-  pipelineOptions.keyTile = keyTile;
-  pipelineOptions.keySplits = keySplits;
-  pipelineOptions.projectionRowTile = projectionRowTile;
-  pipelineOptions.projectionColTile = projectionColTile;
-  pipelineOptions.fuseProjections = fuseProjections;
-  pipelineOptions.prepareWeights = prepareWeights;
-  pipelineOptions.foldHeadLayouts = foldHeadLayouts;
-  pipelineOptions.vectorize = vectorize;
   mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
   printAttentionPaths(entry);
   if (printPipeline) {

@@ -1,0 +1,40 @@
+//===- OptionRanges.cpp - Ranges of the numeric options -------------------===//
+
+#include "compiler/OptionRanges.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::mha;
+
+llvm::Error mlir::mha::checkOptionRange(llvm::StringRef name, int64_t value,
+                                        int64_t min, int64_t max) {
+  if (value >= min && value <= max)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::formatv("{0} must be between {1} and {2}, got {3}", name, min,
+                    max, value)
+          .str());
+}
+
+llvm::Error
+mlir::mha::checkTileAttentionOptions(const MhaTileAttentionOptions &options,
+                                     llvm::StringRef prefix) {
+  if (auto error = checkOptionRange((prefix + "query-tile").str(),
+                                    options.queryTile, 1, kMaxTileSize))
+    return error;
+  if (auto error = checkOptionRange((prefix + "key-tile").str(),
+                                    options.keyTile, 1, kMaxTileSize))
+    return error;
+  return checkOptionRange((prefix + "key-splits").str(), options.keySplits, 1,
+                          kMaxKeySplits);
+}
+
+llvm::Error mlir::mha::checkTileProjectionsOptions(
+    const MhaTileProjectionsOptions &options, llvm::StringRef prefix) {
+  if (auto error = checkOptionRange((prefix + "row-tile").str(),
+                                    options.rowTile, 0, kMaxTileSize))
+    return error;
+  return checkOptionRange((prefix + "col-tile").str(), options.colTile, 0,
+                          kMaxTileSize);
+}
