@@ -23,6 +23,7 @@ config.excludes = [
     # Fuzzer seeds (test/fuzz), not tests.
     "corpus-graph",
     "corpus-npy",
+    "corpus-library",
 ]
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
@@ -68,4 +69,6 @@ lit_config.load_config(
 )
 if config.mha_fuzz:
     config.available_features.add("fuzzers")
-    llvm_config.add_tool_substitutions(["mha-fuzz-npy", "mha-fuzz-graph"], tool_dirs)
+    llvm_config.add_tool_substitutions(
+        ["mha-fuzz-npy", "mha-fuzz-graph", "mha-fuzz-library"], tool_dirs
+    )

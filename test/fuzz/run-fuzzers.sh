@@ -40,3 +40,4 @@ run() {
 run mha-fuzz-npy corpus-npy -max_len=1024
 run mha-fuzz-graph corpus-graph -max_len=4096 -only_ascii=1 -timeout=30 \
   -dict="$here/graph.dict"
+run mha-fuzz-library corpus-library -max_len=512
