@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,12 +33,62 @@ struct GraphArgument {
   mlir::RankedTensorType type;
 };
 
+/// One `?` dimension of one argument.
+struct ArgumentDim {
+  /// The argument's index.
+  unsigned argument;
+  /// The dimension's index in that argument.
+  unsigned dim;
+};
+
+/// What the verifiers of a graph's mha ops imply about the `?` sizes of its
+/// arguments: every set of argument shapes that satisfies these (with the
+/// declared static sizes and sizes of at least 1) is one that
+/// checkShapesFitTogether accepts, and no other. mha-compile turns them into
+/// the C checks of a library, and `mha-run --random` picks sizes that satisfy
+/// them.
+struct SizeRelations {
+  /// `?` sizes that must be equal; with `size`, all of them must be that
+  /// number (a static size elsewhere in the graph fixes it).
+  struct SizeClass {
+    /// In argument order; never empty.
+    std::vector<ArgumentDim> members;
+    std::optional<int64_t> size;
+  };
+  /// A mask's `?` batch (`classes[mask]`, which has no fixed size) is 1, or
+  /// equal to the batch it is broadcast against: `classes[*target]`, or
+  /// `targetSize` when that is fixed.
+  struct Broadcast {
+    unsigned mask;
+    std::optional<unsigned> target;
+    int64_t targetSize = 0;
+  };
+  /// Every `?` size of the arguments is in exactly one class.
+  std::vector<SizeClass> classes;
+  std::vector<Broadcast> broadcasts;
+
+  /// Checks `shapes` (one per argument, each of the declared rank and with
+  /// the declared static sizes) against the relations; the error names the
+  /// first size that breaks one.
+  llvm::Error check(llvm::ArrayRef<std::vector<int64_t>> shapes,
+                    llvm::ArrayRef<std::string> names) const;
+  /// Returns argument shapes that satisfy the relations: the declared static
+  /// sizes, and for each class its fixed size, else `freeSize`, and for a
+  /// broadcast mask batch the batch it is broadcast against.
+  std::vector<std::vector<int64_t>>
+  pickShapes(llvm::ArrayRef<mlir::RankedTensorType> types,
+             int64_t freeSize) const;
+};
+
 /// The entry function's arguments and result.
 struct GraphSignature {
   /// The arguments in call order.
   std::vector<GraphArgument> arguments;
   /// The type of the single result.
   mlir::RankedTensorType result;
+  /// What the `?` sizes of the arguments must be (deriveSizeRelations), if
+  /// they could be derived.
+  std::optional<SizeRelations> sizeRelations;
 
   /// Returns the index of the argument called `name`, or -1.
   int findArgument(llvm::StringRef name) const;
@@ -45,9 +96,9 @@ struct GraphSignature {
   std::string listNames() const;
 };
 
-/// Reads the signature of `func`: ranked f32 or i1 tensors without sizes of
-/// 0 in, one ranked f32 tensor out; anything else is an error naming the
-/// argument.
+/// Reads the signature of `func` (which verifies): ranked f32 or i1 tensors
+/// without sizes of 0 in, one ranked f32 tensor out; anything else is an
+/// error naming the argument. Derives the size relations where it can.
 llvm::Expected<GraphSignature> readSignature(mlir::func::FuncOp func);
 
 /// Checks that `array` can be passed as `argument`: same element type, same
@@ -72,6 +123,14 @@ llvm::Error
 checkShapesFitTogether(mlir::func::FuncOp func,
                        llvm::ArrayRef<std::vector<int64_t>> shapes,
                        mlir::RankedTensorType *resultType = nullptr);
+
+/// Derives the relations between the `?` argument sizes of `func` from its
+/// mha ops (the same rules as their verifiers, which
+/// test/unit/SizeRelationsTest.cpp checks against checkShapesFitTogether).
+/// Fails when an op other than the mha ops sees a `?` size, or when no sizes
+/// fit (a `?` size fixed to two different numbers).
+llvm::Expected<SizeRelations>
+deriveSizeRelations(mlir::func::FuncOp func, const GraphSignature &signature);
 
 } // namespace runtime
 } // namespace mha

@@ -23,6 +23,7 @@ config.excludes = [
     # Fuzzer seeds (test/fuzz), not tests.
     "corpus-graph",
     "corpus-npy",
+    "corpus-library",
     "corpus-options",
 ]
 
@@ -69,5 +70,7 @@ lit_config.load_config(
 )
 if config.mha_fuzz:
     config.available_features.add("fuzzers")
-    llvm_config.add_tool_substitutions(["mha-fuzz-npy", "mha-fuzz-graph"], tool_dirs)
-    llvm_config.add_tool_substitutions(["mha-fuzz-options"], tool_dirs)
+    llvm_config.add_tool_substitutions(
+        ["mha-fuzz-npy", "mha-fuzz-graph", "mha-fuzz-library", "mha-fuzz-options"],
+        tool_dirs,
+    )

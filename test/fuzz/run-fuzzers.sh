@@ -42,3 +42,4 @@ run mha-fuzz-graph corpus-graph -max_len=4096 -only_ascii=1 -timeout=30 \
   -dict="$here/graph.dict"
 run mha-fuzz-options corpus-options -max_len=256 -only_ascii=1 -timeout=30 \
   -dict="$here/options.dict"
+run mha-fuzz-library corpus-library -max_len=512

@@ -55,6 +55,13 @@ std::string parameterList(const LibraryInterface &interface) {
   return list;
 }
 
+/// `x_shape[0]`: how the C code names one `?` size of an argument.
+std::string dimName(const LibraryInterface &interface,
+                    runtime::ArgumentDim dim) {
+  return toCIdentifier(interface.signature.arguments[dim.argument].name) +
+         "_shape[" + std::to_string(dim.dim) + "]";
+}
+
 /// The descriptor struct of one rank, as the LLVM lowering lays it out.
 std::string descriptorType(llvm::StringRef name, int64_t rank) {
   return llvm::formatv("{0}_memref{1}", name, rank).str();
@@ -73,16 +80,16 @@ std::string writeHeader(const LibraryInterface &interface) {
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << "/* Status codes of " << n << "_run. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_OK 0\n"
-     << "/* A pointer is null, a size is not positive, or sizes that must be\n"
-     << "   equal differ. */\n"
+     << "/* A pointer is null, a size is not positive, sizes do not fit\n"
+     << "   together (see below), or a mask byte is not 0 or 1. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_BAD_ARGUMENT 1\n"
      << "/* The result does not fit in result_capacity floats. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_RESULT_TOO_SMALL 2\n\n"
      << "/*\n * Runs the graph. Every tensor is dense and in C order "
         "(row-major);"
      << "\n * each comes with its sizes (`<name>_shape`); `?` sizes are taken"
-     << " from\n * them at call time. Masks hold one byte per element, 1 = may"
-     << " attend.\n *\n";
+     << " from\n * them at call time. Masks hold one byte per element: 1 = may"
+     << " attend,\n * 0 = masked; any other byte is refused.\n *\n";
   for (const GraphArgument &argument : interface.signature.arguments)
     os << " *   " << toCIdentifier(argument.name) << ": "
        << (isMask(argument) ? "mask (uint8_t) " : "float32 ")
@@ -90,20 +97,48 @@ std::string writeHeader(const LibraryInterface &interface) {
   os << " *   result: float32 " << describeShape(interface.signature.result)
      << ", written to `result` (room for\n *     `result_capacity` floats);"
      << " its sizes are stored in `result_shape`.\n";
+  const runtime::SizeRelations &relations = interface.sizeRelations;
+  auto name = [&](runtime::ArgumentDim dim) {
+    return dimName(interface, dim);
+  };
   bool first = true;
-  for (const std::vector<DynamicDim> &sizeClass : interface.sizeClasses) {
-    if (sizeClass.size() < 2)
+  for (const runtime::SizeRelations::SizeClass &sizeClass : relations.classes) {
+    if (sizeClass.size || sizeClass.members.size() < 2)
       continue;
     if (first)
       os << " *\n * Sizes that must be equal:\n";
     first = false;
     os << " *  ";
-    for (DynamicDim dim : sizeClass)
-      os << " "
-         << toCIdentifier(interface.signature.arguments[dim.argument].name)
-         << "_shape[" << dim.dim << "]";
+    for (runtime::ArgumentDim dim : sizeClass.members)
+      os << " " << name(dim);
     os << "\n";
   }
+  first = true;
+  for (const runtime::SizeRelations::SizeClass &sizeClass : relations.classes) {
+    if (!sizeClass.size)
+      continue;
+    if (first)
+      os << " *\n * '?' sizes that the graph fixes:\n";
+    first = false;
+    os << " *  ";
+    for (runtime::ArgumentDim dim : sizeClass.members)
+      os << " " << name(dim);
+    os << " = " << *sizeClass.size << "\n";
+  }
+  if (!relations.broadcasts.empty())
+    os << " *\n * Mask batches that are 1 (shared by the batch) or equal to"
+       << " the batch:\n";
+  for (const runtime::SizeRelations::Broadcast &broadcast :
+       relations.broadcasts)
+    os << " *   " << name(relations.classes[broadcast.mask].members.front())
+       << " is 1 or "
+       << (broadcast.target
+               ? name(relations.classes[*broadcast.target].members.front())
+               : std::to_string(broadcast.targetSize))
+       << "\n";
+  os << " *\n * A call with sizes that break any of these, or a mask byte"
+     << " other than 0 or 1,\n * returns " << llvm::StringRef(n).upper()
+     << "_BAD_ARGUMENT before the graph runs.\n";
   os << " *\n * Returns " << llvm::StringRef(n).upper() << "_OK, or a status"
      << " code with a message in " << n << "_last_error().\n"
      << " * Thread-safe; it runs on the OpenMP threads (OMP_NUM_THREADS).\n"
@@ -187,17 +222,56 @@ std::string writeWrapper(const LibraryInterface &interface,
            << id << ": dimension " << dim << " must be " << size
            << ", got %lld\", (long long)" << id << "_shape[" << dim << "]);\n";
   }
-  for (const std::vector<DynamicDim> &sizeClass : interface.sizeClasses) {
-    auto name = [&](DynamicDim dim) {
-      return toCIdentifier(arguments[dim.argument].name) + "_shape[" +
-             std::to_string(dim.dim) + "]";
-    };
-    for (DynamicDim dim : llvm::drop_begin(sizeClass))
-      os << "  if (" << name(dim) << " != " << name(sizeClass.front())
-         << ")\n    return " << n << "_fail(" << upper << "_BAD_ARGUMENT, \""
-         << name(dim) << " (%lld) must equal " << name(sizeClass.front())
-         << " (%lld)\", (long long)" << name(dim) << ", (long long)"
-         << name(sizeClass.front()) << ");\n";
+  // The relations between `?` sizes, in the words of runtime::SizeRelations
+  // ::check, so that the library and mha-run refuse the same calls.
+  const runtime::SizeRelations &relations = interface.sizeRelations;
+  auto name = [&](runtime::ArgumentDim dim) {
+    return dimName(interface, dim);
+  };
+  auto fail = [&](llvm::StringRef condition, llvm::StringRef format,
+                  llvm::StringRef values) {
+    os << "  if (" << condition << ")\n    return " << n << "_fail(" << upper
+       << "_BAD_ARGUMENT, \"" << format << "\", " << values << ");\n";
+  };
+  for (const runtime::SizeRelations::SizeClass &sizeClass : relations.classes) {
+    std::string first = name(sizeClass.members.front());
+    for (runtime::ArgumentDim dim : sizeClass.members) {
+      std::string size = name(dim);
+      if (sizeClass.size)
+        fail(size + " != " + std::to_string(*sizeClass.size),
+             size + " must be " + std::to_string(*sizeClass.size) +
+                 ", got %lld",
+             "(long long)" + size);
+      else if (size != first)
+        fail(size + " != " + first,
+             size + " (%lld) must equal " + first + " (%lld)",
+             "(long long)" + size + ", (long long)" + first);
+    }
+  }
+  for (const runtime::SizeRelations::Broadcast &broadcast :
+       relations.broadcasts) {
+    std::string mask = name(relations.classes[broadcast.mask].members.front());
+    std::string target =
+        broadcast.target
+            ? name(relations.classes[*broadcast.target].members.front())
+            : std::to_string(broadcast.targetSize);
+    fail(mask + " != 1 && " + mask + " != " + target,
+         mask + " (%lld) must be 1 or equal " + target + " (%lld)",
+         "(long long)" + mask + ", (long long)" + target);
+  }
+  // A mask byte is read by its low bit; refuse the bytes that would mean
+  // something other than what the caller wrote. Sizes are checked by now.
+  for (const GraphArgument &argument : arguments) {
+    if (!isMask(argument))
+      continue;
+    std::string id = toCIdentifier(argument.name);
+    os << "  " << n << "_count(" << argument.type.getRank() << ", " << id
+       << "_shape, &count);\n"
+       << "  for (int64_t i = 0; i < count; ++i)\n"
+       << "    if (" << id << "[i] > 1)\n"
+       << "      return " << n << "_fail(" << upper << "_BAD_ARGUMENT, \""
+       << id << ": byte %lld is %d; a mask byte must be 0 or 1\", "
+       << "(long long)i, (int)" << id << "[i]);\n";
   }
   os << "  if (!result || !result_shape)\n    return " << n << "_fail(" << upper
      << "_BAD_ARGUMENT, \"result: null pointer\");\n\n";

@@ -4,14 +4,15 @@
 // descriptors. Users get a plain C function instead: data pointers and
 // shapes in, the result written into their buffer, every size checked first
 // and a status code out. mha-compile writes its declaration (the header) and
-// its definition (C, compiled into the library).
+// its definition (C, compiled into the library). The wrapper checks what
+// mha-run checks before it runs a graph: the static sizes, the relations
+// between the `?` sizes (runtime::deriveSizeRelations) and that mask bytes
+// are 0 or 1, so that no call the graph does not fit reaches compiled code.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MHA_TOOLS_MHACOMPILE_CINTERFACE_H
 #define MHA_TOOLS_MHACOMPILE_CINTERFACE_H
-
-#include "tools/mha-compile/DynamicSizes.h"
 
 #include "runtime/GraphSignature.h"
 
@@ -30,8 +31,8 @@ struct LibraryInterface {
   std::string graphSymbol;
   /// The graph's arguments and result.
   runtime::GraphSignature signature;
-  /// Which `?` sizes must be equal.
-  SizeClasses sizeClasses;
+  /// What the `?` sizes must be.
+  runtime::SizeRelations sizeRelations;
 };
 
 /// Returns the text of the header declaring `NAME_run` and its status codes.

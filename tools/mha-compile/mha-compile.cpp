@@ -5,7 +5,8 @@
 // library that needs neither MLIR nor LLVM at run time (only libomp and
 // libc), plus the header that declares it.
 //
-// Exit codes: 0 success, 2 bad input or usage, 3 compilation or link failed.
+// Exit codes (tools/support/ToolSupport.h): 0 success, 2 bad input or usage
+// (also an output that cannot be written), 3 compilation or link failed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +14,8 @@
 #include "compiler/Registration.h"
 #include "runtime/GraphLoader.h"
 #include "tools/mha-compile/CInterface.h"
-#include "tools/mha-compile/DynamicSizes.h"
 #include "tools/mha-compile/ObjectEmitter.h"
+#include "tools/support/ToolSupport.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -22,6 +23,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/WithColor.h"
@@ -30,8 +32,12 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+using ::mha::tools::ExitCode;
+using ::mha::tools::kBadInput;
+using ::mha::tools::kCompileFailed;
+using ::mha::tools::kOk;
+
 namespace {
-enum ExitCode { kOk = 0, kBadInput = 2, kCompileFailed = 3 };
 
 cl::OptionCategory compileCategory("mha-compile options");
 cl::opt<std::string> graphFile(cl::Positional, cl::desc("<graph.mlir>"),
@@ -76,18 +82,26 @@ std::string defaultName() {
   return ::mha::compile::toCIdentifier(stem);
 }
 
+/// Writes `text` to `path`; a full device or a failed close is an error too,
+/// not only a file that cannot be opened.
 llvm::Error writeFile(llvm::StringRef path, llvm::StringRef text) {
   std::error_code error;
   llvm::raw_fd_ostream os(path, error);
+  if (!error) {
+    os << text;
+    os.close();
+    error = os.error();
+    os.clear_error();
+  }
   if (error)
     return llvm::createStringError(
         llvm::formatv("cannot write '{0}': {1}", path, error.message()));
-  os << text;
   return llvm::Error::success();
 }
 
-/// Compiles `wrapper` and links it with `object` and libomp into the library.
-llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object) {
+/// Compiles `wrapper` and links it with `object` and libomp into `library`.
+llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object,
+                 llvm::StringRef library) {
   auto program = llvm::sys::findProgramByName(linker);
   if (!program)
     return llvm::createStringError("cannot find the C compiler '" + linker +
@@ -95,7 +109,7 @@ llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object) {
   std::string libDir = MHA_LIBOMP_DIR;
   llvm::SmallVector<llvm::StringRef> args = {*program,    "-shared",  "-fPIC",
                                              "-O2",       "-std=c11", "-o",
-                                             libraryFile, wrapper,    object};
+                                             library,     wrapper,    object};
   std::string libPath = "-L" + libDir, rpath = "-Wl,-rpath," + libDir;
   args.append({libPath, rpath, "-lomp", "-lm"});
   std::string message;
@@ -113,8 +127,10 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerPassManagerCLOptions();
   mlir::mha::registerMhaPasses();
-  cl::ParseCommandLineOptions(
-      argc, argv, "mha-compile: compile a graph into a C-callable library\n");
+  if (!::mha::tools::parseCommandLine(
+          argc, argv,
+          "mha-compile: compile a graph into a C-callable library\n"))
+    return kBadInput;
 
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
@@ -130,11 +146,11 @@ int main(int argc, char **argv) {
                        : ::mha::compile::toCIdentifier(libraryName);
   interface.graphFile = llvm::sys::path::filename(graphFile).str();
   interface.signature = graph->signature;
-  auto classes =
-      ::mha::compile::findSizeClasses(graph->entry, graph->signature);
-  if (!classes)
-    return fail(classes.takeError(), kBadInput);
-  interface.sizeClasses = std::move(*classes);
+  auto relations =
+      ::mha::runtime::deriveSizeRelations(graph->entry, graph->signature);
+  if (!relations)
+    return fail(relations.takeError(), kBadInput);
+  interface.sizeRelations = std::move(*relations);
 
   // The graph's own symbols carry the library's name, so that two libraries
   // can be loaded into one process.
@@ -172,6 +188,11 @@ int main(int argc, char **argv) {
   llvm::SmallString<128> object(workDir), wrapper(workDir);
   llvm::sys::path::append(object, "graph.o");
   llvm::sys::path::append(wrapper, "wrapper.c");
+  // The library is linked in the temporary folder and then copied, so that
+  // an output that cannot be written is reported as such (exit 2), not as a
+  // failed link.
+  llvm::SmallString<128> linked(workDir);
+  llvm::sys::path::append(linked, "library.so");
 
   int status = kOk;
   if (auto error = writeFile(header, ::mha::compile::writeHeader(interface)))
@@ -182,8 +203,15 @@ int main(int argc, char **argv) {
   else if (auto error = ::mha::compile::emitObjectFile(
                *graph->module, cpu, {interface.graphSymbol}, object))
     status = fail(std::move(error), kCompileFailed);
-  else if (auto error = link(wrapper, object))
+  else if (auto error = link(wrapper, object, linked))
     status = fail(std::move(error), kCompileFailed);
+  else if (auto buffer = llvm::MemoryBuffer::getFile(linked); !buffer)
+    status = fail(llvm::createStringError(llvm::formatv(
+                      "cannot read the linked library '{0}': {1}", linked,
+                      buffer.getError().message())),
+                  kCompileFailed);
+  else if (auto error = writeFile(libraryFile, (*buffer)->getBuffer()))
+    status = fail(std::move(error), kBadInput);
   llvm::sys::fs::remove_directories(workDir);
   return status;
 }

@@ -19,13 +19,25 @@ namespace {
 /// run at once, not a multiple of the usual tile sizes.
 constexpr int64_t kRandomDynamicSize = 7;
 
-/// The shape random data for `argument` gets.
-std::vector<int64_t> getRandomShape(const GraphArgument &argument) {
-  std::vector<int64_t> shape;
-  for (int64_t dim : argument.type.getShape())
-    shape.push_back(mlir::ShapedType::isDynamic(dim) ? kRandomDynamicSize
-                                                     : dim);
-  return shape;
+/// The shapes random data gets: the declared static sizes, and for each `?`
+/// one that fits the graph's other sizes (the graph's size relations), else
+/// kRandomDynamicSize.
+std::vector<std::vector<int64_t>>
+getRandomShapes(const GraphSignature &signature) {
+  std::vector<mlir::RankedTensorType> types;
+  for (const GraphArgument &argument : signature.arguments)
+    types.push_back(argument.type);
+  if (signature.sizeRelations)
+    return signature.sizeRelations->pickShapes(types, kRandomDynamicSize);
+  std::vector<std::vector<int64_t>> shapes;
+  for (mlir::RankedTensorType type : types) {
+    std::vector<int64_t> shape;
+    for (int64_t dim : type.getShape())
+      shape.push_back(mlir::ShapedType::isDynamic(dim) ? kRandomDynamicSize
+                                                       : dim);
+    shapes.push_back(shape);
+  }
+  return shapes;
 }
 
 ElementType getElementType(const GraphArgument &argument) {
@@ -35,8 +47,8 @@ ElementType getElementType(const GraphArgument &argument) {
 
 /// Checks, before anything is allocated, that random data for `argument`
 /// fits in memory next to the `usedBytes` the inputs before it take.
-llvm::Error checkRandomFits(const GraphArgument &argument, uint64_t usedBytes) {
-  std::vector<int64_t> shape = getRandomShape(argument);
+llvm::Error checkRandomFits(const GraphArgument &argument,
+                            llvm::ArrayRef<int64_t> shape, uint64_t usedBytes) {
   ElementType type = getElementType(argument);
   std::string what =
       llvm::formatv("random input '{0}' of shape {1} {2}", argument.name,
@@ -54,8 +66,8 @@ llvm::Error checkRandomFits(const GraphArgument &argument, uint64_t usedBytes) {
 /// Random data for `argument`, scaled like a trained layer so that the
 /// softmax is neither flat nor saturated: inputs in [-1, 1), weights in
 /// ±1/sqrt(fan-in), biases in ±0.1; masks are 80 % true.
-NpyArray randomArray(const GraphArgument &argument, std::mt19937_64 &engine) {
-  std::vector<int64_t> shape = getRandomShape(argument);
+NpyArray randomArray(const GraphArgument &argument,
+                     llvm::ArrayRef<int64_t> shape, std::mt19937_64 &engine) {
   bool isMask = getElementType(argument) == ElementType::Bool;
   NpyArray array = NpyArray::zeros(getElementType(argument), shape);
   if (isMask) {
@@ -96,6 +108,7 @@ mha::runtime::bindInputs(const GraphSignature &signature,
   }
 
   std::mt19937_64 engine(options.seed);
+  std::vector<std::vector<int64_t>> randomShapes = getRandomShapes(signature);
   std::vector<NpyArray> inputs;
   uint64_t usedBytes = 0;
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
@@ -112,9 +125,10 @@ mha::runtime::bindInputs(const GraphSignature &signature,
             "no input for argument '{0}': give --inputs DIR with {0}.npy, "
             "--input {0}=FILE.npy, or --random",
             argument.name));
-      if (auto error = checkRandomFits(argument, usedBytes))
+      if (auto error =
+              checkRandomFits(argument, randomShapes[index], usedBytes))
         return std::move(error);
-      inputs.push_back(randomArray(argument, engine));
+      inputs.push_back(randomArray(argument, randomShapes[index], engine));
       usedBytes += inputs.back().data.size();
       continue;
     }

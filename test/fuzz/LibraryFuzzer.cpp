@@ -1,0 +1,124 @@
+//===- LibraryFuzzer.cpp - libFuzzer target: a compiled library's sizes ---===//
+//
+// Calls `layer_run` of a library that mha-compile built from a `?`-sized
+// cross-attention graph with a mask (d_model 4, 2 heads; CMakeLists.txt)
+// with fuzzed shapes and mask bytes. Every buffer is exactly as large as its
+// claimed shape and ends at a PROT_NONE page, so an out-of-bounds read faults
+// even in the uninstrumented compiled code. The library must run exactly the
+// calls whose sizes fit and whose mask bytes are 0 or 1, and refuse the rest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "layer.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+constexpr int kArgs = 11; // x kv mask w_q w_k w_v w_o b_q b_k b_v b_o
+constexpr int64_t kD = 4;
+
+/// A buffer of `bytes` that ends right before a PROT_NONE page.
+struct Guarded {
+  explicit Guarded(size_t bytes) {
+    size_t page = sysconf(_SC_PAGESIZE);
+    mapped = ((bytes + page - 1) / page + 1) * page;
+    base = static_cast<char *>(mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (base == MAP_FAILED || mprotect(base + mapped - page, page, PROT_NONE))
+      abort();
+    data = base + mapped - page - bytes;
+  }
+  ~Guarded() { munmap(base, mapped); }
+  Guarded(const Guarded &) = delete;
+  Guarded &operator=(const Guarded &) = delete;
+  char *base;
+  size_t mapped;
+  char *data;
+};
+
+/// Reads the fuzzer's bytes one at a time, 0 once they run out.
+struct Reader {
+  const uint8_t *data;
+  size_t size;
+  uint8_t next() {
+    if (!size)
+      return 0;
+    --size;
+    return *data++;
+  }
+};
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  Reader in{data, size};
+  // Sizes: the batch and sequence lengths 0..4; each static size 4 or, one
+  // time in eight, 2..5; ranks stay as declared.
+  int rank[kArgs] = {3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1};
+  int64_t shape[kArgs][3];
+  for (int arg = 0; arg < kArgs; ++arg)
+    for (int dim = 0; dim < rank[arg]; ++dim) {
+      uint8_t byte = in.next();
+      bool isStatic = (arg < 2 && dim == 2) || arg >= 3;
+      shape[arg][dim] = isStatic ? (byte % 8 ? kD : 2 + byte / 8 % 4)
+                                 : byte % 5;
+    }
+  const int64_t *x = shape[0], *kv = shape[1], *mask = shape[2];
+  bool fits = true;
+  int64_t count[kArgs];
+  for (int arg = 0; arg < kArgs; ++arg) {
+    count[arg] = 1;
+    for (int dim = 0; dim < rank[arg]; ++dim) {
+      fits = fits && shape[arg][dim] >= 1;
+      count[arg] *= shape[arg][dim];
+    }
+    for (int dim = 0; dim < rank[arg]; ++dim)
+      if (arg >= 3 || (arg < 2 && dim == 2))
+        fits = fits && shape[arg][dim] == kD;
+  }
+  fits = fits && kv[0] == x[0] && (mask[0] == 1 || mask[0] == x[0]) &&
+         mask[1] == x[1] && mask[2] == kv[1];
+
+  std::vector<Guarded *> buffers;
+  const void *pointers[kArgs];
+  bool maskBytesOk = true;
+  for (int arg = 0; arg < kArgs; ++arg) {
+    size_t element = arg == 2 ? 1 : sizeof(float);
+    auto *buffer = new Guarded(count[arg] * element);
+    buffers.push_back(buffer);
+    for (int64_t i = 0; i < count[arg]; ++i) {
+      uint8_t byte = in.next();
+      if (arg == 2) {
+        // Mostly 0 or 1; any byte when the input says so.
+        uint8_t value = byte < 250 ? byte % 2 : byte;
+        maskBytesOk = maskBytesOk && value <= 1;
+        buffer->data[i] = static_cast<char>(value);
+      } else {
+        reinterpret_cast<float *>(buffer->data)[i] = (byte - 128) / 64.0f;
+      }
+    }
+    pointers[arg] = buffer->data;
+  }
+  int64_t resultCount = fits ? x[0] * x[1] * kD : 1;
+  Guarded result(resultCount * sizeof(float));
+  int64_t resultShape[3];
+  const float *const *f = reinterpret_cast<const float *const *>(pointers);
+  int status = layer_run(
+      f[0], shape[0], f[1], shape[1],
+      static_cast<const uint8_t *>(pointers[2]), shape[2], f[3], shape[3],
+      f[4], shape[4], f[5], shape[5], f[6], shape[6], f[7], shape[7], f[8],
+      shape[8], f[9], shape[9], f[10], shape[10],
+      reinterpret_cast<float *>(result.data), resultCount, resultShape);
+  for (Guarded *buffer : buffers)
+    delete buffer;
+  // Exactly the calls that fit run; the others are refused.
+  int expected = fits && maskBytesOk ? LAYER_OK : LAYER_BAD_ARGUMENT;
+  if (status != expected)
+    abort();
+  return 0;
+}
