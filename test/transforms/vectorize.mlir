@@ -230,6 +230,30 @@ func.func @dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tenso
 
 // -----
 
+// A row maximum over a `?` number of keys: whole 256-wide vectors, then the
+// peeled last one, whose lanes past the end are replaced by -inf (the
+// maximum's identity) before an unmasked reduction.
+// CANON-LABEL: func.func @dynamic_row_max
+//   CANON-DAG:   %[[NEGINF:.+]] = arith.constant dense<0xFF800000> : vector<256xf32>
+//       CANON:   scf.for
+//       CANON:     vector.multi_reduction <maximumf>, %{{.+}}, %{{.+}} [1] : vector<1x256xf32> to vector<1xf32>
+//       CANON:   scf.for
+//       CANON:     %[[MASK:.+]] = vector.create_mask %{{.+}} : vector<256xi1>
+//       CANON:     %[[READ:.+]] = vector.transfer_read {{.+}}, %[[MASK]]
+//       CANON:     %[[KEPT:.+]] = arith.select %[[MASK]], %[[READ]], %[[NEGINF]] : vector<256xi1>, vector<256xf32>
+//   CANON-NOT:     vector.mask
+//       CANON:     vector.multi_reduction <maximumf>
+func.func @dynamic_row_max(%s: tensor<4x?xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%s : tensor<4x?xf32>) outs(%o : tensor<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %acc, %x : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 // A generic that reads an i1 mask stays scalar (a vector of i1 would read
 // packed bits from a buffer of bytes).
 // CHECK-LABEL: func.func @negative_bool_mask
