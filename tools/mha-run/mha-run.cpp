@@ -228,8 +228,8 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
 }
 } // namespace
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
+/// Everything but the check of stdout, which main does on every path.
+static int run(int argc, char **argv) {
   // Passes first: --mlir-print-ir-after=PASS only knows the passes
   // registered when the pass manager's options are created.
   mlir::mha::registerMhaPasses();
@@ -468,4 +468,9 @@ int main(int argc, char **argv) {
       status = kMismatch;
   }
   return status;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  return finishStdout("mha-run", run(argc, argv));
 }

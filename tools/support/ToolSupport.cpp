@@ -34,3 +34,25 @@ bool mha::tools::parseCommandLine(int argc, const char *const *argv,
         << "bad option value (see the line above)\n";
   return false;
 }
+
+bool mha::tools::finishOutput(llvm::raw_fd_ostream &os, llvm::StringRef tool,
+                              llvm::StringRef name) {
+  os.flush();
+  if (!os.has_error())
+    return true;
+  std::error_code error = os.error();
+  os.clear_error();
+  auto &message = llvm::WithColor::error(llvm::errs(), tool);
+  if (name == "-")
+    message << "cannot write to stdout: ";
+  else
+    message << "cannot write '" << name << "': ";
+  message << error.message() << "\n";
+  return false;
+}
+
+int mha::tools::finishStdout(llvm::StringRef tool, int code) {
+  if (finishOutput(llvm::outs(), tool, "-"))
+    return code;
+  return code == kOk || code == kMismatch ? kBadInput : code;
+}
