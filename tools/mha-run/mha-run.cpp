@@ -205,6 +205,28 @@ llvm::Error checkOutputFits(RankedTensorType resultType,
   return checkMemoryLimit(total, "the inputs and the output together");
 }
 
+/// Refuses an output file (--output, the files of --dump-attention) that is
+/// one of the files read: the graph, --expect, the inputs at `inputPaths`.
+llvm::Error
+checkOutputsDoNotOverwriteInputs(const GraphSignature &signature,
+                                 const std::vector<std::string> &inputPaths) {
+  std::vector<ToolFile> reads;
+  if (graphFile != "-")
+    reads.push_back({"the graph", graphFile});
+  if (!expectFile.empty())
+    reads.push_back({"--expect", expectFile});
+  for (auto [argument, path] : llvm::zip(signature.arguments, inputPaths))
+    if (!path.empty())
+      reads.push_back({"input '" + argument.name + "'", path});
+  std::vector<ToolFile> writes;
+  if (!outputFile.empty())
+    writes.push_back({"--output", outputFile});
+  if (!dumpAttentionDir.empty())
+    for (std::string &path : listDumpTargets(dumpAttentionDir))
+      writes.push_back({"--dump-attention", std::move(path)});
+  return checkNoOverwrite(reads, writes);
+}
+
 /// Prints the path each attention of `function` takes and why, e.g.
 /// `attention path: fused (auto: S = 2048 >= 64)`.
 void printAttentionPaths(func::FuncOp function) {
@@ -286,8 +308,16 @@ static int run(int argc, char **argv) {
   func::FuncOp entry = graph->entry;
   const GraphSignature &signature = graph->signature;
 
-  // Bind every argument to an array, then check that they fit together.
+  // Nothing written may be something read: `--expect F --output F` would
+  // compare the result with itself.
   InputOptions inputOptions{inputsDir, inputFiles, randomInputs, seed};
+  auto inputPaths = resolveInputPaths(signature, inputOptions);
+  if (!inputPaths)
+    return fail(inputPaths.takeError(), kBadInput);
+  if (auto error = checkOutputsDoNotOverwriteInputs(signature, *inputPaths))
+    return fail(std::move(error), kBadInput);
+
+  // Bind every argument to an array, then check that they fit together.
   auto inputs = bindInputs(signature, inputOptions);
   if (!inputs)
     return fail(inputs.takeError(), kBadInput);

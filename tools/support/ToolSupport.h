@@ -10,7 +10,11 @@
 #ifndef MHA_TOOLS_SUPPORT_TOOLSUPPORT_H
 #define MHA_TOOLS_SUPPORT_TOOLSUPPORT_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
 
 namespace llvm {
 class raw_fd_ostream;
@@ -38,6 +42,23 @@ enum ExitCode {
 /// can exit with kBadInput. `--help` and `--version` still exit with 0.
 bool parseCommandLine(int argc, const char *const *argv,
                       llvm::StringRef overview);
+
+/// A file a tool reads or writes, and how the command line names it
+/// ("--output", "input 'x'", "the graph").
+struct ToolFile {
+  /// How the command line names the file, for messages.
+  std::string role;
+  /// The path as given.
+  std::string path;
+};
+
+/// Fails if a file in `writes` is the same file as one in `reads`
+/// (llvm::sys::fs::equivalent: also through symbolic and hard links and
+/// spellings such as `./x`), so that a tool never overwrites what it reads:
+/// `--expect F --output F` would compare the result with itself. Files that
+/// do not exist yet cannot be read, so they never clash.
+llvm::Error checkNoOverwrite(llvm::ArrayRef<ToolFile> reads,
+                             llvm::ArrayRef<ToolFile> writes);
 
 /// Flushes `os`, which writes `name` (a path, or "-" for stdout), and
 /// reports a write that failed there (a full disk, /dev/full) as
