@@ -21,7 +21,8 @@ void MhaDialect::initialize() {
 /// Whether `name` matches [A-Za-z_][A-Za-z0-9_]*.
 static bool isCIdentifier(StringRef name) {
   return !name.empty() && !llvm::isDigit(name.front()) &&
-         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+         llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 // Names become paths (`mha-run --inputs DIR` reads DIR/<name>.npy) and C

@@ -99,9 +99,9 @@ llvm::Expected<LoadedGraph> loadGraph(llvm::StringRef path,
                                       MLIRContext &context) {
   auto buffer = readGraphFile(path);
   if (!buffer)
-    return llvm::createStringError(llvm::formatv(
-        "cannot read graph '{0}': {1}", path,
-        llvm::toString(buffer.takeError())));
+    return llvm::createStringError(
+        llvm::formatv("cannot read graph '{0}': {1}", path,
+                      llvm::toString(buffer.takeError())));
   LoadedGraph graph;
   graph.sourceMgr = std::make_unique<llvm::SourceMgr>();
   graph.sourceMgr->AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());

@@ -52,10 +52,10 @@ constexpr uint64_t kMaxGraphFileSize = uint64_t(256) << 20;
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readGraphFile(llvm::StringRef path, uint64_t limit = kMaxGraphFileSize);
 
-/// Reads `path` (`-` for stdin) with readGraphFile into `context`, verifies it and finds the
-/// function `entryName`, or the one public function when `entryName` is
-/// empty. Parse and verifier diagnostics are printed as they happen; the
-/// returned error says what failed in one line.
+/// Reads `path` (`-` for stdin) with readGraphFile into `context`, verifies it
+/// and finds the function `entryName`, or the one public function when
+/// `entryName` is empty. Parse and verifier diagnostics are printed as they
+/// happen; the returned error says what failed in one line.
 llvm::Expected<LoadedGraph> loadGraph(llvm::StringRef path,
                                       llvm::StringRef entryName,
                                       mlir::MLIRContext &context);

@@ -455,9 +455,8 @@ static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
   if (header.fortranOrder)
     return makeError(name, "Fortran-order arrays are not supported; save "
                            "with np.ascontiguousarray");
-  std::string what =
-      "shape " + formatShape(header.shape) + " of " +
-      getElementTypeName(*type).str();
+  std::string what = "shape " + formatShape(header.shape) + " of " +
+                     getElementTypeName(*type).str();
   std::optional<int64_t> byteCount = getByteCount(header.shape, *type);
   if (!byteCount)
     return makeError(name, what + " is too large: its byte count overflows");
@@ -479,8 +478,9 @@ static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
       return got.takeError();
     dataRead += *got;
     if (*got < chunk)
-      return makeError(name, "data is " + llvm::Twine(dataRead) + " bytes but " +
-                                 what + " needs " + llvm::Twine(dataSize) +
+      return makeError(name, "data is " + llvm::Twine(dataRead) +
+                                 " bytes but " + what + " needs " +
+                                 llvm::Twine(dataSize) +
                                  " bytes (file truncated)");
   }
   // One byte more tells a longer file from an exact one without reading an

@@ -41,8 +41,7 @@ std::string mha::runtime::heatmapFileName(int64_t batch, int64_t head,
 /// Whether `name` is a name heatmapFileName gives.
 static bool isHeatmapFileName(llvm::StringRef name) {
   auto consumeNumber = [&] {
-    size_t digits =
-        std::min(name.find_first_not_of("0123456789"), name.size());
+    size_t digits = std::min(name.find_first_not_of("0123456789"), name.size());
     if (digits == 0)
       return false;
     name = name.drop_front(digits);
@@ -50,7 +49,8 @@ static bool isHeatmapFileName(llvm::StringRef name) {
   };
   if (!name.consume_back(".png"))
     return false;
-  if (name.consume_front("batch") && !(consumeNumber() && name.consume_front("_")))
+  if (name.consume_front("batch") &&
+      !(consumeNumber() && name.consume_front("_")))
     return false;
   return name.consume_front("head") && consumeNumber() && name.empty();
 }

@@ -33,8 +33,7 @@ struct InputOptions {
 /// `.` or `..`; the dialect's verifier already refuses such names), is an
 /// error. Nothing is read.
 llvm::Expected<std::vector<std::string>>
-resolveInputPaths(const GraphSignature &signature,
-                  const InputOptions &options);
+resolveInputPaths(const GraphSignature &signature, const InputOptions &options);
 
 /// Returns one array per argument of `signature`, read from the files
 /// resolveInputPaths names, each checked against the
