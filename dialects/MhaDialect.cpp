@@ -3,6 +3,9 @@
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOps.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 using namespace mlir::mha;
 
@@ -13,4 +16,32 @@ void MhaDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/MhaOps.cpp.inc"
       >();
+}
+
+/// Whether `name` matches [A-Za-z_][A-Za-z0-9_]*.
+static bool isCIdentifier(StringRef name) {
+  return !name.empty() && !llvm::isDigit(name.front()) &&
+         llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+// Names become paths (`mha-run --inputs DIR` reads DIR/<name>.npy) and C
+// identifiers; anything but an identifier could leave DIR ("../x") or break
+// the generated C, so it is refused when the graph is read.
+LogicalResult MhaDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attribute) {
+  if (attribute.getName() != "mha.name")
+    return success();
+  auto name = dyn_cast<StringAttr>(attribute.getValue());
+  if (!name)
+    return op->emitError() << "expects the mha.name of argument #" << argIndex
+                           << " to be a string, got " << attribute.getValue();
+  if (!isCIdentifier(name.getValue()))
+    return op->emitError() << "expects the mha.name of argument #" << argIndex
+                           << " to be an identifier ([A-Za-z_][A-Za-z0-9_]*), "
+                              "got "
+                           << name;
+  return success();
 }

@@ -23,6 +23,10 @@ def Mha_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::mha";
   let hasCanonicalizer = 0;
+  // `mha.name` on a function argument names the argument for the tools: a
+  // file name under `mha-run --inputs DIR`, a C identifier in the headers of
+  // `mha-compile`. The verifier keeps it a C identifier.
+  let hasRegionArgAttrVerify = 1;
 }
 
 /// Base class of every op of the dialect.

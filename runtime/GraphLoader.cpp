@@ -3,8 +3,12 @@
 #include "runtime/GraphLoader.h"
 
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -32,13 +36,72 @@ findEntry(ModuleOp module, llvm::StringRef path, llvm::StringRef entryName) {
   return candidates.front();
 }
 
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readGraphFile(llvm::StringRef path, uint64_t limit) {
+  llvm::sys::fs::file_t file = llvm::sys::fs::getStdinHandle();
+  bool isStdin = path == "-";
+  if (!isStdin) {
+    auto opened = llvm::sys::fs::openNativeFileForRead(path);
+    if (!opened)
+      return opened.takeError();
+    file = *opened;
+  }
+  auto closeFile = llvm::make_scope_exit([&] {
+    if (!isStdin)
+      llvm::sys::fs::closeFile(file);
+  });
+
+  // MLIR bytecode (magic "ML\xEFR") is binary; text never holds a NUL, so
+  // the first one ends the read of a device such as /dev/zero.
+  constexpr llvm::StringLiteral kBytecodeMagic("ML\xEFR");
+  std::string text;
+  size_t checked = 0;
+  auto checkText = [&]() -> llvm::Error {
+    llvm::StringRef bytes(text);
+    if (bytes.starts_with(kBytecodeMagic))
+      return llvm::Error::success();
+    size_t nul = bytes.find('\0', checked);
+    checked = bytes.size();
+    if (nul == llvm::StringRef::npos)
+      return llvm::Error::success();
+    return llvm::createStringError(llvm::formatv(
+        "not text: byte {0} is NUL (expected MLIR text or bytecode)", nul));
+  };
+  constexpr size_t kChunk = 64 << 10;
+  while (true) {
+    size_t start = text.size();
+    // One byte beyond the limit tells a file of exactly `limit` bytes from
+    // a longer one.
+    size_t want = std::min<uint64_t>(kChunk, limit + 1 - start);
+    text.resize(start + want);
+    auto got = llvm::sys::fs::readNativeFile(
+        file, llvm::MutableArrayRef(text.data() + start, want));
+    if (!got)
+      return got.takeError();
+    text.resize(start + *got);
+    if (*got == 0)
+      break;
+    if (text.size() > limit)
+      return llvm::createStringError(llvm::formatv(
+          "larger than the {0} bytes a graph file may take", limit));
+    // Until the magic could be there, a NUL may still start bytecode.
+    if (text.size() >= kBytecodeMagic.size())
+      if (llvm::Error error = checkText())
+        return std::move(error);
+  }
+  if (llvm::Error error = checkText())
+    return std::move(error);
+  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+}
+
 llvm::Expected<LoadedGraph> loadGraph(llvm::StringRef path,
                                       llvm::StringRef entryName,
                                       MLIRContext &context) {
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
-  if (std::error_code error = buffer.getError())
+  auto buffer = readGraphFile(path);
+  if (!buffer)
     return llvm::createStringError(
-        llvm::formatv("cannot read graph '{0}': {1}", path, error.message()));
+        llvm::formatv("cannot read graph '{0}': {1}", path,
+                      llvm::toString(buffer.takeError())));
   LoadedGraph graph;
   graph.sourceMgr = std::make_unique<llvm::SourceMgr>();
   graph.sourceMgr->AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());

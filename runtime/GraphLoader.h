@@ -15,8 +15,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cstdint>
 #include <memory>
 
 namespace mha {
@@ -37,10 +39,23 @@ struct LoadedGraph {
   GraphSignature signature;
 };
 
-/// Reads `path` (`-` for stdin) into `context`, verifies it and finds the
-/// function `entryName`, or the one public function when `entryName` is
-/// empty. Parse and verifier diagnostics are printed as they happen; the
-/// returned error says what failed in one line.
+/// The largest graph file readGraphFile reads: far more than any graph mha
+/// writes (they hold no weights), and bounded, so that an endless stream is
+/// an error rather than an allocation that grows until it fails.
+constexpr uint64_t kMaxGraphFileSize = uint64_t(256) << 20;
+
+/// Reads the graph file at `path` (`-` for stdin) piece by piece, so that a
+/// pipe or a device is read only as far as it needs to be: a file larger
+/// than `limit`, or one with a NUL byte that is not MLIR bytecode, is an
+/// error as soon as that part is read. The error says only what is wrong
+/// ("Is a directory", "not text: ..."); the caller names the file.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readGraphFile(llvm::StringRef path, uint64_t limit = kMaxGraphFileSize);
+
+/// Reads `path` (`-` for stdin) with readGraphFile into `context`, verifies it
+/// and finds the function `entryName`, or the one public function when
+/// `entryName` is empty. Parse and verifier diagnostics are printed as they
+/// happen; the returned error says what failed in one line.
 llvm::Expected<LoadedGraph> loadGraph(llvm::StringRef path,
                                       llvm::StringRef entryName,
                                       mlir::MLIRContext &context);

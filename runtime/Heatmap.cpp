@@ -186,7 +186,10 @@ Measured measure(int64_t rows, int64_t columns, const HeatmapLabels &labels) {
 
 Rgb mha::runtime::heatmapColor(double fraction) {
   constexpr int segments = std::size(kViridis) - 1;
-  double position = std::clamp(fraction, 0.0, 1.0) * segments;
+  // std::clamp passes NaN through, and int(NaN) below would index anywhere.
+  if (!(fraction >= 0))
+    fraction = 0;
+  double position = std::min(fraction, 1.0) * segments;
   int low = std::min(int(position), segments - 1);
   double t = position - low;
   auto mix = [&](uint8_t a, uint8_t b) {
@@ -194,6 +197,11 @@ Rgb mha::runtime::heatmapColor(double fraction) {
   };
   const Rgb &a = kViridis[low], &b = kViridis[low + 1];
   return {mix(a.red, b.red), mix(a.green, b.green), mix(a.blue, b.blue)};
+}
+
+int64_t mha::runtime::countNonFinite(const float *values, int64_t count) {
+  return std::count_if(values, values + count,
+                       [](float value) { return !std::isfinite(value); });
 }
 
 HeatmapLayout mha::runtime::layoutHeatmap(int64_t rows, int64_t columns,
@@ -226,14 +234,24 @@ llvm::Error mha::runtime::writeHeatmapPng(llvm::StringRef path,
   Canvas canvas(l.width, l.height);
   canvas.fill(0, 0, l.width, l.height, {255, 255, 255});
 
-  // A map of zeros (a fully masked head) still gets a scale to read.
-  float max = *std::max_element(values, values + rows * columns);
+  // The scale comes from the finite values only: one NaN or infinity would
+  // otherwise make every other cell NaN or 0. A map of zeros (a fully masked
+  // head) or of nothing finite still gets a scale to read.
+  float max = 0;
+  for (int64_t i = 0; i < rows * columns; ++i)
+    if (std::isfinite(values[i]))
+      max = std::max(max, values[i]);
   if (!(max > 0))
     max = 1;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < columns; ++c)
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < columns; ++c) {
+      float value = values[r * columns + c];
       canvas.fill(l.mapX + c * l.cellSize, l.mapY + r * l.cellSize, l.cellSize,
-                  l.cellSize, heatmapColor(values[r * columns + c] / max));
+                  l.cellSize,
+                  std::isfinite(value) ? heatmapColor(value / max)
+                                       : kNonFiniteColor);
+    }
+  }
 
   // The colour bar: one line of pixels per shade, the top one for `max`.
   int barHeight = l.barBottom - l.barTop;

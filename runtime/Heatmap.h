@@ -50,18 +50,28 @@ struct Rgb {
   }
 };
 
-/// The colour of `fraction` (clamped to [0, 1]) of the scale: viridis, dark
-/// blue for 0 to yellow for 1, readable in grey and by colour-blind readers.
+/// The colour of `fraction` (clamped to [0, 1]; NaN counts as 0) of the
+/// scale: viridis, dark blue for 0 to yellow for 1, readable in grey and by
+/// colour-blind readers.
 Rgb heatmapColor(double fraction);
+
+/// The colour of a cell whose value is NaN or infinite: a red that viridis
+/// never reaches, so that a broken weight stands out instead of taking the
+/// colour of some value.
+constexpr Rgb kNonFiniteColor = {228, 26, 28};
+
+/// Returns how many of the `count` values are NaN or infinite.
+int64_t countNonFinite(const float *values, int64_t count);
 
 /// The layout `writeHeatmapPng` uses for a `rows` x `columns` map with
 /// `labels`.
 HeatmapLayout layoutHeatmap(int64_t rows, int64_t columns,
                             const HeatmapLabels &labels);
 
-/// Draws `values` (`rows` x `columns`, C order, finite and >= 0) as a PNG at
-/// `path`: cell (r, c) has the colour of values[r][c] / max, where max is the
-/// largest value (the top of the colour bar, whose ticks give the values).
+/// Draws `values` (`rows` x `columns`, C order, meant to be >= 0) as a PNG
+/// at `path`: cell (r, c) has the colour of values[r][c] / max, where max is
+/// the largest finite value (the top of the colour bar, whose ticks give the
+/// values); a NaN or infinite cell has kNonFiniteColor.
 /// Label counts other than 0 or rows / columns, or a write that fails, are
 /// errors naming the path.
 llvm::Error writeHeatmapPng(llvm::StringRef path, const float *values,

@@ -11,14 +11,16 @@
 #include "runtime/Npy.h"
 #include "runtime/MemoryLimit.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <limits>
@@ -343,43 +345,105 @@ static std::optional<ElementType> parseDescr(StringRef descr) {
 // Reading
 //===----------------------------------------------------------------------===//
 
-llvm::Expected<NpyArray> mha::runtime::parseNpy(StringRef bytes,
-                                                StringRef name) {
+namespace {
+/// Where the bytes of a .npy file come from. Reads never ask for more than
+/// the format says comes next, so that an endless stream (/dev/zero, a pipe)
+/// costs no more memory than its header claims, and that claim is checked
+/// against the memory limit first.
+using ReadFn = llvm::function_ref<llvm::Expected<size_t>(char *, size_t)>;
+
+/// Reads until `size` bytes are in `buffer` or the source ends; returns how
+/// many arrived (fewer than `size` only at the end of the source).
+llvm::Expected<size_t> readFully(ReadFn read, char *buffer, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    llvm::Expected<size_t> got = read(buffer + done, size - done);
+    if (!got)
+      return got.takeError();
+    if (*got == 0)
+      break;
+    done += *got;
+  }
+  return done;
+}
+} // namespace
+
+/// The largest header accepted. numpy's own reader stops at 10000 bytes;
+/// a header of our two dtypes and 64 dimensions takes well under 2000, so
+/// this only keeps a hostile 4 GiB header length from being allocated.
+static constexpr uint64_t kMaxHeaderSize = 1 << 20;
+
+/// Bytes of data read (and allocated) at a time, so that a file that claims
+/// a large shape but ends early never makes its whole size resident.
+static constexpr size_t kDataChunk = size_t(64) << 20;
+
+/// The reader behind parseNpy and readNpy: magic, version, header length and
+/// header, then exactly the bytes the shape needs, then one byte more to tell
+/// whether anything follows the data.
+static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
+  // Bytes read so far, for the messages about files that end early.
+  uint64_t total = 0;
+  auto readInto = [&](char *buffer, size_t size) -> llvm::Expected<size_t> {
+    llvm::Expected<size_t> got = readFully(read, buffer, size);
+    if (!got)
+      return makeError(name, "cannot read .npy file: " +
+                                 llvm::toString(got.takeError()));
+    total += *got;
+    return *got;
+  };
   auto truncated = [&](StringRef where) {
-    return makeError(name, "truncated .npy file: " + llvm::Twine(bytes.size()) +
+    return makeError(name, "truncated .npy file: " + llvm::Twine(total) +
                                " bytes end inside the " + where);
   };
-  if (!bytes.starts_with(kMagic)) {
-    if (bytes.size() < kMagic.size() && kMagic.starts_with(bytes))
+
+  // The magic, the version and the (v1.0) 2 or (v2.0, v3.0) 4 length bytes.
+  char preamble[12];
+  llvm::Expected<size_t> got = readInto(preamble, kMagic.size());
+  if (!got)
+    return got.takeError();
+  StringRef magic(preamble, *got);
+  if (magic != kMagic) {
+    if (kMagic.starts_with(magic))
       return truncated("magic string");
     return makeError(name, "not a .npy file: expected the magic string " +
                                quoteBytes(kMagic) + ", found " +
-                               quoteBytes(bytes.take_front(kMagic.size())));
+                               quoteBytes(magic));
   }
-  if (bytes.size() < kMagic.size() + 2)
+  if (!(got = readInto(preamble + kMagic.size(), 2)))
+    return got.takeError();
+  if (*got < 2)
     return truncated("format version");
-  unsigned major = static_cast<uint8_t>(bytes[kMagic.size()]);
-  unsigned minor = static_cast<uint8_t>(bytes[kMagic.size() + 1]);
+  unsigned major = static_cast<uint8_t>(preamble[kMagic.size()]);
+  unsigned minor = static_cast<uint8_t>(preamble[kMagic.size() + 1]);
   if (major < 1 || major > 3 || minor != 0)
     return makeError(name, "unsupported .npy format version " +
                                llvm::Twine(major) + "." + llvm::Twine(minor) +
                                " (supported: 1.0, 2.0, 3.0)");
   // Version 1.0 has a 16-bit header length, 2.0 and 3.0 (utf8) a 32-bit one.
   size_t lengthSize = major == 1 ? 2 : 4;
-  size_t preambleSize = kMagic.size() + 2 + lengthSize;
-  if (bytes.size() < preambleSize)
+  char *lengthPtr = preamble + kMagic.size() + 2;
+  if (!(got = readInto(lengthPtr, lengthSize)))
+    return got.takeError();
+  if (*got < lengthSize)
     return truncated("header length");
-  const char *lengthPtr = bytes.data() + kMagic.size() + 2;
   uint64_t headerSize = major == 1 ? llvm::support::endian::read16le(lengthPtr)
                                    : llvm::support::endian::read32le(lengthPtr);
-  if (headerSize > bytes.size() - preambleSize)
+  if (headerSize > kMaxHeaderSize)
+    return makeError(name, "the .npy header is " + llvm::Twine(headerSize) +
+                               " bytes, more than the " +
+                               llvm::Twine(kMaxHeaderSize) +
+                               " bytes a header may take");
+  std::string headerText(headerSize, '\0');
+  if (!(got = readInto(headerText.data(), headerSize)))
+    return got.takeError();
+  if (*got < headerSize)
     return makeError(name, "truncated .npy file: the header is " +
                                llvm::Twine(headerSize) + " bytes but only " +
-                               llvm::Twine(bytes.size() - preambleSize) +
+                               llvm::Twine(*got) +
                                " bytes follow the preamble");
 
   NpyHeader header;
-  HeaderParser parser(bytes.substr(preambleSize, headerSize), name);
+  HeaderParser parser(headerText, name);
   if (llvm::Error err = parser.parse(header))
     return std::move(err);
 
@@ -391,30 +455,45 @@ llvm::Expected<NpyArray> mha::runtime::parseNpy(StringRef bytes,
   if (header.fortranOrder)
     return makeError(name, "Fortran-order arrays are not supported; save "
                            "with np.ascontiguousarray");
+  std::string what = "shape " + formatShape(header.shape) + " of " +
+                     getElementTypeName(*type).str();
   std::optional<int64_t> byteCount = getByteCount(header.shape, *type);
   if (!byteCount)
-    return makeError(name, "shape " + formatShape(header.shape) + " of " +
-                               getElementTypeName(*type) +
-                               " is too large: its byte count overflows");
-  // Before the size check against the payload, so that a header claiming a
-  // huge shape says so rather than that the file is truncated.
-  if (llvm::Error error =
-          checkMemoryLimit(*byteCount, "shape " + formatShape(header.shape) +
-                                           " of " + getElementTypeName(*type)))
+    return makeError(name, what + " is too large: its byte count overflows");
+  // Before any data is read, so that a header claiming a huge shape says so
+  // rather than that the file is truncated, and nothing that large is
+  // allocated.
+  if (llvm::Error error = checkMemoryLimit(*byteCount, what))
     return makeError(name, llvm::toString(std::move(error)));
 
-  StringRef payload = bytes.drop_front(preambleSize + headerSize);
-  if (payload.size() != static_cast<uint64_t>(*byteCount))
-    return makeError(name,
-                     "data is " + llvm::Twine(payload.size()) +
-                         " bytes but shape " + formatShape(header.shape) +
-                         " of " + getElementTypeName(*type) + " needs " +
-                         llvm::Twine(*byteCount) + " bytes (" +
-                         (payload.size() < static_cast<uint64_t>(*byteCount)
-                              ? "file truncated"
-                              : "trailing bytes") +
-                         ")");
+  NpyArray array;
+  array.elementType = *type;
+  array.shape = std::move(header.shape);
+  size_t dataSize = static_cast<size_t>(*byteCount);
+  size_t dataRead = 0;
+  while (dataRead < dataSize) {
+    size_t chunk = std::min(kDataChunk, dataSize - dataRead);
+    array.data.resize(dataRead + chunk);
+    if (!(got = readInto(array.data.data() + dataRead, chunk)))
+      return got.takeError();
+    dataRead += *got;
+    if (*got < chunk)
+      return makeError(name, "data is " + llvm::Twine(dataRead) +
+                                 " bytes but " + what + " needs " +
+                                 llvm::Twine(dataSize) +
+                                 " bytes (file truncated)");
+  }
+  // One byte more tells a longer file from an exact one without reading an
+  // endless stream to its end.
+  char extra;
+  if (!(got = readInto(&extra, 1)))
+    return got.takeError();
+  if (*got != 0)
+    return makeError(name, "data is longer than the " + llvm::Twine(dataSize) +
+                               " bytes " + what + " needs (trailing bytes)");
+
   if (*type == ElementType::Bool) {
+    StringRef payload(array.data.data(), array.data.size());
     size_t bad = payload.find_first_not_of(StringRef("\0\1", 2));
     if (bad != StringRef::npos)
       return makeError(name, "bool element " + llvm::Twine(bad) +
@@ -422,12 +501,20 @@ llvm::Expected<NpyArray> mha::runtime::parseNpy(StringRef bytes,
                                  llvm::Twine(unsigned(uint8_t(payload[bad]))) +
                                  " (expected 0 or 1)");
   }
-
-  NpyArray array;
-  array.elementType = *type;
-  array.shape = std::move(header.shape);
-  array.data.assign(payload.begin(), payload.end());
   return array;
+}
+
+llvm::Expected<NpyArray> mha::runtime::parseNpy(StringRef bytes,
+                                                StringRef name) {
+  size_t offset = 0;
+  auto read = [&](char *buffer, size_t size) -> llvm::Expected<size_t> {
+    size_t count = std::min(size, bytes.size() - offset);
+    if (count)
+      std::memcpy(buffer, bytes.data() + offset, count);
+    offset += count;
+    return count;
+  };
+  return readNpyFrom(read, name);
 }
 
 llvm::Expected<NpyArray> mha::runtime::readNpy(StringRef path) {
@@ -435,13 +522,20 @@ llvm::Expected<NpyArray> mha::runtime::readNpy(StringRef path) {
   // depending on the platform; say it plainly.
   if (llvm::sys::fs::is_directory(path))
     return makeError(path, "is a directory, expected a .npy file");
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return makeError(path,
-                     "cannot read .npy file: " + buffer.getError().message());
-  return parseNpy((*buffer)->getBuffer(), path);
+  // A descriptor read piece by piece, not a MemoryBuffer of the whole file:
+  // a pipe or a device (/dev/zero) has no size to check first.
+  llvm::Expected<llvm::sys::fs::file_t> file =
+      llvm::sys::fs::openNativeFileForRead(path);
+  if (!file)
+    return makeError(path, "cannot read .npy file: " +
+                               llvm::toString(file.takeError()));
+  auto closeFile =
+      llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(*file); });
+  auto read = [&](char *buffer, size_t size) -> llvm::Expected<size_t> {
+    return llvm::sys::fs::readNativeFile(*file,
+                                         llvm::MutableArrayRef(buffer, size));
+  };
+  return readNpyFrom(read, path);
 }
 
 //===----------------------------------------------------------------------===//

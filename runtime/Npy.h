@@ -69,11 +69,16 @@ struct NpyArray {
 
 /// Parses the contents of a .npy file (format versions 1.0, 2.0 and 3.0,
 /// dtypes '<f4' and '|b1', C order). `name` (usually the file's path) starts
-/// every error message. An array larger than the memory limit
-/// (runtime/MemoryLimit.h) is refused.
+/// every error message. A header longer than 1 MiB, an array larger than the
+/// memory limit (runtime/MemoryLimit.h), data shorter or longer than the
+/// shape needs, and a bool byte other than 0 or 1 are errors.
 llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
 
-/// Reads and parses the .npy file at `path`.
+/// Reads and parses the .npy file at `path`, as parseNpy does, from a
+/// descriptor: the header first, then exactly the bytes its shape needs
+/// (checked against the memory limit before they are read), then at most one
+/// byte more to refuse trailing data. So a pipe or a device (/dev/zero, a
+/// valid file followed by endless bytes) is refused after a bounded read.
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
 
 /// Serializes `array` to .npy bytes with a version 1.0 header (2.0 only if the

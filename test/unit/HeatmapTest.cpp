@@ -17,7 +17,9 @@
 
 #include <cairo.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace mha::runtime;
 
@@ -123,6 +125,32 @@ TEST_F(HeatmapTest, CellsHaveTheColorOfTheirValue) {
     for (int x = 0; x < layout.width; ++x)
       dark |= picture.at(x, y).red < 100;
   EXPECT_TRUE(dark) << "no text above the map";
+}
+
+// NaN and infinities (from a NaN input) are drawn in their own colour; the
+// scale is that of the finite values. NaN once indexed the palette with
+// int(NaN) and crashed.
+TEST_F(HeatmapTest, NonFiniteCellsHaveTheirOwnColor) {
+  EXPECT_EQ(heatmapColor(std::nan("")), heatmapColor(0.0));
+  const float inf = std::numeric_limits<float>::infinity();
+  const float values[] = {std::nanf(""), 0.5f, inf, -inf, 0.25f, 0.0f};
+  EXPECT_EQ(countNonFinite(values, 6), 3);
+  HeatmapLabels labels;
+  std::string path = temporaryPath("nan.png");
+  ASSERT_FALSE(llvm::errorToBool(writeHeatmapPng(path, values, 2, 3, labels)));
+  Picture picture(path);
+  ASSERT_TRUE(picture.valid());
+  HeatmapLayout layout = layoutHeatmap(2, 3, labels);
+  auto cell = [&](int r, int c) {
+    return picture.at(layout.mapX + c * layout.cellSize + layout.cellSize / 2,
+                      layout.mapY + r * layout.cellSize + layout.cellSize / 2);
+  };
+  EXPECT_EQ(cell(0, 0), kNonFiniteColor);
+  EXPECT_EQ(cell(0, 1), heatmapColor(1.0));
+  EXPECT_EQ(cell(0, 2), kNonFiniteColor);
+  EXPECT_EQ(cell(1, 0), kNonFiniteColor);
+  EXPECT_EQ(cell(1, 1), heatmapColor(0.5));
+  EXPECT_EQ(cell(1, 2), heatmapColor(0.0));
 }
 
 TEST_F(HeatmapTest, ZeroMapUsesTheBottomOfTheScale) {

@@ -284,9 +284,11 @@ TEST(NpyErrorTest, UnsupportedVersion) {
 TEST(NpyErrorTest, HeaderLongerThanFile) {
   std::string bytes = makeNpy(f32Dict("(1,)"), floatBytes(1), 2);
   llvm::support::endian::write32le(&bytes[8], 0xfffffff0u);
-  EXPECT_TRUE(failsWith(bytes, "truncated .npy file: the header is "
-                               "4294967280 bytes but only 120 bytes follow "
-                               "the preamble"));
+  EXPECT_TRUE(failsWith(bytes, "the .npy header is 4294967280 bytes, more "
+                               "than the 1048576 bytes a header may take"));
+  llvm::support::endian::write32le(&bytes[8], 5000);
+  EXPECT_TRUE(failsWith(bytes, "truncated .npy file: the header is 5000 bytes "
+                               "but only 120 bytes follow the preamble"));
   bytes = makeNpy(f32Dict("(1,)"), floatBytes(1), 1);
   llvm::support::endian::write16le(&bytes[8], 123);
   EXPECT_TRUE(failsWith(bytes, "the header is 123 bytes but only 122 bytes"));
@@ -391,8 +393,8 @@ TEST(NpyErrorTest, DataShort) {
 
 TEST(NpyErrorTest, DataLong) {
   EXPECT_TRUE(failsWith(makeNpy(f32Dict("(2, 2)"), floatBytes(5)),
-                        "data is 20 bytes but shape [2, 2] of float32 needs "
-                        "16 bytes (trailing bytes)"));
+                        "data is longer than the 16 bytes shape [2, 2] of "
+                        "float32 needs (trailing bytes)"));
 }
 
 TEST(NpyErrorTest, BoolByteOtherThanZeroOrOne) {
@@ -410,6 +412,37 @@ TEST_F(NpyFileTest, MissingFile) {
   std::string missing = path("missing.npy");
   EXPECT_TRUE(
       failedWith(readNpy(missing), missing + ": cannot read .npy file: "));
+}
+
+// A device with no end is refused from its first bytes, not read whole.
+TEST(NpyStreamTest, EndlessZerosAreNotNpy) {
+  EXPECT_TRUE(failedWith(readNpy("/dev/zero"),
+                         "/dev/zero: not a .npy file: expected the magic "
+                         "string \"\\93NUMPY\", found "
+                         "\"\\00\\00\\00\\00\\00\\00\""));
+}
+
+// The header and the data are read as the file goes, with no look at its
+// size: a short or long file reads the same from a descriptor as from bytes.
+TEST_F(NpyFileTest, FileDataShortAndLong) {
+  auto write = [&](StringRef bytes) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path("a.npy"), ec);
+    EXPECT_FALSE(ec);
+    os << bytes;
+  };
+  write(makeNpy(f32Dict("(2, 2)"), floatBytes(3)));
+  EXPECT_TRUE(failedWith(readNpy(path("a.npy")),
+                         "data is 12 bytes but shape [2, 2] of float32 needs "
+                         "16 bytes (file truncated)"));
+  write(makeNpy(f32Dict("(2, 2)"), floatBytes(4) + "x"));
+  EXPECT_TRUE(failedWith(readNpy(path("a.npy")),
+                         "data is longer than the 16 bytes shape [2, 2] of "
+                         "float32 needs (trailing bytes)"));
+  write(makeNpy(f32Dict("(2, 2)"), floatBytes(4)));
+  llvm::Expected<NpyArray> array = readNpy(path("a.npy"));
+  ASSERT_TRUE(bool(array)) << llvm::toString(array.takeError());
+  EXPECT_EQ(array->f32()[3], 3.0f);
 }
 
 TEST_F(NpyFileTest, UnwritablePath) {

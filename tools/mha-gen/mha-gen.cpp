@@ -296,6 +296,8 @@ int main(int argc, char **argv) {
   }
   module->print(output->os());
   output->os() << "\n";
+  if (!::mha::tools::finishOutput(output->os(), "mha-gen", outputFile))
+    return ::mha::tools::kBadInput;
   output->keep();
   return ::mha::tools::kOk;
 }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Registration.h"
+#include "runtime/GraphLoader.h"
 #include "tools/support/ToolSupport.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -42,8 +43,8 @@ void reportError(const llvm::Twine &message) {
 }
 } // namespace
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
+/// Everything but the check of stdout, which main does on every path.
+static int run(int argc, char **argv) {
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
   mlir::mha::registerMhaPasses();
@@ -80,16 +81,25 @@ int main(int argc, char **argv) {
   });
 
   std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFilename, &errorMessage);
+  // Read with a bound, not openInputFile's read of the whole stream: a
+  // device such as /dev/zero would grow the buffer until allocation fails.
+  auto input = ::mha::runtime::readGraphFile(inputFilename);
   if (!input)
-    return reportError(errorMessage), kBadInput;
+    return reportError("cannot open input file '" + inputFilename +
+                       "': " + llvm::toString(input.takeError())),
+           kBadInput;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);
   if (!output)
     return reportError(errorMessage), kBadInput;
 
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config))) {
+  LogicalResult result =
+      MlirOptMain(output->os(), std::move(*input), registry, config);
+  // A failed write (a full disk, /dev/full) is bad output, whatever else
+  // happened; LLVM would report it as a fatal "IO failure" with code 1.
+  if (!finishOutput(output->os(), "mha-opt", outputFilename))
+    return kBadInput;
+  if (failed(result)) {
     if (config.shouldVerifyDiagnostics())
       return kMismatch;
     if (passFailed)
@@ -102,4 +112,9 @@ int main(int argc, char **argv) {
   }
   output->keep();
   return kOk;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  return finishStdout("mha-opt", run(argc, argv));
 }

@@ -38,6 +38,36 @@ std::string mha::runtime::heatmapFileName(int64_t batch, int64_t head,
   return llvm::formatv("batch{0}_head{1}.png", batch, head);
 }
 
+/// Whether `name` is a name heatmapFileName gives.
+static bool isHeatmapFileName(llvm::StringRef name) {
+  auto consumeNumber = [&] {
+    size_t digits = std::min(name.find_first_not_of("0123456789"), name.size());
+    if (digits == 0)
+      return false;
+    name = name.drop_front(digits);
+    return true;
+  };
+  if (!name.consume_back(".png"))
+    return false;
+  if (name.consume_front("batch") &&
+      !(consumeNumber() && name.consume_front("_")))
+    return false;
+  return name.consume_front("head") && consumeNumber() && name.empty();
+}
+
+std::vector<std::string>
+mha::runtime::listDumpTargets(llvm::StringRef directory) {
+  llvm::SmallString<256> npyPath(directory);
+  llvm::sys::path::append(npyPath, "attention.npy");
+  std::vector<std::string> targets = {npyPath.str().str()};
+  std::error_code error;
+  for (llvm::sys::fs::directory_iterator entry(directory, error), end;
+       !error && entry != end; entry.increment(error))
+    if (isHeatmapFileName(llvm::sys::path::filename(entry->path())))
+      targets.push_back(entry->path());
+  return targets;
+}
+
 /// Checks, before anything is written, that `tokens` can label the map.
 static llvm::Error checkTokens(const std::vector<std::string> &tokens,
                                int64_t queries, int64_t keys) {
@@ -103,5 +133,10 @@ llvm::Error mha::runtime::dumpAttention(const NpyArray &weights,
   if (pictures.size() > 1)
     log << " ... " << pictures.back();
   log << "\n";
+  // Said in words too: a red cell is easy to miss in a large map.
+  if (int64_t nonFinite = countNonFinite(weights.f32(), weights.numElements()))
+    log << llvm::formatv("attention weights: {0} of {1} are NaN or infinite "
+                         "(drawn in red)\n",
+                         nonFinite, weights.numElements());
   return llvm::Error::success();
 }

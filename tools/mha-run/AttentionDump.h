@@ -34,6 +34,12 @@ std::vector<std::string> splitTokens(llvm::StringRef text);
 /// `batch<b>_head<h>.png`.
 std::string heatmapFileName(int64_t batch, int64_t head, int64_t batchSize);
 
+/// Returns the paths dumpAttention may write in `directory`: attention.npy
+/// and every file there already named like a map (head<h>.png,
+/// batch<b>_head<h>.png), whatever B and H the run will have. mha-run checks
+/// them against the files it reads before it compiles.
+std::vector<std::string> listDumpTargets(llvm::StringRef directory);
+
 /// Writes `weights` [B, H, T, S] to `directory` (created if missing) as
 /// `attention.npy` and one heatmap per batch element and head, titled
 /// `<graph>: head h of H`. `tokens` label the rows and the columns: there

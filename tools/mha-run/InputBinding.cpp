@@ -89,11 +89,11 @@ NpyArray randomArray(const GraphArgument &argument,
 }
 } // namespace
 
-llvm::Expected<std::vector<NpyArray>>
-mha::runtime::bindInputs(const GraphSignature &signature,
-                         const InputOptions &options) {
+llvm::Expected<std::vector<std::string>>
+mha::runtime::resolveInputPaths(const GraphSignature &signature,
+                                const InputOptions &options) {
   // --input NAME=FILE: the name must be an argument.
-  std::vector<std::string> explicitFiles(signature.arguments.size());
+  std::vector<std::string> paths(signature.arguments.size());
   for (const std::string &spec : options.files) {
     auto [name, file] = llvm::StringRef(spec).split('=');
     if (file.empty())
@@ -104,21 +104,42 @@ mha::runtime::bindInputs(const GraphSignature &signature,
       return createStringError(llvm::formatv(
           "--input {0}: the graph has no argument '{0}' (it takes: {1})", name,
           signature.listNames()));
-    explicitFiles[index] = file.str();
+    paths[index] = file.str();
   }
+  if (options.directory.empty())
+    return paths;
+  for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
+    if (!paths[index].empty())
+      continue;
+    // The verifier keeps `mha.name` a C identifier; this holds for any name
+    // that reaches here, so that DIR/NAME.npy is always a file in DIR.
+    llvm::StringRef name = argument.name;
+    if (name.empty() || name == "." || name == ".." ||
+        name.find_first_of("/\\") != llvm::StringRef::npos)
+      return createStringError(llvm::formatv(
+          "--inputs {0}: argument name '{1}' is not a file name in the "
+          "directory",
+          options.directory, name));
+    llvm::SmallString<256> candidate(options.directory);
+    llvm::sys::path::append(candidate, name + ".npy");
+    if (llvm::sys::fs::exists(candidate) || !options.random)
+      paths[index] = candidate.str().str();
+  }
+  return paths;
+}
 
+llvm::Expected<std::vector<NpyArray>>
+mha::runtime::bindInputs(const GraphSignature &signature,
+                         const InputOptions &options) {
+  auto paths = resolveInputPaths(signature, options);
+  if (!paths)
+    return paths.takeError();
   std::mt19937_64 engine(options.seed);
   std::vector<std::vector<int64_t>> randomShapes = getRandomShapes(signature);
   std::vector<NpyArray> inputs;
   uint64_t usedBytes = 0;
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
-    std::string path = explicitFiles[index];
-    if (path.empty() && !options.directory.empty()) {
-      llvm::SmallString<256> candidate(options.directory);
-      llvm::sys::path::append(candidate, argument.name + ".npy");
-      if (llvm::sys::fs::exists(candidate) || !options.random)
-        path = candidate.str().str();
-    }
+    const std::string &path = (*paths)[index];
     if (path.empty()) {
       if (!options.random)
         return createStringError(llvm::formatv(

@@ -26,7 +26,17 @@ struct InputOptions {
   uint64_t seed = 0;
 };
 
-/// Returns one array per argument of `signature`, each checked against the
+/// Returns the file each argument of `signature` is read from: the
+/// `--input` file, else DIR/NAME.npy of `--inputs DIR` (if it exists or
+/// there is no `--random`), else "" for random data. An unknown NAME in
+/// `--input`, or an argument name that would leave DIR (a path separator,
+/// `.` or `..`; the dialect's verifier already refuses such names), is an
+/// error. Nothing is read.
+llvm::Expected<std::vector<std::string>>
+resolveInputPaths(const GraphSignature &signature, const InputOptions &options);
+
+/// Returns one array per argument of `signature`, read from the files
+/// resolveInputPaths names, each checked against the
 /// argument's type. An unknown NAME in `--input`, a missing input, an
 /// unreadable file or a mis-shaped array is an error naming the argument and
 /// the file; so is random data that would not fit in memory

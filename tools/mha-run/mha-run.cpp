@@ -206,6 +206,28 @@ llvm::Error checkOutputFits(RankedTensorType resultType,
   return checkMemoryLimit(total, "the inputs and the output together");
 }
 
+/// Refuses an output file (--output, the files of --dump-attention) that is
+/// one of the files read: the graph, --expect, the inputs at `inputPaths`.
+llvm::Error
+checkOutputsDoNotOverwriteInputs(const GraphSignature &signature,
+                                 const std::vector<std::string> &inputPaths) {
+  std::vector<ToolFile> reads;
+  if (graphFile != "-")
+    reads.push_back({"the graph", graphFile});
+  if (!expectFile.empty())
+    reads.push_back({"--expect", expectFile});
+  for (auto [argument, path] : llvm::zip(signature.arguments, inputPaths))
+    if (!path.empty())
+      reads.push_back({"input '" + argument.name + "'", path});
+  std::vector<ToolFile> writes;
+  if (!outputFile.empty())
+    writes.push_back({"--output", outputFile});
+  if (!dumpAttentionDir.empty())
+    for (std::string &path : listDumpTargets(dumpAttentionDir))
+      writes.push_back({"--dump-attention", std::move(path)});
+  return checkNoOverwrite(reads, writes);
+}
+
 /// Prints the path each attention of `function` takes and why, e.g.
 /// `attention path: fused (auto: S = 2048 >= 64)`.
 void printAttentionPaths(func::FuncOp function) {
@@ -243,8 +265,8 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
 }
 } // namespace
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
+/// Everything but the check of stdout, which main does on every path.
+static int run(int argc, char **argv) {
   // Passes first: --mlir-print-ir-after=PASS only knows the passes
   // registered when the pass manager's options are created.
   mlir::mha::registerMhaPasses();
@@ -308,8 +330,16 @@ int main(int argc, char **argv) {
   func::FuncOp entry = graph->entry;
   const GraphSignature &signature = graph->signature;
 
-  // Bind every argument to an array, then check that they fit together.
+  // Nothing written may be something read: `--expect F --output F` would
+  // compare the result with itself.
   InputOptions inputOptions{inputsDir, inputFiles, randomInputs, seed};
+  auto inputPaths = resolveInputPaths(signature, inputOptions);
+  if (!inputPaths)
+    return fail(inputPaths.takeError(), kBadInput);
+  if (auto error = checkOutputsDoNotOverwriteInputs(signature, *inputPaths))
+    return fail(std::move(error), kBadInput);
+
+  // Bind every argument to an array, then check that they fit together.
   auto inputs = bindInputs(signature, inputOptions);
   if (!inputs)
     return fail(inputs.takeError(), kBadInput);
@@ -488,4 +518,9 @@ int main(int argc, char **argv) {
       status = kMismatch;
   }
   return status;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  return finishStdout("mha-run", run(argc, argv));
 }

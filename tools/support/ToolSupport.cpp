@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,4 +34,44 @@ bool mha::tools::parseCommandLine(int argc, const char *const *argv,
     llvm::WithColor::error(llvm::errs(), tool)
         << "bad option value (see the line above)\n";
   return false;
+}
+
+bool mha::tools::finishOutput(llvm::raw_fd_ostream &os, llvm::StringRef tool,
+                              llvm::StringRef name) {
+  os.flush();
+  if (!os.has_error())
+    return true;
+  std::error_code error = os.error();
+  os.clear_error();
+  auto &message = llvm::WithColor::error(llvm::errs(), tool);
+  if (name == "-")
+    message << "cannot write to stdout: ";
+  else
+    message << "cannot write '" << name << "': ";
+  message << error.message() << "\n";
+  return false;
+}
+
+int mha::tools::finishStdout(llvm::StringRef tool, int code) {
+  if (finishOutput(llvm::outs(), tool, "-"))
+    return code;
+  return code == kOk || code == kMismatch ? kBadInput : code;
+}
+
+llvm::Error mha::tools::checkNoOverwrite(llvm::ArrayRef<ToolFile> reads,
+                                         llvm::ArrayRef<ToolFile> writes) {
+  for (const ToolFile &write : writes) {
+    for (const ToolFile &read : reads) {
+      bool same = false;
+      // An error means one of them does not exist (or cannot be looked
+      // at): then the write cannot change what the read sees.
+      if (llvm::sys::fs::equivalent(read.path, write.path, same) || !same)
+        continue;
+      return llvm::createStringError(
+          write.role + " '" + write.path + "' is the same file as '" +
+          read.path + "', read as " + read.role +
+          "; writing it would overwrite what is read");
+    }
+  }
+  return llvm::Error::success();
 }

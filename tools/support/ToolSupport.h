@@ -1,15 +1,24 @@
 //===- ToolSupport.h - What every mha tool does the same way ----*- C++ -*-===//
 //
-// The exit codes that mha-opt, mha-gen and mha-run share, and command-line
-// parsing that reports a bad option like every other error instead of
-// exiting with LLVM's code 1 (which means "check failed" here).
+// The exit codes that mha-opt, mha-gen and mha-run share, command-line
+// parsing and output streams that report a bad option or a failed write like
+// every other error instead of exiting with LLVM's code 1 (which means
+// "check failed" here).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MHA_TOOLS_SUPPORT_TOOLSUPPORT_H
 #define MHA_TOOLS_SUPPORT_TOOLSUPPORT_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace llvm {
+class raw_fd_ostream;
+} // namespace llvm
 
 namespace mha {
 namespace tools {
@@ -33,6 +42,38 @@ enum ExitCode {
 /// can exit with kBadInput. `--help` and `--version` still exit with 0.
 bool parseCommandLine(int argc, const char *const *argv,
                       llvm::StringRef overview);
+
+/// A file a tool reads or writes, and how the command line names it
+/// ("--output", "input 'x'", "the graph").
+struct ToolFile {
+  /// How the command line names the file, for messages.
+  std::string role;
+  /// The path as given.
+  std::string path;
+};
+
+/// Fails if a file in `writes` is the same file as one in `reads`
+/// (llvm::sys::fs::equivalent: also through symbolic and hard links and
+/// spellings such as `./x`), so that a tool never overwrites what it reads:
+/// `--expect F --output F` would compare the result with itself. Files that
+/// do not exist yet cannot be read, so they never clash.
+llvm::Error checkNoOverwrite(llvm::ArrayRef<ToolFile> reads,
+                             llvm::ArrayRef<ToolFile> writes);
+
+/// Flushes `os`, which writes `name` (a path, or "-" for stdout), and
+/// reports a write that failed there (a full disk, /dev/full) as
+/// `<tool>: error: cannot write 'NAME': ...` (`cannot write to stdout: ...`).
+/// The stream's error is cleared, so that its destructor does not end the
+/// process with LLVM's "IO failure" and exit code 1. Returns false on a
+/// failed write.
+bool finishOutput(llvm::raw_fd_ostream &os, llvm::StringRef tool,
+                  llvm::StringRef name);
+
+/// The exit code a tool ends with once llvm::outs() is flushed: `code`, or
+/// kBadInput when writing stdout failed (reported as finishOutput does) and
+/// `code` said nothing worse. A tool's main returns
+/// `finishStdout(tool, run(...))`, so that every path checks it.
+int finishStdout(llvm::StringRef tool, int code);
 
 } // namespace tools
 } // namespace mha
