@@ -92,9 +92,13 @@ BENCH_ARGS ?=
 # has our figures and the ceiling only.
 BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 
+# Then odd lengths and `?` sizes against the shapes the tiles divide
+# (bench/every_shape.py; --quick in BENCH_ARGS shortens it too).
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
+	python3 bench/every_shape.py --bin $(BUILD_DIR)/bin \
+	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

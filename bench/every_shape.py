@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""`make bench`, second part: odd lengths and `?` sizes against the shapes
+that the tiles divide, in one run.
+
+Each row pairs a shape the user may send with its yardstick, measured back
+to back in an order that alternates from round to round:
+
+  odd      a static graph of an odd length T (prime, or no multiple of the
+           64-query / 128-key tiles) against the static graph of the nearest
+           multiple of 64, compared per GFLOP (8·B·T·D² + 4·B·T²·D);
+  tiny     T = 7 and T = 9 against T = 8, compared per call;
+  dynamic  the `mha-gen --dynamic` graph (compiled once, `?` batch and
+           length), fed an x of T tokens, against the static graph of T.
+
+The ratio of a row is the median over rounds of (time of the shape / time of
+its yardstick), per GFLOP where the row says so. A row prints as soon as it
+is measured; the summary of the targets follows the table. Only Python's
+standard library is needed: inputs of `?` graphs are written as .npy by hand.
+
+    python3 bench/every_shape.py --bin build/bin
+    python3 bench/every_shape.py --bin build/bin --quick --rounds 1
+"""
+
+import argparse
+import os
+import random
+import re
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+
+MEDIAN = re.compile(r"median ([0-9.]+) ms")
+
+# (label, kind, shape, yardstick shape); shapes are (B, T, D, H).
+ROWS = [
+    ("T=100", "odd", (1, 100, 512, 8), (1, 128, 512, 8)),
+    ("T=333", "odd", (1, 333, 512, 8), (1, 320, 512, 8)),
+    ("T=509", "odd", (1, 509, 512, 8), (1, 512, 512, 8)),
+    ("T=1000", "odd", (1, 1000, 512, 8), (1, 1024, 512, 8)),
+    ("T=2047", "odd", (1, 2047, 512, 8), (1, 2048, 512, 8)),
+    ("(3,77,768,12)", "odd", (3, 77, 768, 12), (3, 64, 768, 12)),
+    ("T=7", "tiny", (1, 7, 512, 8), (1, 8, 512, 8)),
+    ("T=9", "tiny", (1, 9, 512, 8), (1, 8, 512, 8)),
+    ("dynamic T=100", "dynamic", (1, 100, 512, 8), (1, 100, 512, 8)),
+    ("dynamic T=509", "dynamic", (1, 509, 512, 8), (1, 509, 512, 8)),
+    ("dynamic T=512", "dynamic", (1, 512, 512, 8), (1, 512, 512, 8)),
+    ("dynamic T=2048", "dynamic", (1, 2048, 512, 8), (1, 2048, 512, 8)),
+]
+QUICK = {"T=100", "T=509", "T=7", "dynamic T=509"}
+# Within this factor of the yardstick (the targets of the issue
+# "Every shape on the fast path").
+TARGET = 1.15
+
+
+def parse_row(text):
+    """'KIND:B,T,D,H:B,T,D,H' -> a row of ROWS."""
+    parts = text.split(":")
+    try:
+        if len(parts) != 3 or parts[0] not in ("odd", "tiny", "dynamic"):
+            raise ValueError
+        shape, yardstick = (tuple(int(n) for n in part.split(","))
+                            for part in parts[1:])
+        if len(shape) != 4 or len(yardstick) != 4 or \
+                min(shape + yardstick) < 1 or shape[2] % shape[3] or \
+                yardstick[2] % yardstick[3]:
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected KIND:B,T,D,H:B,T,D,H with KIND odd, tiny or dynamic, "
+            f"positive sizes and H dividing D, got '{text}'")
+    label = "(%d,%d,%d,%d)" % shape
+    return (label, parts[0], shape, yardstick)
+
+
+def gflop(shape):
+    b, t, d, _ = shape
+    return (8 * b * t * d * d + 4 * b * t * t * d) / 1e9
+
+
+def write_npy(path, shape, seed):
+    """A float32 C-order .npy of uniform values in [-1, 1)."""
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+        "".join(f"{n}, " for n in shape))
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    count = 1
+    for n in shape:
+        count *= n
+    rng = random.Random(seed)
+    with open(path, "wb") as out:
+        out.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
+        out.write(header.encode("latin1"))
+        out.write(struct.pack(f"<{count}f",
+                              *(rng.uniform(-1, 1) for _ in range(count))))
+
+
+def generate(args, folder, shape, dynamic):
+    b, t, d, h = shape
+    name = f"{b}x{t}x{d}x{h}{'-dynamic' if dynamic else ''}.mlir"
+    path = os.path.join(folder, name)
+    if not os.path.exists(path):
+        subprocess.run([os.path.join(args.bin, "mha-gen"), f"--batch={b}",
+                        f"--seq={t}", f"--d-model={d}", f"--heads={h}", "-o",
+                        path] + (["--dynamic"] if dynamic else []),
+                       check=True)
+    return path
+
+
+def time_graph(args, graph, x_file=None):
+    """mha-run's median ms per call, or None with the reason printed."""
+    command = [os.path.join(args.bin, "mha-run"), graph, "--random",
+               f"--repeat={args.repeat}", f"--warmup={args.warmup}",
+               f"--threads={args.threads}"]
+    if x_file:
+        command.append(f"--input=x={x_file}")
+    done = subprocess.run(command, capture_output=True, text=True,
+                          timeout=args.timeout)
+    median = MEDIAN.search(done.stdout)
+    if done.returncode != 0 or not median:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        print(f"  {os.path.basename(graph)}: "
+              f"{lines[-1] if lines else 'no output'}", file=sys.stderr)
+        return None
+    return float(median.group(1))
+
+
+def measure_row(args, folder, row):
+    label, kind, shape, yardstick = row
+    if kind == "dynamic":
+        graph = generate(args, folder, shape, dynamic=True)
+        x_file = os.path.join(folder, f"x-{shape[0]}x{shape[1]}.npy")
+        if not os.path.exists(x_file):
+            write_npy(x_file, shape[:2] + shape[2:3], seed=shape[1])
+        first = (graph, x_file)
+        second = (generate(args, folder, yardstick, dynamic=False), None)
+    else:
+        first = (generate(args, folder, shape, dynamic=False), None)
+        second = (generate(args, folder, yardstick, dynamic=False), None)
+    ratios, times, yard_times = [], [], []
+    for round_index in range(args.rounds):
+        order = [first, second] if round_index % 2 == 0 else [second, first]
+        measured = {}
+        for graph, x_file in order:
+            measured[graph] = time_graph(args, graph, x_file)
+        ours, theirs = measured[first[0]], measured[second[0]]
+        if ours is None or theirs is None:
+            return None
+        times.append(ours)
+        yard_times.append(theirs)
+        if kind == "odd":
+            ratios.append((ours / gflop(shape)) / (theirs / gflop(yardstick)))
+        else:
+            ratios.append(ours / theirs)
+    return (statistics.median(times), statistics.median(yard_times),
+            statistics.median(ratios), min(ratios), max(ratios))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", default="build/bin")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--quick", action="store_true",
+                        help="four rows only")
+    parser.add_argument("--row", action="append", type=parse_row,
+                        default=[], metavar="KIND:B,T,D,H:B,T,D,H",
+                        help="measure this row instead of the default ones "
+                        "(KIND odd, tiny or dynamic; the second shape is "
+                        "the yardstick)")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.repeat < 1:
+        parser.error("--rounds and --repeat must be positive")
+
+    rows = args.row or [row for row in ROWS
+                        if not args.quick or row[0] in QUICK]
+    print(f"\nEvery shape on the fast path: {args.rounds} rounds x "
+          f"{args.repeat} calls, {args.threads} threads; ratio = shape / "
+          f"yardstick (per GFLOP for odd lengths), median over rounds "
+          f"[min-max]\n")
+    print("| shape | kind | yardstick | ms | yardstick ms | ratio |")
+    print("|---|---|---|---:|---:|---:|", flush=True)
+    missed = []
+    with tempfile.TemporaryDirectory(prefix="mha-every-shape-") as folder:
+        for row in rows:
+            label, kind, shape, yardstick = row
+            result = measure_row(args, folder, row)
+            what = {"odd": "(%d,%d,%d,%d)" % yardstick,
+                    "tiny": "(%d,%d,%d,%d)" % yardstick,
+                    "dynamic": "static, same T"}[kind]
+            if result is None:
+                print(f"| {label} | {kind} | {what} | failed | | |",
+                      flush=True)
+                missed.append(f"{label}: failed")
+                continue
+            ms, yard_ms, ratio, low, high = result
+            print(f"| {label} | {kind} | {what} | {ms:.2f} | {yard_ms:.2f} "
+                  f"| {ratio:.2f}x [{low:.2f}-{high:.2f}] |", flush=True)
+            if ratio > TARGET:
+                missed.append(f"{label}: {ratio:.2f}x")
+    print(f"\nTarget: every ratio at most {TARGET}x: "
+          + ("met" if not missed else "not met for " + ", ".join(missed)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
