@@ -301,6 +301,12 @@ def reference(c, inputs):
     return heads @ f["w_o"] + b_o
 
 
+# A crash of a tool ends at once with its signal: LLVM's crash handler would
+# run llvm-symbolizer, which can hang after the heap was corrupted (seen:
+# "corrupted double-linked list", then a timeout instead of SIGABRT).
+CHILD_ENV = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION="1")
+
+
 def limit_memory(megabytes):
     def apply():
         if megabytes:
@@ -340,7 +346,7 @@ def run_one(seed, args, bin_dir, work_root):
     for step, cmd in (("mha-gen", gen_cmd), ("mha-run", run_cmd)):
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  timeout=args.timeout,
+                                  timeout=args.timeout, env=CHILD_ENV,
                                   preexec_fn=limit_memory(args.mem_limit_mb))
         except subprocess.TimeoutExpired:
             kind, detail = step + " timeout", "no exit within %g s" % args.timeout
