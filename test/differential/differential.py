@@ -24,6 +24,7 @@ Exit status: 0 when every configuration passed, 1 otherwise, 2 on bad usage.
 
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import resource
@@ -307,6 +308,37 @@ def reference(c, inputs):
 CHILD_ENV = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION="1")
 
 
+def check_reference(vectors):
+    """Runs reference() on the cases of test/vectors (meta.json, inputs,
+    y.npy): the reference of this script against the team's. Returns the
+    number of cases that differ by more than their tolerance."""
+    bad = 0
+    for case in sorted(os.listdir(vectors)):
+        folder = os.path.join(vectors, case)
+        meta_path = os.path.join(folder, "meta.json")
+        if not os.path.isfile(meta_path):
+            continue
+        with open(meta_path) as f:
+            m = json.load(f)
+        c = {"B": m["B"], "T": m["T"], "S": m["S"], "D": m["D"], "Dkv": m["D_kv"],
+             "Dout": m["D_out"], "H": m["H"], "Hkv": m["Hkv"], "dk": m["dk"], "dv": m["dv"],
+             "causal": m["causal"], "split_first": m["split_first"], "bias": m["bias"],
+             "cross": m["cross"], "mask": "full" if m["mask"] else None}
+        inputs = {name: np.load(os.path.join(folder, name + ".npy"))
+                  for name in m["files"] if name != "y"}
+        expected = np.load(os.path.join(folder, "y.npy"))
+        got = reference(c, inputs)
+        tol = m["tolerance"]
+        ok = (got.shape == expected.shape and
+              np.all(np.abs(got - expected) <= tol["atol"] + tol["rtol"] * np.abs(expected)) and
+              abs(m["scale"] - 1 / np.sqrt(m["dk"])) < 1e-12)
+        print("reference %s: max abs difference %.1e: %s" % (
+            case, float(np.abs(got - expected).max()) if got.shape == expected.shape else np.inf,
+            "ok" if ok else "FAILED"))
+        bad += not ok
+    return bad
+
+
 def limit_memory(megabytes):
     def apply():
         if megabytes:
@@ -411,7 +443,12 @@ def main():
     parser.add_argument("--list", action="store_true",
                         help="print each seed's configuration and commands, run nothing")
     parser.add_argument("--quiet", action="store_true", help="no line per passing seed")
+    parser.add_argument("--check-reference", metavar="VECTORS",
+                        help="only compare this script's reference with the cases in VECTORS "
+                             "(test/vectors), run nothing")
     args = parser.parse_args()
+    if args.check_reference:
+        return 1 if check_reference(args.check_reference) else 0
     if args.count < 0 or args.jobs < 1 or args.seed_start < 0:
         parser.error("--count must be >= 0, --jobs >= 1 and --seed-start >= 0")
     bin_dir = os.path.abspath(args.bin)
