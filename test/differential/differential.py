@@ -409,9 +409,12 @@ def run_one(seed, args, bin_dir, work_root):
 
 def signature(kind, detail):
     """The class of a failure: its kind and its first message, without paths
-    and numbers (a mismatch: whether the error is finite)."""
+    and numbers (a mismatch: whether the error is finite; a crash or a
+    timeout: only its kind)."""
     if "mismatch" in kind:
         return kind + (": non-finite error" if re.search(r"INF|NAN", detail, re.I) else "")
+    if "crash" in kind or "timeout" in kind:
+        return kind
     text = detail.split(" | ")[0]
     text = re.sub(r"/\S+", "FILE", text)
     text = re.sub(r"\d+", "N", text)
