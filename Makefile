@@ -14,14 +14,16 @@ FUZZ_SECONDS   ?= 60
 # What the project needs from Debian (`make deps` installs the missing ones).
 # libclang-rt-22-dev: clang-22's ASan, UBSan and libFuzzer runtimes.
 # libcairo2-dev: draws the attention maps of mha-run --dump-attention (PNG).
+# python3-numpy: the reference of the differential test (test/differential/).
 # Optional, not installed here: python3-torch for tools/torch_export.py.
 PACKAGES := llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools \
             libomp-22-dev clang-22 libclang-rt-22-dev cmake ninja-build ccache \
-            libgtest-dev libcairo2-dev
+            libgtest-dev libcairo2-dev python3-numpy
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build test run clean build-asan test-asan fuzz bench
+.PHONY: all deps configure build test run clean build-asan test-asan fuzz bench \
+        differential
 
 all: build
 
@@ -77,6 +79,19 @@ test-asan: build-asan
 
 fuzz: build-asan
 	test/fuzz/run-fuzzers.sh $(ASAN_BUILD_DIR) $(FUZZ_SECONDS)
+
+# The long run of the differential test (test/differential/README.md):
+# DIFF_COUNT random valid layers from seed DIFF_SEED, DIFF_JOBS at a time,
+# each against a float64 NumPy reference and mha-run --check; it prints each
+# failure with its reproducer, the failures by class and the time taken.
+DIFF_SEED  ?= 0
+DIFF_COUNT ?= 2000
+DIFF_JOBS  ?= 2
+DIFF_ARGS  ?=
+
+differential: build
+	/usr/bin/python3 test/differential/differential.py --bin $(BUILD_DIR)/bin \
+	  --seed-start $(DIFF_SEED) --count $(DIFF_COUNT) --jobs $(DIFF_JOBS) --quiet $(DIFF_ARGS)
 
 # The main job: the classic layer (1x512 tokens, d_model 512, 8 heads) on
 # random data, checked against the plain C++ reference, with timing.

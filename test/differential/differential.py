@@ -1,0 +1,514 @@
+#!/usr/bin/python3
+"""Differential test of mha: random valid layers against a NumPy reference.
+
+Each seed picks one valid configuration of the layer (sizes, variants and
+the pipeline options of mha-run that change the generated code), writes its
+graph with mha-gen, draws float32 inputs with NumPy, computes the expected
+output with an independent float64 NumPy implementation of the semantics in
+test/vectors/README.md, and runs
+
+    mha-run GRAPH --inputs DIR --expect ref.npy --atol A --rtol R --check ...
+
+which must exit with 0: the compiled code matches both this reference and
+the C++ reference of --check. Any other exit code, a crash (signal) or a
+timeout is a failure. Every failure is printed with its seed, its class and
+the commands that reproduce it; the last line is `N passed, M failed`.
+
+    test/differential/differential.py --seed-start 0 --count 2000 --jobs 2
+
+The configuration of a seed depends only on the seed (and this file), so
+`--seed-start S --count 1 --keep` reproduces one case and keeps its folder
+(graph.mlir, the inputs, ref.npy, repro.sh). Needs Debian's python3-numpy.
+Exit status: 0 when every configuration passed, 1 otherwise, 2 on bad usage.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import resource
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+# Sizes to draw from: every size 1, small primes and a few lengths past the
+# default tiles (61, 127), so that tiles and vector blocks have remainders.
+SEQ_LENGTHS = [1, 1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 17, 31, 61, 127]
+HEADS = [1, 1, 2, 3, 4, 6, 8]
+HEAD_DIMS = [1, 2, 3, 4, 5, 7, 8, 16]
+WIDTHS = [1, 2, 3, 5, 7, 8, 12, 16, 24, 33]
+QUERY_TILES = [1, 2, 3, 5, 7, 13, 64]
+KEY_TILES = [1, 2, 3, 5, 7, 11, 128]
+KEY_SPLITS = [1, 2, 3, 4, 7, 16]
+HUGE_KEY_SPLITS = [1000, 2**31]
+ROW_TILES = [0, 1, 2, 3, 5, 7, 32]
+COL_TILES = [0, 1, 2, 3, 7, 128]
+
+
+def pick(rng, values):
+    return values[int(rng.integers(len(values)))]
+
+
+def chance(rng, p):
+    return bool(rng.random() < p)
+
+
+def divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def make_config(seed):
+    """The configuration of one seed: a dict of sizes, variants and options."""
+    rng = np.random.default_rng([seed, 0x6D6861])
+    c = {"seed": seed}
+    tiny = chance(rng, 0.06)  # every size 1 at once
+    c["B"] = 1 if tiny else pick(rng, [1, 1, 2, 3])
+    c["T"] = 1 if tiny else pick(rng, SEQ_LENGTHS)
+    c["H"] = 1 if tiny else pick(rng, HEADS)
+    c["Hkv"] = 1 if tiny else pick(rng, divisors(c["H"]))
+    c["split_first"] = chance(rng, 0.2)
+    c["cross"] = chance(rng, 0.45)
+    c["dynamic"] = chance(rng, 0.3)
+    c["causal"] = chance(rng, 0.4)
+    c["bias"] = chance(rng, 0.7)
+    c["mask"] = None if not chance(rng, 0.35) else pick(rng, ["full", "broadcast"])
+    # Rows that may attend no key at all (the semantics: zero attention output).
+    c["empty_rows"] = c["mask"] is not None and chance(rng, 0.15)
+
+    # Head dimensions: --head-dim given (any model width) or D = H * dk
+    # (mha-gen's default); dv equal to dk (the default) or not.
+    gen = {}
+    if c["split_first"]:
+        slice_width = 1 if tiny else pick(rng, [1, 1, 2, 3, 4, 5])
+        c["D"] = c["H"] * slice_width
+        c["dk"] = 1 if tiny else pick(rng, HEAD_DIMS + [slice_width] * 3)
+        if c["dk"] != slice_width or chance(rng, 0.3):
+            gen["head_dim"] = c["dk"]
+    elif tiny:
+        c["D"], c["dk"] = 1, 1
+    elif chance(rng, 0.5):
+        c["dk"] = pick(rng, HEAD_DIMS)
+        c["D"] = c["H"] * c["dk"]
+    else:
+        c["dk"] = pick(rng, HEAD_DIMS)
+        c["D"] = pick(rng, WIDTHS)
+        gen["head_dim"] = c["dk"]
+    if c["D"] % c["H"] == 0 and c["D"] // c["H"] == c["dk"] and "head_dim" not in gen:
+        pass  # mha-gen derives dk = D / H
+    else:
+        gen["head_dim"] = c["dk"]
+    if chance(rng, 0.65) and not tiny:
+        c["dv"] = pick(rng, [d for d in HEAD_DIMS if d != c["dk"]])
+        gen["value_dim"] = c["dv"]
+    else:
+        c["dv"] = c["dk"]
+
+    # Cross-attention: its own sequence length S and width D_kv.
+    if c["cross"]:
+        c["S"] = 1 if tiny else pick(rng, SEQ_LENGTHS)
+        if c["split_first"]:
+            c["Dkv"] = c["Hkv"] * (1 if tiny else pick(rng, [1, 2, 3, 4]))
+        else:
+            c["Dkv"] = 1 if tiny else pick(rng, WIDTHS)
+        how = pick(rng, ["both", "both", "seq", "dim", "flag"])
+        if how == "seq" and c["Dkv"] != c["D"]:
+            how = "both"
+        if how == "dim" and c["S"] != c["T"]:
+            how = "both"
+        if how == "flag":
+            c["S"], c["Dkv"] = c["T"], c["D"]
+        if how in ("both", "seq"):
+            gen["kv_seq"] = c["S"]
+        if how in ("both", "dim"):
+            gen["kv_dim"] = c["Dkv"]
+        if how == "flag" or chance(rng, 0.2):
+            gen["cross_flag"] = True
+    else:
+        c["S"], c["Dkv"] = c["T"], c["D"]
+    if chance(rng, 0.5) and not tiny:
+        c["Dout"] = pick(rng, [1, 2, 3, 5, 9, 16])
+        gen["out_dim"] = c["Dout"]
+    else:
+        c["Dout"] = c["D"] if not tiny else 1
+        if tiny:
+            gen["out_dim"] = 1
+    c["gen"] = gen
+
+    # Pipeline options of mha-run that change the code paths.
+    run = []
+    run += ["--attention", pick(rng, ["fused", "fused", "decomposed", "decomposed", "auto"])]
+    if chance(rng, 0.6):
+        run += ["--query-tile", str(pick(rng, QUERY_TILES))]
+    if chance(rng, 0.6):
+        run += ["--key-tile", str(pick(rng, KEY_TILES))]
+    if chance(rng, 0.02):
+        run += ["--key-splits", str(pick(rng, HUGE_KEY_SPLITS))]
+    elif chance(rng, 0.5):
+        run += ["--key-splits", str(pick(rng, KEY_SPLITS))]
+    run += ["--threads", str(pick(rng, [1, 2]))]
+    if chance(rng, 0.5):
+        run += ["--projection-row-tile", str(pick(rng, ROW_TILES))]
+    if chance(rng, 0.5):
+        run += ["--projection-col-tile", str(pick(rng, COL_TILES))]
+    for flag, p in (("--vectorize", 0.2), ("--fuse-projections", 0.1),
+                    ("--prepare-weights", 0.1), ("--fold-head-layouts", 0.1)):
+        if chance(rng, p):
+            run.append(flag + "=false")
+    c["run"] = run
+    return c
+
+
+def gen_args(c):
+    """mha-gen's options for configuration c."""
+    g = c["gen"]
+    args = ["--batch", str(c["B"]), "--seq", str(c["T"]), "--d-model", str(c["D"]),
+            "--heads", str(c["H"])]
+    if c["Hkv"] != c["H"] or (c["seed"] % 5 == 0):
+        args += ["--kv-heads", str(c["Hkv"])]
+    for key, flag in (("head_dim", "--head-dim"), ("value_dim", "--value-dim"),
+                      ("kv_seq", "--kv-seq"), ("kv_dim", "--kv-dim"),
+                      ("out_dim", "--out-dim")):
+        if key in g:
+            args += [flag, str(g[key])]
+    if g.get("cross_flag"):
+        args.append("--cross")
+    if c["causal"]:
+        args.append("--causal")
+    if c["mask"] == "full":
+        args.append("--mask")
+    elif c["mask"] == "broadcast":
+        args.append("--mask-broadcast")
+    if not c["bias"]:
+        args.append("--no-bias")
+    if c["split_first"]:
+        args.append("--split-first")
+    if c["dynamic"]:
+        args.append("--dynamic")
+    return args
+
+
+def describe(c):
+    parts = ["B=%d T=%d S=%d D=%d Dkv=%d H=%d Hkv=%d dk=%d dv=%d Dout=%d" % (
+        c["B"], c["T"], c["S"], c["D"], c["Dkv"], c["H"], c["Hkv"], c["dk"],
+        c["dv"], c["Dout"])]
+    for key in ("cross", "causal", "split_first", "dynamic"):
+        if c[key]:
+            parts.append(key)
+    if c["mask"]:
+        parts.append("mask=" + c["mask"] + (" with empty rows" if c["empty_rows"] else ""))
+    parts.append("bias" if c["bias"] else "no bias")
+    return " ".join(parts)
+
+
+def make_inputs(c):
+    """float32 inputs (bool mask) named as the graph's arguments."""
+    rng = np.random.default_rng([c["seed"], 0x696E70])
+    B, T, S, D, Dkv = c["B"], c["T"], c["S"], c["D"], c["Dkv"]
+    H, Hkv, dk, dv, Dout = c["H"], c["Hkv"], c["dk"], c["dv"], c["Dout"]
+    f32 = np.float32
+    inputs = {"x": rng.standard_normal((B, T, D)).astype(f32)}
+    if c["cross"]:
+        inputs["kv"] = rng.standard_normal((B, S, Dkv)).astype(f32)
+    if c["split_first"]:
+        wd, wkv = D // H, Dkv // Hkv
+        inputs["w_q"] = (rng.standard_normal((H, wd, dk)) / np.sqrt(wd)).astype(f32)
+        inputs["w_k"] = (rng.standard_normal((Hkv, wkv, dk)) / np.sqrt(wkv)).astype(f32)
+        inputs["w_v"] = (rng.standard_normal((Hkv, wkv, dv)) / np.sqrt(wkv)).astype(f32)
+    else:
+        inputs["w_q"] = (rng.standard_normal((D, H * dk)) / np.sqrt(D)).astype(f32)
+        inputs["w_k"] = (rng.standard_normal((Dkv, Hkv * dk)) / np.sqrt(Dkv)).astype(f32)
+        inputs["w_v"] = (rng.standard_normal((Dkv, Hkv * dv)) / np.sqrt(Dkv)).astype(f32)
+    inputs["w_o"] = (rng.standard_normal((H * dv, Dout)) / np.sqrt(H * dv)).astype(f32)
+    if c["bias"]:
+        for name, n in (("b_q", H * dk), ("b_k", Hkv * dk), ("b_v", Hkv * dv), ("b_o", Dout)):
+            inputs[name] = (0.5 * rng.standard_normal(n)).astype(f32)
+    if c["mask"]:
+        mb = B if c["mask"] == "full" else 1
+        mask = rng.random((mb, T, S)) < pick(rng, [0.3, 0.6, 0.9])
+        allowed = mask & causal_allowed(c)
+        # At least one key per query row, unless this case asks for rows that
+        # may attend nothing (then some rows are emptied on purpose).
+        for b in range(mb):
+            for t in range(T):
+                if not allowed[b, t].any():
+                    mask[b, t, int(rng.integers(min(t + 1, S) if c["causal"] else S))] = True
+        if c["empty_rows"]:
+            for b in range(mb):
+                for t in range(T):
+                    if rng.random() < 0.3:
+                        mask[b, t, :] = False
+        inputs["mask"] = mask
+    return inputs
+
+
+def causal_allowed(c):
+    """[T, S]: key j allowed for query i (j <= i when causal, top-left)."""
+    T, S = c["T"], c["S"]
+    if not c["causal"]:
+        return np.ones((T, S), dtype=bool)
+    return np.arange(S)[None, :] <= np.arange(T)[:, None]
+
+
+def reference(c, inputs):
+    """The layer in float64, from the semantics of test/vectors/README.md."""
+    B, T, S, D, Dkv = c["B"], c["T"], c["S"], c["D"], c["Dkv"]
+    H, Hkv, dk, dv = c["H"], c["Hkv"], c["dk"], c["dv"]
+    f = {k: v.astype(np.float64) for k, v in inputs.items() if k != "mask"}
+    x = f["x"]
+    kv = f["kv"] if c["cross"] else x
+    zero = np.zeros
+    b_q = f.get("b_q", zero(H * dk))
+    b_k = f.get("b_k", zero(Hkv * dk))
+    b_v = f.get("b_v", zero(Hkv * dv))
+    b_o = f.get("b_o", zero(c["Dout"]))
+    if c["split_first"]:
+        # Head h projects its own contiguous slice of width D/H with w_q[h].
+        xs = x.reshape(B, T, H, D // H)
+        kvs = kv.reshape(B, S, Hkv, Dkv // Hkv)
+        q = np.einsum("bthw,hwd->bhtd", xs, f["w_q"])
+        k = np.einsum("bshw,hwd->bhsd", kvs, f["w_k"])
+        v = np.einsum("bshw,hwd->bhsd", kvs, f["w_v"])
+        q = q + b_q.reshape(H, 1, dk)
+        k = k + b_k.reshape(Hkv, 1, dk)
+        v = v + b_v.reshape(Hkv, 1, dv)
+    else:
+        # Head h owns columns h*d ... (h+1)*d - 1 of the projection.
+        q = (x @ f["w_q"] + b_q).reshape(B, T, H, dk).transpose(0, 2, 1, 3)
+        k = (kv @ f["w_k"] + b_k).reshape(B, S, Hkv, dk).transpose(0, 2, 1, 3)
+        v = (kv @ f["w_v"] + b_v).reshape(B, S, Hkv, dv).transpose(0, 2, 1, 3)
+    group = H // Hkv
+    allowed = np.broadcast_to(causal_allowed(c), (B, T, S))
+    if c["mask"]:
+        allowed = allowed & inputs["mask"]  # [1, T, S] broadcasts over B
+    heads = np.zeros((B, T, H * dv))
+    for h in range(H):
+        g = h // group  # grouped-query: query head h reads kv head h / (H/Hkv)
+        scores = q[:, h] @ k[:, g].transpose(0, 2, 1) / np.sqrt(dk)
+        scores = np.where(allowed, scores, -np.inf)
+        row_max = scores.max(axis=-1, keepdims=True)
+        any_key = allowed.any(axis=-1, keepdims=True)
+        row_max = np.where(any_key, row_max, 0.0)
+        p = np.where(allowed, np.exp(scores - row_max), 0.0)
+        denom = p.sum(axis=-1, keepdims=True)
+        # A row that may attend no key gives zeros, never NaN.
+        p = np.divide(p, denom, out=np.zeros_like(p), where=denom > 0)
+        heads[:, :, h * dv:(h + 1) * dv] = p @ v[:, g]
+    return heads @ f["w_o"] + b_o
+
+
+# A crash of a tool ends at once with its signal: LLVM's crash handler would
+# run llvm-symbolizer, which can hang after the heap was corrupted (seen:
+# "corrupted double-linked list", then a timeout instead of SIGABRT).
+CHILD_ENV = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION="1")
+
+
+def check_reference(vectors):
+    """Runs reference() on the cases of test/vectors (meta.json, inputs,
+    y.npy): the reference of this script against the team's. Returns the
+    number of cases that differ by more than their tolerance."""
+    bad = 0
+    for case in sorted(os.listdir(vectors)):
+        folder = os.path.join(vectors, case)
+        meta_path = os.path.join(folder, "meta.json")
+        if not os.path.isfile(meta_path):
+            continue
+        with open(meta_path) as f:
+            m = json.load(f)
+        c = {"B": m["B"], "T": m["T"], "S": m["S"], "D": m["D"], "Dkv": m["D_kv"],
+             "Dout": m["D_out"], "H": m["H"], "Hkv": m["Hkv"], "dk": m["dk"], "dv": m["dv"],
+             "causal": m["causal"], "split_first": m["split_first"], "bias": m["bias"],
+             "cross": m["cross"], "mask": "full" if m["mask"] else None}
+        inputs = {name: np.load(os.path.join(folder, name + ".npy"))
+                  for name in m["files"] if name != "y"}
+        expected = np.load(os.path.join(folder, "y.npy"))
+        got = reference(c, inputs)
+        tol = m["tolerance"]
+        ok = (got.shape == expected.shape and
+              np.all(np.abs(got - expected) <= tol["atol"] + tol["rtol"] * np.abs(expected)) and
+              abs(m["scale"] - 1 / np.sqrt(m["dk"])) < 1e-12)
+        print("reference %s: max abs difference %.1e: %s" % (
+            case, float(np.abs(got - expected).max()) if got.shape == expected.shape else np.inf,
+            "ok" if ok else "FAILED"))
+        bad += not ok
+    return bad
+
+
+def limit_memory(megabytes):
+    def apply():
+        if megabytes:
+            size = megabytes << 20
+            resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    return apply
+
+
+def run_one(seed, args, bin_dir, work_root):
+    """Runs one configuration; returns (seed, config, kind, detail, commands)."""
+    c = make_config(seed)
+    case_dir = os.path.join(work_root, "seed%d" % seed)
+    shutil.rmtree(case_dir, ignore_errors=True)
+    os.makedirs(case_dir)
+    graph = os.path.join(case_dir, "graph.mlir")
+    gen_cmd = [os.path.join(bin_dir, "mha-gen")] + gen_args(c) + ["-o", graph]
+    ref_path = os.path.join(case_dir, "ref.npy")
+    run_cmd = ([os.path.join(bin_dir, "mha-run"), graph, "--inputs", case_dir,
+                "--expect", ref_path, "--atol", repr(args.atol), "--rtol", repr(args.rtol),
+                "--check"] + c["run"])
+    commands = [gen_cmd, run_cmd]
+    with open(os.path.join(case_dir, "repro.sh"), "w") as f:
+        f.write("#!/bin/sh\n# %s\nset -e\n" % describe(c))
+        f.write("\n".join(shlex.join(cmd) for cmd in commands) + "\n")
+
+    kind, detail = None, ""
+    try:
+        inputs = make_inputs(c)
+        for name, value in inputs.items():
+            np.save(os.path.join(case_dir, name + ".npy"), value)
+        with np.errstate(all="raise"):
+            expected = reference(c, inputs)
+        np.save(ref_path, expected.astype(np.float32))
+    except Exception as error:  # a bug of this script: report, never hide
+        return seed, c, "driver-error", repr(error), commands
+
+    for step, cmd in (("mha-gen", gen_cmd), ("mha-run", run_cmd)):
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=args.timeout, env=CHILD_ENV,
+                                  preexec_fn=limit_memory(args.mem_limit_mb))
+        except subprocess.TimeoutExpired:
+            kind, detail = step + " timeout", "no exit within %g s" % args.timeout
+            break
+        out = proc.stdout + proc.stderr
+        if proc.returncode == 0:
+            continue
+        if proc.returncode < 0:
+            kind = "%s crash (signal %d)" % (step, -proc.returncode)
+        elif step == "mha-run" and proc.returncode == 1:
+            bad = [l for l in out.splitlines()
+                   if (l.startswith("expect ") or l.startswith("check ")) and not l.endswith(": ok")]
+            which = sorted({l.split()[0] for l in bad}) or ["?"]
+            kind = "mha-run mismatch (%s)" % "+".join(
+                "NumPy" if w == "expect" else "C++ --check" if w == "check" else w
+                for w in which)
+        else:
+            kind = "%s exit %d" % (step, proc.returncode)
+        lines = [l for l in out.splitlines() if "error" in l or " max abs " in l]
+        detail = " | ".join((lines or out.strip().splitlines() or [""])[-3:])
+        break
+    if kind is None and not args.keep_all:
+        shutil.rmtree(case_dir, ignore_errors=True)
+    elif kind is not None and not args.keep:
+        shutil.rmtree(case_dir, ignore_errors=True)
+    return seed, c, kind, detail, commands
+
+
+def signature(kind, detail):
+    """The class of a failure: its kind and its first message, without paths
+    and numbers (a mismatch: whether the error is finite; a crash or a
+    timeout: only its kind)."""
+    if "mismatch" in kind:
+        return kind + (": non-finite error" if re.search(r"INF|NAN", detail, re.I) else "")
+    if "crash" in kind or "timeout" in kind:
+        return kind
+    text = detail.split(" | ")[0]
+    text = re.sub(r"/\S+", "FILE", text)
+    text = re.sub(r"\d+", "N", text)
+    return kind + (": " + text[:150] if text else "")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    default_bin = os.path.join(here, "..", "..", "build", "bin")
+    parser = argparse.ArgumentParser(
+        description="Differential test: random valid mha layers, mha-run "
+                    "against a float64 NumPy reference and --check.")
+    parser.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
+    parser.add_argument("--count", type=int, default=100, help="configurations (default 100)")
+    parser.add_argument("--jobs", type=int, default=2, help="configurations run at once (default 2)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep each failing case's folder (under --work)")
+    parser.add_argument("--keep-all", action="store_true", help="keep every case's folder")
+    parser.add_argument("--work", help="folder for the cases (default: a new temporary one)")
+    parser.add_argument("--bin", default=default_bin, help="folder of mha-gen and mha-run")
+    parser.add_argument("--atol", type=float, default=1e-4)
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--timeout", type=float, default=20,
+                        help="seconds one tool may run (default 20; a case takes well "
+                             "under 1 s)")
+    parser.add_argument("--mem-limit-mb", type=int, default=4096,
+                        help="address-space limit of each tool, 0: none (default 4096; "
+                             "0 under AddressSanitizer)")
+    parser.add_argument("--list", action="store_true",
+                        help="print each seed's configuration and commands, run nothing")
+    parser.add_argument("--quiet", action="store_true", help="no line per passing seed")
+    parser.add_argument("--check-reference", metavar="VECTORS",
+                        help="only compare this script's reference with the cases in VECTORS "
+                             "(test/vectors), run nothing")
+    args = parser.parse_args()
+    if args.check_reference:
+        return 1 if check_reference(args.check_reference) else 0
+    if args.count < 0 or args.jobs < 1 or args.seed_start < 0:
+        parser.error("--count must be >= 0, --jobs >= 1 and --seed-start >= 0")
+    bin_dir = os.path.abspath(args.bin)
+    for tool in ("mha-gen", "mha-run"):
+        if not os.access(os.path.join(bin_dir, tool), os.X_OK):
+            parser.error("no executable %s in %s (--bin)" % (tool, bin_dir))
+    seeds = range(args.seed_start, args.seed_start + args.count)
+    if args.list:
+        for seed in seeds:
+            c = make_config(seed)
+            print("seed %d: %s\n  mha-gen %s\n  mha-run ... %s" % (
+                seed, describe(c), shlex.join(gen_args(c)), shlex.join(c["run"])))
+        return 0
+
+    work_root = os.path.abspath(args.work) if args.work else tempfile.mkdtemp(prefix="mha-diff.")
+    os.makedirs(work_root, exist_ok=True)
+    me = os.path.abspath(__file__)
+    start = time.monotonic()
+    failures = []
+    passed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(run_one, seed, args, bin_dir, work_root) for seed in seeds]
+        for future in futures:  # in seed order, so the output is deterministic
+            seed, c, kind, detail, commands = future.result()
+            if kind is None:
+                passed += 1
+                if not args.quiet:
+                    print("PASS seed %d" % seed, flush=True)
+                continue
+            failures.append((seed, c, kind, detail))
+            print("FAIL seed %d: %s: %s" % (seed, kind, detail))
+            print("  config: %s" % describe(c))
+            print("  reproduce: /usr/bin/python3 %s --bin %s --seed-start %d --count 1 --keep"
+                  " --work /tmp/mha-diff-seed%d" % (me, shlex.quote(bin_dir), seed, seed))
+            print("  commands (inputs in %s%s):" % (
+                os.path.dirname(commands[0][-1]), "" if args.keep else ", removed; use --keep"))
+            for cmd in commands:
+                print("    " + shlex.join(cmd))
+            sys.stdout.flush()
+    elapsed = time.monotonic() - start
+    if not args.work and not ((args.keep and failures) or args.keep_all):
+        shutil.rmtree(work_root, ignore_errors=True)
+
+    if failures:
+        classes = {}
+        for seed, c, kind, detail in failures:
+            classes.setdefault(signature(kind, detail), []).append(seed)
+        print("failures by class:")
+        for sig, class_seeds in sorted(classes.items(), key=lambda item: -len(item[1])):
+            shown = " ".join(str(s) for s in class_seeds[:8])
+            more = " ..." if len(class_seeds) > 8 else ""
+            print("  %4d  %s\n        seeds %s%s" % (len(class_seeds), sig, shown, more))
+    print("seeds %d..%d, %d jobs, %.1f s" % (
+        args.seed_start, args.seed_start + args.count - 1, args.jobs, elapsed))
+    print("%d passed, %d failed" % (passed, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
