@@ -202,6 +202,10 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
     Option<"maxVectorLength", "max-vector-length", "int64_t",
            /*default=*/"256",
            "Longest vector along the last loop of a non-contraction op">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 elements of one vector register (16 with AVX-512): blocks "
+           "along lanes fill whole registers, masked where the extent is "
+           "no multiple">,
   ];
   let dependentDialects = [
     "arith::ArithDialect",

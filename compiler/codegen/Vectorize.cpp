@@ -99,38 +99,68 @@ bool hasBooleanTensors(linalg::LinalgOp op) {
   });
 }
 
-/// Tile sizes (0: untiled) that cut `op` into the blocks that are
-/// vectorized, or nothing when `op` is not vectorized.
-std::optional<SmallVector<int64_t>>
-registerTileSizes(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
+/// The register blocks of one op: the tile size along each loop (the whole
+/// extent where it is not tiled) and the vector shape of a block, which may
+/// be larger: its extra lanes are masked.
+struct RegisterBlocks {
+  SmallVector<int64_t> sizes;
+  SmallVector<int64_t> vectorSizes;
+};
+
+/// The block and vector size along a loop whose elements lie along vector
+/// lanes (`lanes` of them per register). A divisor of the extent that fills
+/// whole registers keeps every block static and unmasked. Otherwise a
+/// short loop is one block in masked whole registers, and a long or `?` one
+/// is cut into blocks of `limit` whose last is peeled off and masked: an
+/// odd width such as 25 would leave every block's registers part empty and
+/// LLVM's code for such vectors is slow.
+std::pair<int64_t, int64_t> laneBlock(int64_t range, int64_t limit,
+                                      int64_t lanes) {
+  if (ShapedType::isDynamic(range))
+    return {limit, limit};
+  for (int64_t size = std::min(range, limit); size >= lanes; --size)
+    if (range % size == 0 && size % lanes == 0)
+      return {size, size};
+  if (range <= limit)
+    return {range, llvm::alignTo(range, lanes)};
+  return {limit, limit};
+}
+
+/// The register blocks that cut `op` into what is vectorized, or nothing
+/// when `op` is not vectorized.
+std::optional<RegisterBlocks>
+registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ranges.empty())
     return std::nullopt;
-  // A loop of `?` trips (a partial tile, a `?` sequence) is cut into whole
-  // blocks as well; its last block is peeled off and masked
-  // (tileToRegisterBlocks). A divisor of its extent is not known.
-  auto blockSize = [&](int64_t range, int64_t limit) {
-    return ShapedType::isDynamic(range) ? limit
-                                        : largestDivisorAtMost(range, limit);
-  };
   // The tiles are at most 3-D. A generic over more loops is the decomposed
   // path's whole [B, H, T, S] step, whose rank-reduced slices would not
   // fold into the transfers and would bufferize to copies: it stays scalar.
   if (isa<linalg::GenericOp>(op.getOperation()) && ranges.size() > 3)
     return std::nullopt;
+  // Loops not named below are stepped one at a time around the block.
+  RegisterBlocks blocks{SmallVector<int64_t>(ranges.size(), 1),
+                        SmallVector<int64_t>(ranges.size(), 1)};
+  auto alongLanes = [&](unsigned dim, int64_t limit) {
+    std::tie(blocks.sizes[dim], blocks.vectorSizes[dim]) =
+        laneBlock(ranges[dim], limit, options.lanes);
+  };
 
   if (linalg::isaContractionOpInterface(op)) {
     FailureOr<linalg::ContractionDimensions> dims =
         linalg::inferContractionDims(op);
     if (failed(dims) || dims->m.empty() || dims->n.empty())
       return std::nullopt;
-    // Batch, reduction and all but the innermost row and column dimensions
-    // are stepped one at a time around the register block.
-    SmallVector<int64_t> sizes(ranges.size(), 1);
+    // Rows are broadcasts, one FMA each, so any count of them fills the
+    // registers: a divisor of a static row count needs no mask. A `?` count
+    // is cut into whole blocks, the last one peeled off and masked.
     unsigned row = dims->m.back(), col = dims->n.back();
-    sizes[row] = blockSize(ranges[row], options.rows);
-    sizes[col] = blockSize(ranges[col], options.cols);
-    return sizes;
+    int64_t rows = ShapedType::isDynamic(ranges[row])
+                       ? options.rows
+                       : largestDivisorAtMost(ranges[row], options.rows);
+    blocks.sizes[row] = blocks.vectorSizes[row] = rows;
+    alongLanes(col, options.cols);
+    return blocks;
   }
 
   // A transpose moves square blocks: a 16x16 block is read as 16 rows and
@@ -138,17 +168,15 @@ registerTileSizes(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
   // shuffle16x16), where one whole output row would gather a column one
   // element at a time.
   if (isa<linalg::TransposeOp>(op.getOperation()) && ranges.size() >= 2) {
-    SmallVector<int64_t> sizes(ranges.size(), 1);
     for (size_t dim = ranges.size() - 2; dim < ranges.size(); ++dim)
-      sizes[dim] = blockSize(ranges[dim], 16);
-    return sizes;
+      alongLanes(dim, 16);
+    return blocks;
   }
 
   // Elementwise ops, row reductions, fills, copies, broadcasts: one vector
   // along the last loop, split when it is longer than `maxVectorLength`.
-  SmallVector<int64_t> sizes(ranges.size(), 1);
-  sizes.back() = blockSize(ranges.back(), options.maxVectorLength);
-  return sizes;
+  alongLanes(ranges.size() - 1, options.maxVectorLength);
+  return blocks;
 }
 
 /// Rewrites a batch_reduce_matmul over one static batch into the matmul of
@@ -242,10 +270,11 @@ tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   return blocks;
 }
 
-/// Vectorizes one register block of at most `blockSizes` along each loop;
-/// masked to that shape where its sizes are `?` (a peeled last block).
+/// Vectorizes one register block to vectors of `vectorSizes` along its
+/// loops, masked where the block is smaller or its sizes are `?` (a peeled
+/// last block).
 LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
-                             SmallVector<int64_t> blockSizes) {
+                             SmallVector<int64_t> vectorSizes) {
   block->removeAttr(kRegisterBlockAttr);
   // A block of a batch_reduce_matmul steps one batch at a time: it is a
   // matmul of the batch's slices. As such its vector.contract has one
@@ -257,12 +286,12 @@ LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
         succeeded(matmul)) {
       block = *matmul;
       // The matmul has the batch_reduce_matmul's loops but the batch.
-      blockSizes.erase(blockSizes.begin());
+      vectorSizes.erase(vectorSizes.begin());
     }
-  // Static blocks need no vector sizes; they are their shape.
-  SmallVector<int64_t> vectorSizes;
-  if (llvm::any_of(block.getStaticLoopRanges(), ShapedType::isDynamic))
-    vectorSizes = blockSizes;
+  // A block that fills its vectors exactly is vectorized without masks.
+  if (ArrayRef<int64_t>(vectorSizes) ==
+      ArrayRef<int64_t>(block.getStaticLoopRanges()))
+    vectorSizes.clear();
   SmallVector<bool> scalable(vectorSizes.size(), false);
   if (failed(linalg::vectorizeOpPrecondition(block, vectorSizes, scalable)))
     return failure();
@@ -300,25 +329,23 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
       op = *named;
   }
 
-  std::optional<SmallVector<int64_t>> sizes = registerTileSizes(op, options);
-  if (!sizes || !hasPlainReductions(op) || hasBooleanTensors(op))
+  std::optional<RegisterBlocks> blocks = registerBlocks(op, options);
+  if (!blocks || !hasPlainReductions(op) || hasBooleanTensors(op))
     return failure();
   // An op with `?` sizes is checked block by block, with vector sizes.
   if (llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic) &&
       failed(linalg::vectorizeOpPrecondition(op)))
     return failure();
-  // Every block must be vectorizable before anything is tiled; a `?`
-  // size without a bound (a whole `?` sequence that is not tiled) is not.
   op->setAttr(kRegisterBlockAttr, rewriter.getUnitAttr());
-  FailureOr<SmallVector<linalg::LinalgOp>> blocks =
-      tileToRegisterBlocks(rewriter, op, *sizes);
-  if (failed(blocks)) {
+  FailureOr<SmallVector<linalg::LinalgOp>> tiles =
+      tileToRegisterBlocks(rewriter, op, blocks->sizes);
+  if (failed(tiles)) {
     op->removeAttr(kRegisterBlockAttr);
     return failure();
   }
-  for (linalg::LinalgOp block : *blocks)
-    if (failed(vectorizeBlock(rewriter, block, *sizes)))
-      block->removeAttr(kRegisterBlockAttr);
+  for (linalg::LinalgOp tile : *tiles)
+    if (failed(vectorizeBlock(rewriter, tile, blocks->vectorSizes)))
+      tile->removeAttr(kRegisterBlockAttr);
   return success();
 }
 
@@ -384,14 +411,15 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (rows < 1 || cols < 1 || maxVectorLength < 1) {
-      func.emitError() << "mha-vectorize expects rows, cols and "
-                          "max-vector-length >= 1, got rows="
+    if (rows < 1 || cols < 1 || maxVectorLength < 1 || lanes < 1) {
+      func.emitError() << "mha-vectorize expects rows, cols, "
+                          "max-vector-length and lanes >= 1, got rows="
                        << int64_t(rows) << " cols=" << int64_t(cols)
-                       << " max-vector-length=" << int64_t(maxVectorLength);
+                       << " max-vector-length=" << int64_t(maxVectorLength)
+                       << " lanes=" << int64_t(lanes);
       return signalPassFailure();
     }
-    MhaVectorizeOptions options{rows, cols, maxVectorLength};
+    MhaVectorizeOptions options{rows, cols, maxVectorLength, lanes};
 
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {

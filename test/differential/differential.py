@@ -46,7 +46,9 @@ WIDTHS = [1, 2, 3, 5, 7, 8, 12, 16, 24, 33]
 QUERY_TILES = [1, 2, 3, 5, 7, 13, 64]
 KEY_TILES = [1, 2, 3, 5, 7, 11, 128]
 KEY_SPLITS = [1, 2, 3, 4, 7, 16]
-HUGE_KEY_SPLITS = [1000, 2**31]
+# The largest values mha-run accepts (key-splits is at most 1024): far more
+# ranges than key blocks.
+HUGE_KEY_SPLITS = [1000, 1024]
 ROW_TILES = [0, 1, 2, 3, 5, 7, 32]
 COL_TILES = [0, 1, 2, 3, 7, 128]
 

@@ -5,8 +5,8 @@
 // RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=rows=0 2>&1 | FileCheck %s --check-prefix=ERR
 // RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=max-vector-length=-2 2>&1 | FileCheck %s --check-prefix=ERRLEN
 
-// ERR: error: mha-vectorize expects rows, cols and max-vector-length >= 1, got rows=0 cols=32 max-vector-length=256
-// ERRLEN: error: mha-vectorize expects rows, cols and max-vector-length >= 1, got rows=8 cols=32 max-vector-length=-2
+// ERR: error: mha-vectorize expects rows, cols, max-vector-length and lanes >= 1, got rows=0 cols=32 max-vector-length=256 lanes=16
+// ERRLEN: error: mha-vectorize expects rows, cols, max-vector-length and lanes >= 1, got rows=8 cols=32 max-vector-length=-2 lanes=16
 
 // A matmul: 8x32 blocks of C (2 row blocks x 2 column blocks), each summed
 // over k one step at a time. The block of C is read before the k loop and
