@@ -30,6 +30,7 @@
 #include "compiler/Passes.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -43,6 +44,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -126,6 +128,88 @@ std::pair<int64_t, int64_t> laneBlock(int64_t range, int64_t limit,
   return {limit, limit};
 }
 
+/// A constant bound on a `?` size, read off the IR that computes it: a
+/// tile's size is `affine.min(tile, rest)` or a constant, carried through
+/// slices, destination-passing ops and loop-carried tensors. Cheaper than
+/// the value-bounds analysis, whose Presburger systems over the nested
+/// tile loops took seconds per layer, and enough for the tiles we make.
+std::optional<int64_t> sizeBound(OpFoldResult size, int depth);
+
+std::optional<int64_t> dimBound(Value tensor, unsigned dim, int depth) {
+  if (depth > 16)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(tensor.getType());
+  if (!type || dim >= type.getRank())
+    return std::nullopt;
+  if (ShapedType::isStatic(type.getDimSize(dim)))
+    return type.getDimSize(dim);
+  if (auto argument = dyn_cast<BlockArgument>(tensor)) {
+    auto loop = dyn_cast<scf::ForOp>(argument.getOwner()->getParentOp());
+    if (!loop || argument.getArgNumber() < loop.getNumInductionVars())
+      return std::nullopt;
+    return dimBound(loop.getTiedLoopInit(argument)->get(), dim, depth + 1);
+  }
+  Operation *producer = tensor.getDefiningOp();
+  if (auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(producer)) {
+    // The result's dimensions are the source's not dropped.
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+    for (unsigned source = 0, result = 0; source < sizes.size(); ++source) {
+      if (dropped.test(source))
+        continue;
+      if (result++ == dim)
+        return sizeBound(sizes[source], depth + 1);
+    }
+    return std::nullopt;
+  }
+  if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(producer))
+    return sizeBound(empty.getMixedSizes()[dim], depth + 1);
+  if (auto destination =
+          dyn_cast_or_null<DestinationStyleOpInterface>(producer))
+    return dimBound(
+        destination.getTiedOpOperand(cast<OpResult>(tensor))->get(), dim,
+        depth + 1);
+  if (auto loop = dyn_cast_or_null<scf::ForOp>(producer))
+    return dimBound(loop.getInits()[cast<OpResult>(tensor).getResultNumber()],
+                    dim, depth + 1);
+  return std::nullopt;
+}
+
+std::optional<int64_t> sizeBound(OpFoldResult size, int depth) {
+  if (std::optional<int64_t> constant = getConstantIntValue(size))
+    return constant;
+  auto value = dyn_cast<Value>(size);
+  if (!value)
+    return std::nullopt;
+  if (auto min = value.getDefiningOp<affine::AffineMinOp>()) {
+    std::optional<int64_t> bound;
+    for (AffineExpr result : min.getAffineMap().getResults())
+      if (auto constant = dyn_cast<AffineConstantExpr>(result))
+        bound = std::min(bound.value_or(constant.getValue()),
+                         constant.getValue());
+    return bound;
+  }
+  if (auto dim = value.getDefiningOp<tensor::DimOp>())
+    if (std::optional<int64_t> index = dim.getConstantIndex())
+      return dimBound(dim.getSource(), *index, depth + 1);
+  return std::nullopt;
+}
+
+/// A constant bound on the extent of `op`'s loop `dim`, from any operand
+/// that it indexes.
+std::optional<int64_t> loopBound(linalg::LinalgOp op, unsigned dim) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [position, expr] : llvm::enumerate(map.getResults()))
+      if (auto dimExpr = dyn_cast<AffineDimExpr>(expr);
+          dimExpr && dimExpr.getPosition() == dim)
+        if (std::optional<int64_t> bound =
+                dimBound(operand.get(), position, /*depth=*/0))
+          return bound;
+  }
+  return std::nullopt;
+}
+
 /// The register blocks that cut `op` into what is vectorized, or nothing
 /// when `op` is not vectorized.
 std::optional<RegisterBlocks>
@@ -142,6 +226,14 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
   RegisterBlocks blocks{SmallVector<int64_t>(ranges.size(), 1),
                         SmallVector<int64_t>(ranges.size(), 1)};
   auto alongLanes = [&](unsigned dim, int64_t limit) {
+    // A `?` extent with a small bound (a partial key block of at most 128)
+    // is one block of masked whole registers, not blocks of `limit`.
+    std::optional<int64_t> bound = loopBound(op, dim);
+    if (ShapedType::isDynamic(ranges[dim]) && bound && *bound <= limit) {
+      blocks.sizes[dim] = ranges[dim];
+      blocks.vectorSizes[dim] = llvm::alignTo(*bound, options.lanes);
+      return;
+    }
     std::tie(blocks.sizes[dim], blocks.vectorSizes[dim]) =
         laneBlock(ranges[dim], limit, options.lanes);
   };

@@ -330,3 +330,30 @@ func.func @negative_four_loops(%x: tensor<1x2x4x8xf32>, %o: tensor<1x2x4x8xf32>)
   } -> tensor<1x2x4x8xf32>
   return %r : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// A key block of `?` keys that is at most 128 long (a tile's
+// affine.min(128, rest)): one masked 128-wide vector per row, no loop of
+// 256-wide blocks.
+// CANON-LABEL: func.func @bounded_dynamic_row
+//   CANON-NOT:   vector<256xf32>
+//   CANON-NOT:   scf.for
+//       CANON:   %[[MASK:.+]] = vector.create_mask %{{.+}} : vector<128xi1>
+//       CANON:   vector.transfer_read {{.+}}, %[[MASK]] {{.+}} : tensor<?xf32>, vector<128xf32>
+//       CANON:   math.fma
+//       CANON:   vector.transfer_write {{.+}}, %[[MASK]] {{.+}} : vector<128xf32>, tensor<?xf32>
+func.func @bounded_dynamic_row(%s: tensor<?xf32>, %o: tensor<?xf32>, %at: index) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %s, %c0 : tensor<?xf32>
+  %size = affine.min affine_map<(d0)[s0] -> (128, s0 - d0)>(%at)[%n]
+  %in = tensor.extract_slice %s[%at] [%size] [1] : tensor<?xf32> to tensor<?xf32>
+  %out = tensor.extract_slice %o[%at] [%size] [1] : tensor<?xf32> to tensor<?xf32>
+  %e = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%in : tensor<?xf32>) outs(%out : tensor<?xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %v = math.exp %x : f32
+    linalg.yield %v : f32
+  } -> tensor<?xf32>
+  %r = tensor.insert_slice %e into %o[%at] [%size] [1] : tensor<?xf32> into tensor<?xf32>
+  return %r : tensor<?xf32>
+}
