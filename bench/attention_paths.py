@@ -152,7 +152,7 @@ def main():
                    f"--d-model={width}", f"--heads={heads}", "-o", graph]
             if causal:
                 gen.append("--causal")
-            subprocess.run(gen, check=True)
+            subprocess.run(gen, check=True, stdout=subprocess.DEVNULL)
             for path in paths:
                 for count in threads:
                     command = [mha_run, graph, "--random",

@@ -11,16 +11,19 @@ alike:
   PyTorch  bench/torch_layer.py: nn.MultiheadAttention(batch_first=True)
            .eval() under torch.inference_mode(), need_weights=False, P
            threads, OPENBLAS_CORETYPE=SkylakeX (on AVX-512 CPUs)
-           OMP_WAIT_POLICY=passive ("tuned", as in ../shared/peers), when
-           python3-torch is installed;
+           OMP_WAIT_POLICY=passive ("tuned": OpenBLAS's kernels for the
+           CPU, idle threads that do not spin), when python3-torch is
+           installed;
   GEMM     bench/gemm_ceiling.py: a square float32 NumPy matmul under the
            same environment and threads, the ceiling.
 
-It prints a Markdown table: per shape our median ms and GFLOP/s, PyTorch's
-ms, the speed-up (the median over rounds of PyTorch ms / our ms of the same
-round), our share of the GEMM ceiling (also per round, then the median) and
-the compile time (lowering + JIT) of mha-run; then whether the targets of
-issue 5 are met. FLOPs = 4·B·T·D² + 4·B·S·D² + 4·B·T·S·D with S = T for
+It prints a Markdown table, one row per shape as soon as the shape is
+measured (an interrupted run keeps the rows it printed): our median ms and
+GFLOP/s, PyTorch's ms, the speed-up (the median over rounds of PyTorch ms /
+our ms of the same round), our share of the GEMM ceiling (also per round,
+then the median) and the compile time (lowering + JIT) of mha-run; then, at
+the end, what PyTorch and the GEMM ran on and whether the targets of
+docs/performance.md are met. FLOPs = 4·B·T·D² + 4·B·S·D² + 4·B·T·S·D with S = T for
 self-attention (8·B·T·D² + 4·B·T²·D), the dense count also for causal
 shapes. mha-run runs in the caller's environment. Progress goes to stderr.
 This script needs only Python's standard library; the PyTorch and NumPy
@@ -141,8 +144,8 @@ def cpu_model():
 
 def default_coretype(flags):
     """The OpenBLAS kernels for this CPU: Debian's OpenBLAS 0.3.21 does not
-    recognize recent CPUs and falls back to SSE3 kernels (../shared/peers,
-    caveat 2); SkylakeX needs AVX-512, Haswell AVX2."""
+    recognize recent CPUs and falls back to SSE3 kernels unless told which
+    to use; SkylakeX needs AVX-512, Haswell AVX2."""
     if "avx512f" in flags:
         return "SkylakeX"
     return "Haswell" if "avx2" in flags else ""
@@ -279,45 +282,45 @@ def blas_text(blas):
     return f"{name} (not OpenBLAS)"
 
 
-def print_report(results, args, notes):
+TABLE_HEADER = ("| shape (B,T,D,H) | GFLOP | ours ms | ours GFLOP/s | PyTorch ms "
+                "| speed-up | share of GEMM ceiling | compile ms |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---:|")
+
+
+def print_header(results, args):
+    """What is known before measuring: the date, the machine, the table's
+    head. Rows follow as shapes are measured (print_row)."""
     model, _ = cpu_model()
-    env_text = " ".join(f"{k}={v}" for k, v in results["env"].items())
     print("## mha layer vs PyTorch\n")
     print(f"{results['date']} · CPU: {model} ({os.cpu_count()} logical CPUs)"
           f" · {args.threads} threads · {args.rounds} "
           f"round{'s' if args.rounds > 1 else ''} × "
-          f"{args.repeat} calls after {args.warmup} warm-up, per peer and "
-          f"round\n")
-    torch_info = results.get("torch")
-    if torch_info:
-        print(f"PyTorch {torch_info['torch']}: nn.MultiheadAttention under "
-              f"inference_mode, need_weights=False; {env_text}; "
-              f"BLAS: {blas_text(torch_info['blas'])}  ")
-    gemm = [r["gflops"] for r in results["gemm"] if "gflops" in r]
-    if gemm:
-        blas = next(r["blas"] for r in results["gemm"] if "gflops" in r)
-        n = args.gemm_size
-        print(f"GEMM ceiling: NumPy float32 matmul {n}×{n}×{n}, median "
-              f"{statistics.median(gemm):.1f} GFLOP/s (rounds: "
-              f"{min(gemm):.1f}–{max(gemm):.1f}); BLAS: {blas_text(blas)}")
-    print()
-    print("| shape (B,T,D,H) | GFLOP | ours ms | ours GFLOP/s | PyTorch ms "
-          "| speed-up | share of GEMM ceiling | compile ms |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for row in results["shapes"]:
-        shape, s = parse_shape(row["shape"]), row["summary"]
-        ours_gflops = f"{s['ours_gflops']:.1f}" if s["ours_gflops"] else "–"
-        slow = " \\*" if s["torch_path"] == "slow" else ""
-        gflop = shape.flops() / 1e9
-        cells = [shape.name(),
-                 f"{gflop:.2f}" if gflop >= 0.01 else f"{gflop:.1e}",
-                 format_ms(s["ours_ms"]) if s["ours_ms"] is not None
-                 else "failed",
-                 ours_gflops, format_ms(s["torch_ms"]) + slow,
-                 format_speedup(s["speedup"]),
-                 format_share(s["ceiling_share"]),
-                 format_ms(s["compile_ms"])]
-        print("| " + " | ".join(cells) + " |")
+          f"{args.repeat} calls after {args.warmup} warm-up, per contender "
+          f"and round\n")
+    print(TABLE_HEADER, flush=True)
+
+
+def print_row(row):
+    """One shape's row of the table, printed as soon as it is measured."""
+    shape, s = parse_shape(row["shape"]), row["summary"]
+    ours_gflops = f"{s['ours_gflops']:.1f}" if s["ours_gflops"] else "–"
+    slow = " \\*" if s["torch_path"] == "slow" else ""
+    gflop = shape.flops() / 1e9
+    cells = [shape.name(),
+             f"{gflop:.2f}" if gflop >= 0.01 else f"{gflop:.1e}",
+             format_ms(s["ours_ms"]) if s["ours_ms"] is not None
+             else "failed",
+             ours_gflops, format_ms(s["torch_ms"]) + slow,
+             format_speedup(s["speedup"]),
+             format_share(s["ceiling_share"]),
+             format_ms(s["compile_ms"])]
+    print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def print_summary(results, args, notes):
+    """After the last row: what the columns mean, what PyTorch and the GEMM
+    ran on, notes and the targets."""
+    env_text = " ".join(f"{k}={v}" for k, v in results["env"].items())
     print()
     print("Speed-up: PyTorch ms / our ms in the same round, median over the "
           "rounds; share: our GFLOP/s / the GEMM's in the same round, median."
@@ -328,6 +331,18 @@ def print_report(results, args, notes):
         print("\\* PyTorch's slow path (F.multi_head_attention_forward): "
               "nn.MultiheadAttention has no fast path with an attn_mask or "
               "with separate key/value inputs.")
+    torch_info = results.get("torch")
+    if torch_info:
+        print(f"\nPyTorch {torch_info['torch']}: nn.MultiheadAttention under "
+              f"inference_mode, need_weights=False; {env_text}; "
+              f"BLAS: {blas_text(torch_info['blas'])}")
+    gemm = [r["gflops"] for r in results["gemm"] if "gflops" in r]
+    if gemm:
+        blas = next(r["blas"] for r in results["gemm"] if "gflops" in r)
+        n = args.gemm_size
+        print(f"\nGEMM ceiling: NumPy float32 matmul {n}×{n}×{n}, median "
+              f"{statistics.median(gemm):.1f} GFLOP/s (rounds: "
+              f"{min(gemm):.1f}–{max(gemm):.1f}); BLAS: {blas_text(blas)}")
     for note in notes:
         print(f"\n**Note:** {note}")
     print_targets(results, torch_info)
@@ -338,7 +353,8 @@ def format_speedup(value):
 
 
 def print_targets(results, torch_info):
-    """Issue 5's targets, for the shapes this run measured."""
+    """The targets of docs/performance.md, for the shapes this run
+    measured."""
     rows = {row["shape"]: row["summary"] for row in results["shapes"]}
     lines = []
 
@@ -350,7 +366,7 @@ def print_targets(results, torch_info):
     if speedups:
         caveat = "" if torch_info and torch_info["blas"] and \
             torch_info["blas"]["openblas"] else \
-            " (PyTorch without OpenBLAS is not the tuned peer: does not count)"
+            " (PyTorch without OpenBLAS is not tuned: does not count)"
         misses = [f"{parse_shape(k).name()} {format_speedup(v)}"
                   for k, v in speedups.items() if v < SPEEDUP_TARGET]
         lines.append(f"speed-up ≥ {SPEEDUP_TARGET}× on every shape: "
@@ -379,7 +395,7 @@ def print_targets(results, torch_info):
         lines.append(f"compile ≤ {COMPILE_TARGET_MS / 1000:.0f} s: "
                      f"{verdict(misses)}")
     if lines:
-        print("\nTargets (issue 5; medians of this run):\n")
+        print("\nTargets (docs/performance.md; medians of this run):\n")
         for line in lines:
             print(f"- {line}")
 
@@ -492,6 +508,7 @@ def main():
                "env": tuned, "gemm_size": args.gemm_size,
                "run_args": args.run_arg, "shapes": [], "gemm": []}
     failed = False
+    print_header(results, args)
     workdir = tempfile.mkdtemp(prefix="mha-bench-")
     try:
         for shape in shapes:
@@ -512,6 +529,7 @@ def main():
                                       "flops": shape.flops(),
                                       "rounds": rounds,
                                       "summary": summarize(shape, rounds)})
+            print_row(results["shapes"][-1])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -522,12 +540,12 @@ def main():
                 "PyTorch and NumPy do not run on OpenBLAS here but on "
                 + (os.path.basename(blas["library"]) if blas
                    else "an unidentified BLAS library")
-                + ", so PyTorch is not the "
-                "tuned peer and the GEMM ceiling is far too low; install "
+                + ", so PyTorch is not "
+                "tuned and the GEMM ceiling is far too low; install "
                 "OpenBLAS (apt-get install libopenblas0-pthread) to measure "
                 "against them.")
             break
-    print_report(results, args, notes)
+    print_summary(results, args, notes)
     if args.json:
         with open(args.json, "w") as out:
             json.dump(results, out, indent=1)

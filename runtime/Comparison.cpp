@@ -9,9 +9,13 @@
 using namespace mha::runtime;
 
 std::string Comparison::summary() const {
-  std::string text = llvm::formatv("max abs error {0:E2}, max rel error "
-                                   "{1:E2} (atol {2:E0}, rtol {3:E0})",
-                                   maxAbsError, maxRelError, atol, rtol);
+  // The rule is printed with the result: a max rel error far above rtol is
+  // fine where the element it comes from is tiny, and the rule says why.
+  std::string text = llvm::formatv(
+      "max abs error {0:E2}, max rel error {1:E2}; passes when "
+      "|got - want| <= atol + rtol*|want| for every element (atol {2:E0}, "
+      "rtol {3:E0})",
+      maxAbsError, maxRelError, atol, rtol);
   if (passed)
     return text + ": ok";
   return text + llvm::formatv(": {0} of {1} elements outside, the worst at "

@@ -30,8 +30,9 @@ struct Comparison {
   /// True when no element is outside the tolerance.
   bool passed = true;
 
-  /// "max abs error 1.2e-07, max rel error 3.4e-06 (atol 1e-04, rtol 1e-04):
-  /// ok" or "... 3 of 96 elements outside ...: FAILED".
+  /// "max abs error 1.2E-07, max rel error 3.4E-06; passes when |got - want|
+  /// <= atol + rtol*|want| for every element (atol 1E-04, rtol 1E-04): ok"
+  /// or "... 3 of 96 elements outside ...: FAILED": the rule is part of it.
   std::string summary() const;
 
 private:

@@ -213,5 +213,10 @@ int main(int argc, char **argv) {
   else if (auto error = writeFile(libraryFile, (*buffer)->getBuffer()))
     status = fail(std::move(error), kBadInput);
   llvm::sys::fs::remove_directories(workDir);
+  // Every file written, by name: the header goes beside the library unless
+  // --header says otherwise.
+  if (status == kOk)
+    llvm::outs() << "wrote the library " << libraryFile << " and its header "
+                 << header << "\n";
   return status;
 }

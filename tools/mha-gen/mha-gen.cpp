@@ -299,5 +299,8 @@ int main(int argc, char **argv) {
   if (!::mha::tools::finishOutput(output->os(), "mha-gen", outputFile))
     return ::mha::tools::kBadInput;
   output->keep();
+  // Say where the graph went (not when it went to stdout: it is the output).
+  if (outputFile != "-")
+    llvm::outs() << "wrote the graph to " << outputFile << "\n";
   return ::mha::tools::kOk;
 }

@@ -1,7 +1,9 @@
 //===- AttentionDump.cpp - Write attention weights as files ---------------===//
 
 #include "tools/mha-run/AttentionDump.h"
+#include "compiler/attention/AttentionPath.h"
 #include "dialects/MhaOps.h"
+#include "runtime/AttentionProblem.h"
 #include "runtime/Heatmap.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -84,6 +86,34 @@ static llvm::Error checkTokens(const std::vector<std::string> &tokens,
                       "tokens (T = S = {1})",
                       tokens.size(), queries));
   return llvm::Error::success();
+}
+
+llvm::Error
+mha::runtime::checkTokensFit(mlir::func::FuncOp function,
+                             const std::vector<NpyArray> &inputs,
+                             const std::vector<std::string> &tokens) {
+  if (tokens.empty())
+    return llvm::Error::success();
+  std::optional<mlir::mha::AttentionShape> shape;
+  function.walk([&](mlir::Operation *op) {
+    if (auto found = mlir::mha::getAttentionShape(op))
+      shape = found;
+  });
+  if (!shape)
+    return llvm::Error::success();
+  int64_t queries = shape->queries, keys = shape->keys;
+  if (mlir::ShapedType::isDynamic(queries) ||
+      mlir::ShapedType::isDynamic(keys)) {
+    // `?` sizes: an mha.attention's come from the inputs.
+    auto problem = describeAttention(function, inputs);
+    if (!problem) {
+      llvm::consumeError(problem.takeError());
+      return llvm::Error::success();
+    }
+    queries = problem->shape.seqLen;
+    keys = problem->shape.kvSeqLen;
+  }
+  return checkTokens(tokens, queries, keys);
 }
 
 llvm::Error mha::runtime::dumpAttention(const NpyArray &weights,

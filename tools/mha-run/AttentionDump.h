@@ -26,6 +26,14 @@ namespace runtime {
 /// (`mha.attention` or `mha.sdpa`) whose weights can be drawn.
 llvm::Error checkOneAttention(mlir::func::FuncOp function);
 
+/// Checks, before compiling, that `tokens` (if any) can label the maps of
+/// `function`'s attention with these `inputs`: T == S and one word per
+/// token. Sizes it cannot tell before the run (the `?` sizes of an
+/// `mha.sdpa`) are checked by dumpAttention instead.
+llvm::Error checkTokensFit(mlir::func::FuncOp function,
+                           const std::vector<NpyArray> &inputs,
+                           const std::vector<std::string> &tokens);
+
 /// The words of `--tokens`, split at white space.
 std::vector<std::string> splitTokens(llvm::StringRef text);
 

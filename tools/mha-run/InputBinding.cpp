@@ -4,37 +4,184 @@
 
 #include "runtime/MemoryLimit.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace mha::runtime;
 using llvm::createStringError;
 
 namespace {
-/// The size random data gets where a declared size is `?`: small enough to
-/// run at once, not a multiple of the usual tile sizes.
+/// The size random data gets where a declared size is `?` and `--dims` does
+/// not set it: small enough to run at once, not a multiple of the usual tile
+/// sizes.
 constexpr int64_t kRandomDynamicSize = 7;
+/// The largest size `--dims` accepts (as mha-gen's sizes).
+constexpr int64_t kMaxDimSize = int64_t(1) << 31;
+
+/// The letters that name the `?` dimensions of the arguments mha-gen writes:
+/// x [B, T, D], kv [B, S, D_kv], mask [B or 1, T, S]. Any other `?`
+/// dimension is called NAME.INDEX (`mask.0`, `arg3.1`).
+struct DimLetter {
+  llvm::StringLiteral argument;
+  unsigned dim;
+  llvm::StringLiteral letter;
+};
+constexpr DimLetter kDimLetters[] = {
+    {"x", 0, "B"},  {"x", 1, "T"},    {"kv", 0, "B"},
+    {"kv", 1, "S"}, {"mask", 1, "T"}, {"mask", 2, "S"}};
+
+/// The name `--dims` and the report of `--random` give dimension `dim` of
+/// `argument`: a letter of kDimLetters, else NAME.INDEX.
+std::string getDimName(const GraphArgument &argument, unsigned dim) {
+  for (const DimLetter &letter : kDimLetters)
+    if (argument.name == letter.argument && dim == letter.dim)
+      return letter.letter.str();
+  return llvm::formatv("{0}.{1}", argument.name, dim);
+}
+
+/// The `?` dimensions that the key of a `--dims` entry names: a letter (S is
+/// also T's dimension of x when there is no kv: self-attention), or
+/// NAME.INDEX.
+std::vector<ArgumentDim> findDims(const GraphSignature &signature,
+                                  llvm::StringRef key) {
+  bool selfAttention = signature.findArgument("kv") < 0;
+  std::vector<ArgumentDim> found;
+  for (auto [index, argument] : llvm::enumerate(signature.arguments))
+    for (auto [dim, size] : llvm::enumerate(argument.type.getShape())) {
+      if (!mlir::ShapedType::isDynamic(size))
+        continue;
+      std::string name = getDimName(argument, dim);
+      bool selfKeys = key == "S" && selfAttention && name == "T";
+      if (key == name || selfKeys ||
+          key == llvm::formatv("{0}.{1}", argument.name, dim).str())
+        found.push_back({unsigned(index), unsigned(dim)});
+    }
+  return found;
+}
+
+/// The names of all `?` dimensions of the arguments, for messages.
+std::string listDimNames(const GraphSignature &signature) {
+  std::vector<std::string> names;
+  for (const GraphArgument &argument : signature.arguments)
+    for (auto [dim, size] : llvm::enumerate(argument.type.getShape()))
+      if (mlir::ShapedType::isDynamic(size)) {
+        std::string name = getDimName(argument, dim);
+        if (!llvm::is_contained(names, name))
+          names.push_back(name);
+      }
+  if (names.empty())
+    return "none: every size is static";
+  return llvm::join(names, ", ");
+}
+
+/// Parses `--dims` into (key, size) pairs.
+llvm::Expected<std::vector<std::pair<std::string, int64_t>>>
+parseDims(llvm::StringRef spec) {
+  std::vector<std::pair<std::string, int64_t>> entries;
+  llvm::SmallVector<llvm::StringRef> parts;
+  spec.split(parts, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef part : parts) {
+    auto [key, value] = part.trim().split('=');
+    int64_t size = 0;
+    if (key.trim().empty() || value.trim().getAsInteger(10, size))
+      return createStringError(llvm::formatv(
+          "--dims '{0}': expected NAME=SIZE, e.g. --dims T=200,B=3", part));
+    if (size < 1 || size > kMaxDimSize)
+      return createStringError(llvm::formatv(
+          "--dims {0}: the size must be between 1 and {1}, got {2}",
+          key.trim(), kMaxDimSize, size));
+    entries.emplace_back(key.trim().str(), size);
+  }
+  return entries;
+}
 
 /// The shapes random data gets: the declared static sizes, and for each `?`
-/// one that fits the graph's other sizes (the graph's size relations), else
-/// kRandomDynamicSize.
-std::vector<std::vector<int64_t>>
-getRandomShapes(const GraphSignature &signature) {
+/// the size `--dims` gives it, else one that fits the graph's other sizes
+/// (the graph's size relations), else kRandomDynamicSize.
+llvm::Expected<std::vector<std::vector<int64_t>>>
+getRandomShapes(const GraphSignature &signature, llvm::StringRef dimsSpec) {
+  auto entries = parseDims(dimsSpec);
+  if (!entries)
+    return entries.takeError();
   std::vector<mlir::RankedTensorType> types;
   for (const GraphArgument &argument : signature.arguments)
     types.push_back(argument.type);
-  if (signature.sizeRelations)
-    return signature.sizeRelations->pickShapes(types, kRandomDynamicSize);
+
+  // The size each `?` dimension is given, and the entry that gave it.
+  std::map<std::pair<unsigned, unsigned>, std::pair<std::string, int64_t>>
+      given;
+  std::optional<SizeRelations> relations = signature.sizeRelations;
+  auto classOf = [&](ArgumentDim dim) -> std::optional<unsigned> {
+    if (!relations)
+      return std::nullopt;
+    for (auto [index, sizeClass] : llvm::enumerate(relations->classes))
+      for (ArgumentDim member : sizeClass.members)
+        if (member.argument == dim.argument && member.dim == dim.dim)
+          return unsigned(index);
+    return std::nullopt;
+  };
+  for (auto &[key, size] : *entries) {
+    std::vector<ArgumentDim> dims = findDims(signature, key);
+    if (dims.empty())
+      return createStringError(llvm::formatv(
+          "--dims {0}: the graph has no `?` size called '{0}' (its `?` "
+          "sizes: {1})",
+          key, listDimNames(signature)));
+    // A size the graph ties to others sets them all: the class.
+    std::vector<ArgumentDim> all = dims;
+    for (ArgumentDim dim : dims)
+      if (std::optional<unsigned> index = classOf(dim)) {
+        SizeRelations::SizeClass &sizeClass = relations->classes[*index];
+        if (sizeClass.size && *sizeClass.size != size)
+          return createStringError(llvm::formatv(
+              "--dims {0}={1}: the graph fixes this size to {2}", key, size,
+              *sizeClass.size));
+        llvm::append_range(all, sizeClass.members);
+      }
+    for (ArgumentDim dim : all) {
+      auto [it, inserted] =
+          given.try_emplace({dim.argument, dim.dim}, key, size);
+      if (!inserted && it->second.second != size)
+        return createStringError(llvm::formatv(
+            "--dims {0}={1} and {2}={3} name the same size (the graph makes "
+            "them equal)",
+            it->second.first, it->second.second, key, size));
+    }
+  }
+
+  if (relations) {
+    // Fix the classes given; a mask batch that is given is not overridden
+    // by the batch it is broadcast against.
+    for (auto [index, sizeClass] : llvm::enumerate(relations->classes)) {
+      ArgumentDim first = sizeClass.members.front();
+      auto it = given.find({first.argument, first.dim});
+      if (it != given.end())
+        sizeClass.size = it->second.second;
+    }
+    llvm::erase_if(relations->broadcasts,
+                   [&](const SizeRelations::Broadcast &broadcast) {
+                     ArgumentDim dim =
+                         relations->classes[broadcast.mask].members.front();
+                     return given.count({dim.argument, dim.dim}) > 0;
+                   });
+    return relations->pickShapes(types, kRandomDynamicSize);
+  }
   std::vector<std::vector<int64_t>> shapes;
-  for (mlir::RankedTensorType type : types) {
+  for (auto [index, type] : llvm::enumerate(types)) {
     std::vector<int64_t> shape;
-    for (int64_t dim : type.getShape())
-      shape.push_back(mlir::ShapedType::isDynamic(dim) ? kRandomDynamicSize
-                                                       : dim);
+    for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+      auto it = given.find({unsigned(index), unsigned(dim)});
+      shape.push_back(!mlir::ShapedType::isDynamic(size) ? size
+                      : it != given.end()                ? it->second.second
+                                                         : kRandomDynamicSize);
+    }
     shapes.push_back(shape);
   }
   return shapes;
@@ -130,12 +277,19 @@ mha::runtime::resolveInputPaths(const GraphSignature &signature,
 
 llvm::Expected<std::vector<NpyArray>>
 mha::runtime::bindInputs(const GraphSignature &signature,
-                         const InputOptions &options) {
+                         const InputOptions &options, llvm::raw_ostream *log) {
   auto paths = resolveInputPaths(signature, options);
   if (!paths)
     return paths.takeError();
   std::mt19937_64 engine(options.seed);
-  std::vector<std::vector<int64_t>> randomShapes = getRandomShapes(signature);
+  if (!options.dims.empty() && !options.random)
+    return createStringError("--dims sets the `?` sizes of random inputs; "
+                             "give --random too");
+  auto randomShapes = getRandomShapes(signature, options.dims);
+  if (!randomShapes)
+    return randomShapes.takeError();
+  // The sizes chosen for `?` dimensions, by name, in argument order.
+  std::vector<std::pair<std::string, int64_t>> chosen;
   std::vector<NpyArray> inputs;
   uint64_t usedBytes = 0;
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
@@ -146,10 +300,17 @@ mha::runtime::bindInputs(const GraphSignature &signature,
             "no input for argument '{0}': give --inputs DIR with {0}.npy, "
             "--input {0}=FILE.npy, or --random",
             argument.name));
-      if (auto error =
-              checkRandomFits(argument, randomShapes[index], usedBytes))
+      const std::vector<int64_t> &shape = (*randomShapes)[index];
+      if (auto error = checkRandomFits(argument, shape, usedBytes))
         return std::move(error);
-      inputs.push_back(randomArray(argument, randomShapes[index], engine));
+      for (auto [dim, size] : llvm::enumerate(argument.type.getShape()))
+        if (mlir::ShapedType::isDynamic(size)) {
+          std::pair<std::string, int64_t> entry(getDimName(argument, dim),
+                                                shape[dim]);
+          if (!llvm::is_contained(chosen, entry))
+            chosen.push_back(entry);
+        }
+      inputs.push_back(randomArray(argument, shape, engine));
       usedBytes += inputs.back().data.size();
       continue;
     }
@@ -161,6 +322,13 @@ mha::runtime::bindInputs(const GraphSignature &signature,
       return std::move(error);
     inputs.push_back(std::move(*array));
     usedBytes += inputs.back().data.size();
+  }
+  if (log && !chosen.empty()) {
+    *log << "random sizes of the `?` dimensions: ";
+    llvm::interleaveComma(chosen, *log, [&](const auto &entry) {
+      *log << entry.first << "=" << entry.second;
+    });
+    *log << " (--dims sets them)\n";
   }
   return inputs;
 }

@@ -7,6 +7,7 @@
 #include "runtime/Npy.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 #include <vector>
@@ -24,6 +25,11 @@ struct InputOptions {
   bool random = false;
   /// `--seed`: the seed of the random data.
   uint64_t seed = 0;
+  /// `--dims B=3,T=200`: the sizes random data gets in `?` dimensions. The
+  /// `?` dimensions of x are B and T, of kv B and S, of a mask T and S (in
+  /// self-attention S is T); any `?` dimension is also NAME.INDEX (`x.1`,
+  /// `mask.0`). A size the graph ties to others sets them too.
+  std::string dims;
 };
 
 /// Returns the file each argument of `signature` is read from: the
@@ -41,8 +47,12 @@ resolveInputPaths(const GraphSignature &signature, const InputOptions &options);
 /// unreadable file or a mis-shaped array is an error naming the argument and
 /// the file; so is random data that would not fit in memory
 /// (runtime/MemoryLimit.h), refused before it is allocated.
+/// When random data fills a `?` dimension, the sizes chosen are printed to
+/// `log`, e.g. "random sizes of the `?` dimensions: B=7, T=7"; an unknown
+/// name in `--dims`, or sizes that contradict the graph, are errors.
 llvm::Expected<std::vector<NpyArray>>
-bindInputs(const GraphSignature &signature, const InputOptions &options);
+bindInputs(const GraphSignature &signature, const InputOptions &options,
+           llvm::raw_ostream *log = nullptr);
 
 } // namespace runtime
 } // namespace mha

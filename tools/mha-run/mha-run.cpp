@@ -74,6 +74,14 @@ cl::opt<bool> randomInputs("random",
                            cl::cat(runCategory));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of --random"), cl::init(0),
                        cl::cat(runCategory));
+/// `--dims`: the sizes of `--random` in `?` dimensions (InputBinding.h).
+cl::opt<std::string> dims(
+    "dims",
+    cl::desc("Sizes of the `?` dimensions for --random: the `?` dimensions of "
+             "x are B and T, of kv B and S, of a mask T and S (S is T in "
+             "self-attention); others are NAME.INDEX, e.g. mask.0 (default: "
+             "7, or what the graph's other sizes imply)"),
+    cl::value_desc("B=3,T=200,..."), cl::cat(runCategory));
 cl::opt<std::string> outputFile("output", cl::desc("Write the result to FILE"),
                                 cl::value_desc("FILE.npy"),
                                 cl::cat(runCategory));
@@ -161,7 +169,8 @@ cl::opt<int64_t> keySplits(
     cl::init(mlir::mha::kDefaultKeySplits), cl::cat(runCategory));
 cl::opt<bool> printPipeline("print-pipeline",
                             cl::desc("Print the passes the graph is lowered "
-                                     "with"),
+                                     "with, one per line (without --inputs, "
+                                     "--input or --random: only that)"),
                             cl::cat(runCategory));
 cl::opt<std::string> dumpAttentionDir(
     "dump-attention",
@@ -242,6 +251,38 @@ void printAttentionPaths(func::FuncOp function) {
                  << (choice.fused ? "fused" : "decomposed") << " ("
                  << choice.reason << ")\n";
   });
+}
+
+/// Prints a textual pass pipeline one pass per line, nested pipelines
+/// indented, e.g. `builtin.module(` / `  func.func(` / `    mha-expand,`.
+/// Joining the lines gives the pipeline back.
+void printPipelineByLine(llvm::StringRef pipeline, llvm::raw_ostream &os) {
+  int depth = 0;  // nesting of `(`
+  int braces = 0; // inside a pass's `{options}`, where `,` does not split
+  std::string line;
+  auto flush = [&](int indent) {
+    if (!llvm::StringRef(line).trim().empty())
+      os.indent(2 * indent) << llvm::StringRef(line).trim() << "\n";
+    line.clear();
+  };
+  for (char c : pipeline) {
+    if (braces > 0 || c == '{') {
+      braces += (c == '{') - (c == '}');
+      line += c;
+    } else if (c == '(') {
+      line += c;
+      flush(depth++);
+    } else if (c == ')') {
+      flush(depth--);
+      line += c;
+    } else if (c == ',') {
+      line += c;
+      flush(depth);
+    } else {
+      line += c;
+    }
+  }
+  flush(depth);
 }
 
 /// Sets `options` from the command line.
@@ -330,9 +371,34 @@ static int run(int argc, char **argv) {
   func::FuncOp entry = graph->entry;
   const GraphSignature &signature = graph->signature;
 
+  // The pipeline, built before the inputs are bound: --print-pipeline alone
+  // needs no inputs.
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return reportError("bad pass manager options"), kBadInput;
+  // The weights get a function of their own, so the layer keeps its path.
+  std::string weightsEntry =
+      mlir::mha::getAttentionWeightsFunctionName(entry.getSymName());
+  if (!dumpAttentionDir.empty()) {
+    if (auto error = checkOneAttention(entry))
+      return fail(std::move(error), kBadInput);
+    pm.addPass(mlir::mha::createMhaExtractAttentionWeights(
+        {entry.getSymName().str()}));
+  }
+  mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
+  std::string pipelineText;
+  llvm::raw_string_ostream pipelineStream(pipelineText);
+  pm.printAsTextualPipeline(pipelineStream);
+  if (printPipeline && inputsDir.empty() && inputFiles.empty() &&
+      !randomInputs) {
+    printAttentionPaths(entry);
+    printPipelineByLine(pipelineText, llvm::outs());
+    return kOk;
+  }
+
   // Nothing written may be something read: `--expect F --output F` would
   // compare the result with itself.
-  InputOptions inputOptions{inputsDir, inputFiles, randomInputs, seed};
+  InputOptions inputOptions{inputsDir, inputFiles, randomInputs, seed, dims};
   auto inputPaths = resolveInputPaths(signature, inputOptions);
   if (!inputPaths)
     return fail(inputPaths.takeError(), kBadInput);
@@ -340,7 +406,7 @@ static int run(int argc, char **argv) {
     return fail(std::move(error), kBadInput);
 
   // Bind every argument to an array, then check that they fit together.
-  auto inputs = bindInputs(signature, inputOptions);
+  auto inputs = bindInputs(signature, inputOptions, &llvm::outs());
   if (!inputs)
     return fail(inputs.takeError(), kBadInput);
   std::vector<const NpyArray *> inputPointers;
@@ -350,6 +416,10 @@ static int run(int argc, char **argv) {
   if (auto error = checkInputsFitTogether(entry, inputPointers, &resultType))
     return fail(std::move(error), kBadInput);
   if (auto error = checkOutputFits(resultType, *inputs))
+    return fail(std::move(error), kBadInput);
+
+  // --tokens must match the sequence: checked now, not after compiling.
+  if (auto error = checkTokensFit(entry, *inputs, splitTokens(tokens)))
     return fail(std::move(error), kBadInput);
 
   // The reference needs the graph before lowering; describe it now.
@@ -376,29 +446,14 @@ static int run(int argc, char **argv) {
   // Lower a copy with the named pipeline and JIT-compile it.
   auto compileStart = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> lowered = module.clone();
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return reportError("bad pass manager options"), kBadInput;
   // --mlir-timing: the passes and the JIT, printed once compiled.
   DefaultTimingManager timingManager;
   applyDefaultTimingManagerCLOptions(timingManager);
   TimingScope timing = timingManager.getRootScope();
   pm.enableTiming(timing);
-  // The weights get a function of their own, so the layer keeps its path.
-  std::string weightsEntry =
-      mlir::mha::getAttentionWeightsFunctionName(entry.getSymName());
-  if (!dumpAttentionDir.empty()) {
-    if (auto error = checkOneAttention(entry))
-      return fail(std::move(error), kBadInput);
-    pm.addPass(mlir::mha::createMhaExtractAttentionWeights(
-        {entry.getSymName().str()}));
-  }
-  mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
   printAttentionPaths(entry);
-  if (printPipeline) {
-    pm.printAsTextualPipeline(llvm::outs());
-    llvm::outs() << "\n";
-  }
+  if (printPipeline)
+    printPipelineByLine(pipelineText, llvm::outs());
   if (failed(pm.run(*lowered)))
     return reportError("lowering " + graphFile + " failed (see above)"),
            kCompileFailed;
@@ -455,9 +510,12 @@ static int run(int argc, char **argv) {
     llvm::outs() << "\n";
   }
 
-  if (!outputFile.empty())
+  if (!outputFile.empty()) {
     if (auto error = writeNpy(outputFile, *result))
       return fail(std::move(error), kBadInput);
+    llvm::outs() << "wrote the output " << formatShape(result->shape) << " to "
+                 << outputFile << "\n";
+  }
 
   // The weights: a second call, of the function the extraction added.
   std::optional<NpyArray> weights;
