@@ -259,6 +259,26 @@ def MhaExpandShapeMetadata : Pass<"mha-expand-shape-metadata", "func::FuncOp"> {
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
+def MhaLowerScalarTransfers
+    : Pass<"mha-lower-scalar-transfers", "func::FuncOp"> {
+  let summary = "Rewrite vector transfers of one element as memref loads and "
+                "stores";
+  let description = [{
+    A vector read that broadcasts one element (a row's maximum along a block
+    of keys) is turned by LLVM 22's `convert-vector-to-llvm` into a 0-d
+    `vector.transfer_read`, which it lowers only from a memref whose last
+    dimension has unit stride; from a one-element strided view
+    (`memref<1xf32, strided<[2]>>`) it leaves a
+    `builtin.unrealized_conversion_cast` and translation fails. This pass
+    reads such an element with `memref.load` and broadcasts it, and applies
+    upstream's `populateScalarVectorTransferLoweringPatterns` (which no
+    upstream pass runs) to other one-element transfers. Run it after
+    `convert-vector-to-scf`.
+  }];
+  let dependentDialects = ["memref::MemRefDialect",
+                           "vector::VectorDialect"];
+}
+
 def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
   let summary = "Tile mha.sdpa into fused flash-style attention: parallel "
                 "query tiles, key blocks with online softmax";

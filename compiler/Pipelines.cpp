@@ -141,6 +141,9 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
   // stores while the memrefs are still memrefs.
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
+  // What that leaves of one-element broadcasting reads, which
+  // vector-to-llvm cannot lower from strided views.
+  pm.addNestedPass<func::FuncOp>(createMhaLowerScalarTransfers());
   // Row reductions (max and sum of softmax) become horizontal
   // vector.reduction ops.
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(

@@ -110,9 +110,10 @@ struct RegisterBlocks {
 };
 
 /// The block and vector size along a loop whose elements lie along vector
-/// lanes (`lanes` of them per register). A divisor of the extent that fills
-/// whole registers keeps every block static and unmasked. Otherwise a
-/// short loop is one block in masked whole registers, and a long or `?` one
+/// lanes (`lanes` of them per register). A loop of at most one register, or
+/// a divisor of the extent that fills whole registers, keeps every block
+/// static and unmasked. Otherwise a loop of a few registers is one block in
+/// masked whole registers, and a long or `?` one
 /// is cut into blocks of `limit` whose last is peeled off and masked: an
 /// odd width such as 25 would leave every block's registers part empty and
 /// LLVM's code for such vectors is slow.
@@ -120,6 +121,9 @@ std::pair<int64_t, int64_t> laneBlock(int64_t range, int64_t limit,
                                       int64_t lanes) {
   if (ShapedType::isDynamic(range))
     return {limit, limit};
+  // Part of one register: an exact, unmasked vector.
+  if (range <= lanes && range <= limit)
+    return {range, range};
   for (int64_t size = std::min(range, limit); size >= lanes; --size)
     if (range % size == 0 && size % lanes == 0)
       return {size, size};
