@@ -146,27 +146,22 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
       bool fullKeyBlocks = tiling.hasFullKeyBlocks(false);
       bool causalBlocks = false;
       OpFoldResult rangeEnd = end;
-      if (bottomRight) {
+      // Decoding (T = 1): the one query is the last and sees every key, so
+      // the ranges are those of attention without causality.
+      if (bottomRight && !isConstantIntValue(tiling.numQueries, 1)) {
         // The keys after the tile's last diagonal key are masked for every
-        // row: the range stops there. A range that starts after it runs no
-        // block, and its state (m = -inf, l = 0) weighs 0 in the merge.
+        // row: the range stops there, and the diagonal is tested in every
+        // block. A range that starts after it runs no block, and its state
+        // (m = -inf, l = 0) weighs 0 in the merge.
         OpFoldResult causalEnd = tiling.apply(
             rewriter, d0 + d1 + rewriter.getAffineDimExpr(2),
             {queryStart, rows, getAsOpFoldResult(tiling.causalOffset)});
-        std::optional<int64_t> staticEnd = getConstantIntValue(causalEnd);
-        std::optional<int64_t> staticKeys = getConstantIntValue(tiling.numKeys);
-        // One query whose diagonal is at or after the last key (decoding,
-        // T = 1) sees every key of the range; otherwise the diagonal is
-        // tested in every block.
-        if (!staticEnd || !staticKeys || *staticEnd < *staticKeys ||
-            !isConstantIntValue(rows, 1)) {
-          rangeEnd = affine::makeComposedFoldedAffineMin(
-              rewriter, loc,
-              AffineMap::get(2, 0, {d0, d1}, rewriter.getContext()),
-              {end, causalEnd});
-          causalBlocks = true;
-          fullKeyBlocks = false;
-        }
+        rangeEnd = affine::makeComposedFoldedAffineMin(
+            rewriter, loc,
+            AffineMap::get(2, 0, {d0, d1}, rewriter.getContext()),
+            {end, causalEnd});
+        causalBlocks = true;
+        fullKeyBlocks = false;
       }
       state = softmax.iterateKeyBlocks(state, begin, rangeEnd, causalBlocks,
                                        fullKeyBlocks);
