@@ -319,10 +319,10 @@ static RankedTensorType inferSdpaType(RankedTensorType query,
 
 void SdpaOp::build(OpBuilder &builder, OperationState &state, Value query,
                    Value key, Value value, Value mask, bool causal,
-                   FloatAttr scale) {
+                   bool causalBottomRight, FloatAttr scale) {
   build(builder, state,
         inferSdpaType(tensorType(query), tensorType(key), tensorType(value)),
-        query, key, value, mask, causal, scale);
+        query, key, value, mask, causal, causalBottomRight, scale);
 }
 
 /// `scale` if set, else `1/√dk` (dimension 3 of `query`).
@@ -352,6 +352,17 @@ static LogicalResult verifyMask(ShapeChecker &check, Value mask, int64_t batch,
       failed(check.dim("mask key length (S)", keys, shape[2])))
     return failure();
   return success();
+}
+
+/// `causal_bottom_right` says where the causal diagonal lies: without
+/// `causal` there is no diagonal, and the graph most likely lost its `causal`.
+static LogicalResult verifyCausal(Operation *op, bool causal,
+                                  bool causalBottomRight) {
+  if (!causalBottomRight || causal)
+    return success();
+  return op->emitOpError()
+         << "expects causal_bottom_right only together with causal, got "
+            "causal_bottom_right without causal";
 }
 
 /// A scale multiplies the scores: it must be a positive finite number.
@@ -404,6 +415,7 @@ LogicalResult SdpaOp::verify() {
       failed(check.dim("value length (S)", k[2], v[2])) ||
       failed(verifyMask(check, getMask(), refineDim(q[0], k[0]), q[2],
                         refineDim(k[2], v[2]))) ||
+      failed(verifyCausal(*this, getCausal(), getCausalBottomRight())) ||
       failed(verifyScale(*this, getScale())))
     return failure();
   return check.result(inferResultType());
@@ -433,7 +445,7 @@ void AttentionWeightsOp::build(OpBuilder &builder, OperationState &state,
         inferAttentionWeightsType(sdpa.getQuery().getType(),
                                   sdpa.getKey().getType()),
         sdpa.getQuery(), sdpa.getKey(), sdpa.getMask(), sdpa.getCausal(),
-        sdpa.getScaleAttr());
+        sdpa.getCausalBottomRight(), sdpa.getScaleAttr());
 }
 
 double AttentionWeightsOp::getEffectiveScale() {
@@ -449,6 +461,7 @@ LogicalResult AttentionWeightsOp::verify() {
   ArrayRef<int64_t> q = getQuery().getType().getShape();
   ArrayRef<int64_t> k = getKey().getType().getShape();
   if (failed(verifyMask(check, getMask(), refineDim(q[0], k[0]), q[2], k[2])) ||
+      failed(verifyCausal(*this, getCausal(), getCausalBottomRight())) ||
       failed(verifyScale(*this, getScale())))
     return failure();
   return check.result(inferResultType());
@@ -677,6 +690,7 @@ LogicalResult AttentionOp::verify() {
       failed(check.bias(getBO(), "b_o", wo.getDimSize(1))) ||
       failed(verifyMask(check, getMask(), inferResultType().getDimSize(0),
                         query[1], kvLen)) ||
+      failed(verifyCausal(*this, getCausal(), getCausalBottomRight())) ||
       failed(verifyScale(*this, getScale())))
     return failure();
   return check.result(inferResultType());
@@ -690,6 +704,45 @@ RankedTensorType AttentionOp::inferResultType() {
   return RankedTensorType::get(
       {batch, query.getDimSize(1), getWO().getType().getDimSize(1)},
       query.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// The causal clause of the assembly format
+//===----------------------------------------------------------------------===//
+
+/// Parses nothing, `causal`, `causal(top_left)` or `causal(bottom_right)`
+/// into the unit attributes `causal` and `causal_bottom_right`. `top_left` is
+/// accepted so that a graph can spell out the default; it prints as
+/// `causal`.
+static ParseResult parseCausal(OpAsmParser &parser, UnitAttr &causal,
+                               UnitAttr &causalBottomRight) {
+  if (failed(parser.parseOptionalKeyword("causal")))
+    return success();
+  causal = parser.getBuilder().getUnitAttr();
+  if (failed(parser.parseOptionalLParen()))
+    return success();
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef alignment;
+  if (parser.parseOptionalKeyword(&alignment) ||
+      (alignment != "top_left" && alignment != "bottom_right"))
+    return parser.emitError(loc)
+           << "expects the causal alignment top_left or bottom_right, got "
+           << (alignment.empty() ? StringRef("no keyword") : alignment);
+  if (alignment == "bottom_right")
+    causalBottomRight = parser.getBuilder().getUnitAttr();
+  return parser.parseRParen();
+}
+
+/// Prints `causal` (top-left) or `causal(bottom_right)`, or nothing. An op
+/// with `causal_bottom_right` but no `causal` fails to verify, and such an op
+/// is printed in the generic form, which keeps both attributes.
+static void printCausal(OpAsmPrinter &printer, Operation *, UnitAttr causal,
+                        UnitAttr causalBottomRight) {
+  if (!causal)
+    return;
+  printer << "causal";
+  if (causalBottomRight)
+    printer << "(bottom_right)";
 }
 
 #define GET_OP_CLASSES

@@ -120,8 +120,15 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure]> {
     - `query [B, H, T, dk]`, `key [B, Hkv, S, dk]`, `value [B, Hkv, S, dv]`;
       the result is `[B, H, T, dv]`. `H` must be a multiple of `Hkv`.
     - `scale` defaults to `1/√dk`.
-    - `causal`: query `i` may attend key `j` only when `j ≤ i` (top-left
-      aligned, also when `S ≠ T`).
+    - `causal`: query `i` may attend key `j` only when `j ≤ i`, top-left
+      aligned also when `S ≠ T` (PyTorch's `is_causal`).
+    - `causal(bottom_right)`: query `i` may attend key `j` only when
+      `j ≤ i + (S − T)`, so that the last query sees every key: the rule of
+      decoding with a key/value cache and of FlashAttention-2. With `S < T`
+      queries `i < T − S` see no key (zeros, by the rule below); with
+      `S = T` the two alignments agree. Stored as the unit attributes
+      `causal` and `causal_bottom_right`: a graph without the second reads as
+      before.
     - `mask [B or 1, T, S]` (`i1`, `true` = may attend), combined with
       `causal` by "and"; a leading 1 broadcasts over the batch.
     - A query row that may attend to no key gives zeros, never NaN.
@@ -130,20 +137,26 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure]> {
     %o = mha.sdpa %q, %k, %v mask(%m) causal scale(0.125)
         : (tensor<2x8x16x64xf32>, tensor<2x2x16x64xf32>,
            tensor<2x2x16x64xf32>, tensor<1x16x16xi1>) -> tensor<2x8x16x64xf32>
+    %d = mha.sdpa %q1, %kc, %vc causal(bottom_right)
+        : (tensor<1x8x1x64xf32>, tensor<1x8x300x64xf32>,
+           tensor<1x8x300x64xf32>) -> tensor<1x8x1x64xf32>
     ```
   }];
   let arguments = (ins Mha_FloatTensor:$query, Mha_FloatTensor:$key,
                        Mha_FloatTensor:$value, Optional<Mha_MaskTensor>:$mask,
-                       UnitAttr:$causal, OptionalAttr<F32Attr>:$scale);
+                       UnitAttr:$causal, UnitAttr:$causal_bottom_right,
+                       OptionalAttr<F32Attr>:$scale);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? (`causal` $causal^)?
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
+    custom<Causal>($causal, $causal_bottom_right)
     (`scale` `(` $scale^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
     // Infers the result type from the operands.
     OpBuilder<(ins "Value":$query, "Value":$key, "Value":$value,
-                   "Value":$mask, "bool":$causal, "FloatAttr":$scale)>
+                   "Value":$mask, "bool":$causal, "bool":$causalBottomRight,
+                   "FloatAttr":$scale)>
   ];
   let extraClassDeclaration = [{
     /// The result type the operands imply (`?` where they leave a size
@@ -163,8 +176,8 @@ def Mha_AttentionWeightsOp : Mha_Op<"attention_weights", [Pure]> {
   let summary = "the softmax probabilities of `mha.sdpa`, for inspection";
   let description = [{
     The attention weights `softmax(Q[b, h] · K[b, g]ᵀ · scale)` that
-    `mha.sdpa` with the same `query`, `key`, `mask`, `causal` and `scale`
-    multiplies its values by: `query [B, H, T, dk]`, `key [B, Hkv, S, dk]`
+    `mha.sdpa` with the same `query`, `key`, `mask`, `causal` (either
+    alignment) and `scale` multiplies its values by: `query [B, H, T, dk]`, `key [B, Hkv, S, dk]`
     give `[B, H, T, S]`, row `t` of head `h` being the distribution of query
     `t` over the keys. Keys that may not be attended get exactly 0, and a
     query row that may attend to no key is all 0 (it sums to 0, not 1).
@@ -181,14 +194,17 @@ def Mha_AttentionWeightsOp : Mha_Op<"attention_weights", [Pure]> {
   }];
   let arguments = (ins Mha_FloatTensor:$query, Mha_FloatTensor:$key,
                        Optional<Mha_MaskTensor>:$mask, UnitAttr:$causal,
+                       UnitAttr:$causal_bottom_right,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key (`mask` `(` $mask^ `)`)? (`causal` $causal^)?
+    $query `,` $key (`mask` `(` $mask^ `)`)?
+    custom<Causal>($causal, $causal_bottom_right)
     (`scale` `(` $scale^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
-    // The weights of `sdpa`: its query, key, mask, causal and scale.
+    // The weights of `sdpa`: its query, key, mask, causal (and alignment)
+    // and scale.
     OpBuilder<(ins "SdpaOp":$sdpa)>
   ];
   let extraClassDeclaration = [{
@@ -296,7 +312,8 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     - `w_q [D, H·dk]`, `w_k [D_kv, Hkv·dk]`, `w_v [D_kv, Hkv·dv]`,
       `w_o [H·dv, D_out]`; each bias `[columns of its weight]` is optional.
     - `heads(H)`, `kv_heads(Hkv)` (default `H`; `H` a multiple of `Hkv`),
-      `causal`, `mask`, `scale`: as in `mha.sdpa`.
+      `causal`, `causal(bottom_right)`, `mask`, `scale`: as in `mha.sdpa`
+      (`S` is the length of `kv`).
     - Split first: when `w_q`, `w_k`, `w_v` have rank 3 (`[H, D/H, dk]`,
       `[Hkv, D_kv/Hkv, dk]`, `[Hkv, D_kv/Hkv, dv]`), the input is cut into
       head slices first and head `h` projects its own slice.
@@ -325,7 +342,8 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        Optional<Mha_FloatTensor>:$b_o,
                        I64Attr:$num_heads,
                        OptionalAttr<I64Attr>:$num_kv_heads,
-                       UnitAttr:$causal, OptionalAttr<F32Attr>:$scale);
+                       UnitAttr:$causal, UnitAttr:$causal_bottom_right,
+                       OptionalAttr<F32Attr>:$scale);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $query (`kv` `(` $kv^ `)`)? (`mask` `(` $mask^ `)`)?
@@ -333,7 +351,7 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     (`bias_q` `(` $b_q^ `)`)? (`bias_k` `(` $b_k^ `)`)?
     (`bias_v` `(` $b_v^ `)`)? (`bias_o` `(` $b_o^ `)`)?
     `heads` `(` $num_heads `)` (`kv_heads` `(` $num_kv_heads^ `)`)?
-    (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
+    custom<Causal>($causal, $causal_bottom_right) (`scale` `(` $scale^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{

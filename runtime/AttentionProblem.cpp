@@ -78,6 +78,7 @@ describeAttention(func::FuncOp func, const std::vector<NpyArray> &inputs) {
   shape.valueDim = shape.splitFirst ? wv[2] : wv[1] / shape.numKvHeads;
   shape.outDim = op.getWO().getType().getDimSize(1);
   shape.causal = op.getCausal();
+  shape.causalBottomRight = op.getCausal() && op.getCausalBottomRight();
   shape.scale = op.getScale() ? op.getScale()->convertToDouble()
                               : 1.0 / std::sqrt(double(shape.headDim));
   if (auto error = verifyAttentionShape(shape))

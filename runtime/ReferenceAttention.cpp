@@ -119,11 +119,16 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
       const int64_t kvHead = hi / (h / hkv);
       for (int64_t ti = 0; ti < t; ++ti) {
         const double *qRow = &q[((bi * t + ti) * h + hi) * dk];
+        // The last key this query may see under `causal`: ti, or
+        // ti + (S - T) bottom-right aligned (below 0: none).
+        const int64_t lastKey =
+            shape.causalBottomRight ? ti + (s - t) : ti;
         double maxScore = -std::numeric_limits<double>::infinity();
         bool any = false;
         for (int64_t si = 0; si < s; ++si) {
           allowed[si] =
-              (!shape.causal || si <= ti) && (!mask || mask[ti * s + si] != 0);
+              (!shape.causal || si <= lastKey) &&
+              (!mask || mask[ti * s + si] != 0);
           if (!allowed[si])
             continue;
           const double *kRow = &k[((bi * s + si) * hkv + kvHead) * dk];

@@ -39,8 +39,13 @@ struct AttentionShape {
   int64_t valueDim = 1;
   /// D_out: the width of the output y.
   int64_t outDim = 1;
-  /// Whether query i may only attend keys j <= i (top-left aligned).
+  /// Whether query i may only attend keys j <= i (top-left aligned), or
+  /// j <= i + (S - T) with `causalBottomRight`.
   bool causal = false;
+  /// Where the causal diagonal lies: bottom-right aligned, the last query
+  /// sees every key (queries i < T - S see none when S < T). Only read when
+  /// `causal` is set.
+  bool causalBottomRight = false;
   /// Whether head h projects only its own slice of x (width D / H) and of kv
   /// (width D_kv / Hkv) with its own matrix, rather than all of x.
   bool splitFirst = false;

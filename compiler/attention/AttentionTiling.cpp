@@ -1,6 +1,7 @@
 //===- AttentionTiling.cpp - An mha.sdpa cut into query tiles -------------===//
 
 #include "compiler/attention/AttentionTiling.h"
+#include "compiler/lowering/LowerToLinalg.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,6 +34,7 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
                        int64_t keyTile)
     : op(op), loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
       value(op.getValue()), mask(op.getMask()), causal(op.getCausal()),
+      causalBottomRight(op.getCausal() && op.getCausalBottomRight()),
       queryTile(queryTile), keyTile(keyTile) {
   heads = op.getQuery().getType().getDimSize(1);
   kvHeads = op.getKey().getType().getDimSize(1);
@@ -49,6 +51,8 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
   batch = knownSize(builder, loc, {{query, 0}, {key, 0}, {value, 0}});
   numQueries = knownSize(builder, loc, queryDims);
   numKeys = knownSize(builder, loc, keyDims);
+  causalOffset = buildCausalOffset(builder, loc, causalBottomRight,
+                                   numQueries, numKeys);
 
   // A mask whose batch is only known at run time is 1 (broadcast) or B.
   if (mask && cast<RankedTensorType>(mask.getType()).isDynamicDim(0)) {
@@ -98,9 +102,14 @@ bool SdpaTiling::hasFullKeyBlocks(bool causalBounds) const {
     return false;
   if (!causalBounds)
     return true;
-  // The causal bounds are multiples of BK when the query tiles are full
-  // and BQ is a multiple of BK.
+  // The causal bounds are multiples of BK when the query tiles are full,
+  // BQ is a multiple of BK and so is the diagonal's offset.
   std::optional<int64_t> staticQueries = getConstantIntValue(numQueries);
+  if (causalOffset &&
+      getConstantIntValue(getAsOpFoldResult(causalOffset)).value_or(1) %
+              keyTile !=
+          0)
+    return false;
   return staticQueries && *staticQueries % queryTile == 0 &&
          queryTile % keyTile == 0;
 }
@@ -187,6 +196,7 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
                                   {one, rows, numKeys}, 2);
   }
   tile.queryStart = getValueOrCreateConstantIndexOp(builder, loc, queryStart);
+  tile.causalOffset = causalOffset;
   tile.numQueries = rows;
   tile.scale = scale;
   return tile;

@@ -35,7 +35,8 @@ struct SdpaTiling {
   OpFoldResult getTileRows(OpBuilder &builder, OpFoldResult queryStart) const;
 
   /// True when every key block in [0, S) has exactly BK keys; `causalBounds`
-  /// says that the key loops also stop at the causal bounds of the tiles.
+  /// says that the key loops also stop at the causal bounds of the tiles
+  /// (query tile ends, moved by S - T when bottom-right aligned).
   bool hasFullKeyBlocks(bool causalBounds) const;
 
   /// The operands of query tile [queryStart, queryStart + rows) of head `h`
@@ -71,9 +72,12 @@ struct SdpaTiling {
   /// Its operands; `mask` is null without a mask. `keysT`: Kᵀ once
   /// `transposeKeys` ran, else null.
   Value query, key, value, mask, keysT;
-  /// Its `causal` and effective scale.
-  bool causal;
+  /// Its `causal`, `causal_bottom_right` and effective scale.
+  bool causal, causalBottomRight;
   double scale;
+  /// The offset of the causal diagonal, S - T, when bottom-right aligned
+  /// (a constant when T and S are static); null otherwise (offset 0).
+  Value causalOffset;
   /// H, Hkv, dk and dv (static).
   int64_t heads, kvHeads, keyDim, valueDim;
   /// B, T and S.

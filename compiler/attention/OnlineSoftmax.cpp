@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/attention/OnlineSoftmax.h"
+#include "compiler/lowering/LowerToLinalg.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -231,7 +232,8 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
     mask = slice(b, loc, tile.maskRows, {zero, keyStart}, {rows, numKeys});
 
   // Whether key j of the block may be attended by query i: the mask, and
-  // for blocks crossing the diagonal key <= query. Null: every key.
+  // for blocks crossing the diagonal key <= query (+ S - T when bottom-right
+  // aligned). Null: every key.
   auto allowed = [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
     Value result = mask ? args[1] : Value();
     if (!causal)
@@ -241,7 +243,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
     Value key = arith::AddIOp::create(nb, nloc, keyStart,
                                       linalg::IndexOp::create(nb, nloc, 1));
     Value beforeQuery =
-        arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ule, key, query);
+        buildCausalPredicate(nb, nloc, key, query, tile.causalOffset);
     return result ? arith::AndIOp::create(nb, nloc, result, beforeQuery)
                   : beforeQuery;
   };

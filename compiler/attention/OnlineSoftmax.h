@@ -31,6 +31,9 @@ struct AttentionTile {
   Value maskRows;
   /// Position of the tile's first query in the sequence (for causality).
   Value queryStart;
+  /// The offset of the causal diagonal (query i sees keys j <= i + offset):
+  /// S - T when bottom-right aligned; null for top-left (offset 0).
+  Value causalOffset;
   /// tq (static when every tile is full).
   OpFoldResult numQueries;
   /// The factor applied to the scores.
@@ -70,8 +73,9 @@ public:
                                 Value sumInit = {});
 
   /// An scf.for over the key blocks of [begin, end) in steps of BK, each
-  /// updating the state. `causal` applies key <= query inside the blocks
-  /// (only needed for blocks that cross the diagonal); `fullBlocks` says
+  /// updating the state. `causal` applies key <= query (+ the tile's causal
+  /// offset) inside the blocks (only needed for blocks that cross the
+  /// diagonal); `fullBlocks` says
   /// that every block has exactly BK keys, so their shapes are static.
   OnlineSoftmaxState iterateKeyBlocks(const OnlineSoftmaxState &state,
                                       OpFoldResult begin, OpFoldResult end,

@@ -7,9 +7,11 @@
 // of each range and writes its unnormalized state (acc, m, l), and
 // `combineKeySplits` merges the P states in split order. P is a compile-time
 // option, not the thread count, so the result does not depend on the thread
-// count; with S static, P is at most the number of key blocks. Causal
-// attention is left to the query tiles: with T ≤ BQ its queries see only the
-// first T keys.
+// count; with S static, P is at most the number of key blocks. Top-left
+// causal attention is left to the query tiles: with T ≤ BQ its queries see
+// only the first T keys. Bottom-right causal attention is split (decoding:
+// the last query sees every key): each range stops at the tile's causal end
+// T' + S - T (T' the end of the tile) and tests the diagonal in every block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +41,9 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!SdpaTiling::isF32(op) || op.getCausal() || maxSplits < 2)
+    bool bottomRight = op.getCausal() && op.getCausalBottomRight();
+    if (!SdpaTiling::isF32(op) || (op.getCausal() && !bottomRight) ||
+        maxSplits < 2)
       return rewriter.notifyMatchFailure(op, "no key splits");
     AttentionShape shape = *getAttentionShape(op);
     if (!chooseAttentionPath(shape, mode).fused)
@@ -139,8 +143,28 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
           tiling.sliceTrailing(rewriter, outs[0], accOffsets, accSizes, 2),
           tiling.sliceTrailing(rewriter, outs[1], rowOffsets, rowSizes, 1),
           tiling.sliceTrailing(rewriter, outs[2], rowOffsets, rowSizes, 1));
-      state = softmax.iterateKeyBlocks(state, begin, end, /*causal=*/false,
-                                       tiling.hasFullKeyBlocks(false));
+      bool fullKeyBlocks = tiling.hasFullKeyBlocks(false);
+      bool causalBlocks = false;
+      OpFoldResult rangeEnd = end;
+      // Decoding (T = 1): the one query is the last and sees every key, so
+      // the ranges are those of attention without causality.
+      if (bottomRight && !isConstantIntValue(tiling.numQueries, 1)) {
+        // The keys after the tile's last diagonal key are masked for every
+        // row: the range stops there, and the diagonal is tested in every
+        // block. A range that starts after it runs no block, and its state
+        // (m = -inf, l = 0) weighs 0 in the merge.
+        OpFoldResult causalEnd = tiling.apply(
+            rewriter, d0 + d1 + rewriter.getAffineDimExpr(2),
+            {queryStart, rows, getAsOpFoldResult(tiling.causalOffset)});
+        rangeEnd = affine::makeComposedFoldedAffineMin(
+            rewriter, loc,
+            AffineMap::get(2, 0, {d0, d1}, rewriter.getContext()),
+            {end, causalEnd});
+        causalBlocks = true;
+        fullKeyBlocks = false;
+      }
+      state = softmax.iterateKeyBlocks(state, begin, rangeEnd, causalBlocks,
+                                       fullKeyBlocks);
 
       rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
       auto insert = [&](Value source, Value dest,

@@ -9,8 +9,9 @@
 //    writing its [tq, dv] block of the result;
 // 2. online softmax: inside, `scf.for` over key blocks carrying the running
 //    maximum, sum and output (OnlineSoftmax.h); with `causal` the loop ends
-//    at the tile's last query, so blocks wholly above the diagonal are never
-//    visited, and only blocks that cross the diagonal test key <= query;
+//    at the tile's last query (+ S - T when bottom-right aligned), so blocks
+//    wholly above the diagonal are never visited, and only blocks that
+//    cross the diagonal test key <= query;
 // 3. decompose: each key block's work is linalg ops on tensors (scores,
 //    maximum, exponentials, sums, P·V) in one loop body, so a [tq, tk] block
 //    of scores is all that exists of the score matrix.
@@ -104,7 +105,9 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     };
     // With causal, the tiles near the end of the sequence see more keys;
     // visiting them in the order 0, n-1, 1, n-2, ... gives each contiguous
-    // share of the (statically scheduled) parallel loop the same work.
+    // share of the (statically scheduled) parallel loop the same work. The
+    // bottom-right offset shifts every tile's key count by the same S - T
+    // (clamped to [0, S]), so the order balances both alignments.
     Value queryBlock = tileIndex;
     if (causal) {
       auto value = [&](OpFoldResult ofr) {
@@ -132,14 +135,26 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     if (causal) {
       // Keys after the tile's last query are masked for every row: stop
       // there. Blocks that end at or before the first query are wholly
-      // allowed and skip the test.
+      // allowed and skip the test. Bottom-right aligned, both bounds move by
+      // the diagonal's offset S - T; with S < T they may fall below 0 (the
+      // tile sees fewer keys, or none), so they are clamped to 0 there.
       AffineMap minMap = AffineMap::get(2, 0, {d0, d1}, rewriter.getContext());
-      OpFoldResult keyEnd = affine::makeComposedFoldedAffineMin(
+      OpFoldResult diagonal = queryStart;
+      if (tiling.causalOffset)
+        diagonal =
+            apply(d0 + d1, {queryStart, getAsOpFoldResult(tiling.causalOffset)});
+      auto atLeastZero = [&](OpFoldResult bound) {
+        if (!tiling.causalOffset)
+          return bound;
+        return affine::makeComposedFoldedAffineMax(
+            rewriter, loc, minMap, {rewriter.getIndexAttr(0), bound});
+      };
+      OpFoldResult keyEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
           rewriter, loc, minMap,
-          {tiling.numKeys, apply(d0 + d1, {queryStart, rows})});
-      OpFoldResult fullEnd = affine::makeComposedFoldedAffineMin(
+          {tiling.numKeys, apply(d0 + d1, {diagonal, rows})}));
+      OpFoldResult fullEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
           rewriter, loc, minMap,
-          {keyEnd, apply((d0 + 1).floorDiv(keyTile) * keyTile, {queryStart})});
+          {keyEnd, apply((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})}));
       state = softmax.iterateKeyBlocks(state, zero, fullEnd, /*causal=*/false,
                                        fullKeyBlocks);
       state = softmax.iterateKeyBlocks(state, fullEnd, keyEnd,

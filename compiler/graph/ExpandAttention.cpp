@@ -45,7 +45,8 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
     Value key = projectHeads(source, op.getWK(), op.getBK(), numKvHeads);
     Value value = projectHeads(source, op.getWV(), op.getBV(), numKvHeads);
     Value heads = SdpaOp::create(rewriter, loc, query, key, value, op.getMask(),
-                                 op.getCausal(), op.getScaleAttr());
+                                 op.getCausal(), op.getCausalBottomRight(),
+                                 op.getScaleAttr());
     Value concat = ConcatHeadsOp::create(rewriter, loc, heads);
     rewriter.replaceOpWithNewOp<OutputProjectOp>(op, op.getType(), concat,
                                                  op.getWO(), op.getBO());

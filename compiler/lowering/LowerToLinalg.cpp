@@ -16,6 +16,7 @@
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -433,8 +434,8 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
           {kParallel, kParallel, kParallel, kParallel, kReduction});
     };
     return buildSoftmax(b, query, key, mask, op.getCausal(),
-                        op.getEffectiveScale(), sizes, b.index(valueDim),
-                        weighValues);
+                        op.getCausalBottomRight(), op.getEffectiveScale(),
+                        sizes, b.index(valueDim), weighValues);
   }
 
   /// The sizes of the score matrix `[B, H, T, S]` other than the heads.
@@ -470,8 +471,9 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
   /// the values) and `mha.attention_weights` (rows: the weights), so that the
   /// two cannot disagree.
   static Value buildSoftmax(LinalgBuilder &b, Value query, Value key,
-                            Value mask, bool causal, double scaleFactor,
-                            const ScoreSizes &sizes, OpFoldResult rowWidth,
+                            Value mask, bool causal, bool causalBottomRight,
+                            double scaleFactor, const ScoreSizes &sizes,
+                            OpFoldResult rowWidth,
                             function_ref<Value(Value)> weigh) {
     int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
     int64_t kvHeads = cast<RankedTensorType>(key.getType()).getDimSize(1);
@@ -506,7 +508,12 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
         {kParallel, kParallel, kParallel, kParallel, kReduction});
 
     // Which keys a query may attend: the mask (a leading 1 broadcasts over
-    // the batch) and, when causal, key index <= query index.
+    // the batch) and, when causal, key index <= query index (+ S - T when
+    // bottom-right aligned).
+    Causality causality{causal, causal ? buildCausalOffset(
+                                             b.b, b.loc, causalBottomRight,
+                                             sizes.queries, sizes.keys)
+                                       : Value()};
     SmallVector<Value> maskInputs;
     SmallVector<AffineMap> maskMaps;
     if (mask) {
@@ -535,7 +542,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
           // A key that is not allowed counts as -inf, so the body stays a
           // plain max-reduction that the vectorizer recognizes.
           Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
-          if (Value allowed = allowedIn(nb, nloc, args, mask, causal))
+          if (Value allowed = allowedIn(nb, nloc, args, mask, causality))
             scaled =
                 arith::SelectOp::create(nb, nloc, allowed, scaled, minusInf);
           Value max = arith::MaximumFOp::create(nb, nloc, args.back(), scaled);
@@ -555,7 +562,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
           Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
           Value shifted = arith::SubFOp::create(nb, nloc, scaled, args[1]);
           Value weight = math::ExpOp::create(nb, nloc, shifted);
-          if (Value allowed = allowedIn(nb, nloc, args, mask, causal))
+          if (Value allowed = allowedIn(nb, nloc, args, mask, causality))
             weight = arith::SelectOp::create(nb, nloc, allowed, weight, zero);
           linalg::YieldOp::create(nb, nloc, weight);
         });
@@ -599,21 +606,28 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
   }
 
 private:
+  /// Whether the causal rule applies, and the offset of its diagonal (null:
+  /// top-left, offset 0).
+  struct Causality {
+    bool causal;
+    Value offset;
+  };
+
   /// The mask argument of a row-wise body: just before the output.
   static unsigned maskArgIndex(ValueRange args) { return args.size() - 2; }
 
   /// Whether the key of this iteration may be attended: the mask element
-  /// (the last input) and, when causal, key index <= query index (loop
-  /// dimensions 3 and 2). Null when every key is allowed.
+  /// (the last input) and, when causal, key index <= query index (+ the
+  /// offset; loop dimensions 3 and 2). Null when every key is allowed.
   static Value allowedIn(OpBuilder &nb, Location nloc, ValueRange args,
-                         Value mask, bool causal) {
+                         Value mask, const Causality &causality) {
     Value allowed = mask ? args[maskArgIndex(args)] : Value();
-    if (!causal)
+    if (!causality.causal)
       return allowed;
     Value queryIndex = linalg::IndexOp::create(nb, nloc, 2);
     Value keyIndex = linalg::IndexOp::create(nb, nloc, 3);
-    Value beforeQuery = arith::CmpIOp::create(
-        nb, nloc, arith::CmpIPredicate::ule, keyIndex, queryIndex);
+    Value beforeQuery = buildCausalPredicate(nb, nloc, keyIndex, queryIndex,
+                                             causality.offset);
     if (!allowed)
       return beforeQuery;
     return arith::AndIOp::create(nb, nloc, allowed, beforeQuery);
@@ -698,10 +712,39 @@ void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
 
 Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
                                              Value query, Value key, Value mask,
-                                             bool causal, double scale) {
+                                             bool causal,
+                                             bool causalBottomRight,
+                                             double scale) {
   LinalgBuilder b(builder, loc);
   auto sizes = LowerSdpa::ScoreSizes::of(b, query, key, /*value=*/{}, mask);
-  return LowerSdpa::buildSoftmax(b, query, key, mask, causal, scale, sizes,
-                                 sizes.keys,
+  return LowerSdpa::buildSoftmax(b, query, key, mask, causal,
+                                 causalBottomRight, scale, sizes, sizes.keys,
                                  [](Value weights) { return weights; });
+}
+
+Value mlir::mha::buildCausalOffset(OpBuilder &builder, Location loc,
+                                   bool causalBottomRight,
+                                   OpFoldResult numQueries,
+                                   OpFoldResult numKeys) {
+  if (!causalBottomRight)
+    return {};
+  std::optional<int64_t> queries = getConstantIntValue(numQueries);
+  std::optional<int64_t> keys = getConstantIntValue(numKeys);
+  if (queries && keys)
+    return arith::ConstantIndexOp::create(builder, loc, *keys - *queries);
+  return arith::SubIOp::create(
+      builder, loc, getValueOrCreateConstantIndexOp(builder, loc, numKeys),
+      getValueOrCreateConstantIndexOp(builder, loc, numQueries));
+}
+
+Value mlir::mha::buildCausalPredicate(OpBuilder &builder, Location loc,
+                                      Value key, Value query, Value offset) {
+  if (!offset)
+    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ule, key,
+                                 query);
+  // S - T is negative when there are fewer keys than queries: the sum may
+  // be negative, so the comparison is signed.
+  Value diagonal = arith::AddIOp::create(builder, loc, query, offset);
+  return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle, key,
+                               diagonal);
 }

@@ -20,9 +20,26 @@ namespace mha {
 /// (f32 tensors; `mask [B or 1, T, S]` of i1 or null): the softmax that the
 /// lowering of `mha.sdpa` multiplies its values by, normalized. Keys that may
 /// not be attended get exactly 0, and a row that may attend no key is all 0.
+/// `causalBottomRight` moves the causal diagonal as `mha.sdpa`'s does.
 Value buildAttentionProbabilities(OpBuilder &builder, Location loc, Value query,
                                   Value key, Value mask, bool causal,
-                                  double scale);
+                                  bool causalBottomRight, double scale);
+
+/// The offset of the causal diagonal (key j is visible to query i when
+/// j <= i + offset): S - T for the bottom-right alignment, folded to a
+/// constant when T and S are static, else an `arith.subi` at the builder's
+/// insertion point. Null for the top-left alignment (offset 0), whose
+/// predicate needs no offset.
+Value buildCausalOffset(OpBuilder &builder, Location loc,
+                        bool causalBottomRight, OpFoldResult numQueries,
+                        OpFoldResult numKeys);
+
+/// Whether `key` is visible to `query` (both index values): key <= query, or
+/// key <= query + `offset` when `offset` (from `buildCausalOffset`) is not
+/// null. Every lowering of the causal rule builds it here, so that the
+/// decomposed and the fused paths cannot disagree on the diagonal.
+Value buildCausalPredicate(OpBuilder &builder, Location loc, Value key,
+                           Value query, Value offset);
 
 } // namespace mha
 } // namespace mlir

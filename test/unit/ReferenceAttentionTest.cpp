@@ -98,6 +98,8 @@ void loadCase(const std::string &dir, VectorCase &result) {
   s.headDim = getInt("dk");
   s.valueDim = getInt("dv");
   s.causal = getBool("causal");
+  // Absent from the cases written before the bottom-right alignment.
+  s.causalBottomRight = meta->getBoolean("causal_bottom_right").value_or(false);
   s.splitFirst = getBool("split_first");
   result.hasBias = getBool("bias");
   result.hasMask = getBool("mask");
@@ -201,7 +203,8 @@ std::vector<std::pair<int64_t, int64_t>> findEmptyRows(const VectorCase &c) {
           maskAllows =
               mask->second.bools()[(mb * s.seqLen + t) * s.kvSeqLen + k];
         }
-        any |= maskAllows && (!s.causal || k <= t);
+        int64_t lastKey = s.causalBottomRight ? t + s.kvSeqLen - s.seqLen : t;
+        any |= maskAllows && (!s.causal || k <= lastKey);
       }
       if (!any)
         rows.push_back({b, t});
@@ -280,12 +283,14 @@ TEST(VectorCasesTest, MaskedRowCaseHasAnEmptyRow) {
 std::vector<float>
 runScalarAttention(std::vector<float> x, std::vector<float> kv, float wq,
                    double scale, bool causal, const uint8_t *mask = nullptr,
-                   int64_t batch = 1, int64_t maskBatch = 1) {
+                   int64_t batch = 1, int64_t maskBatch = 1,
+                   bool causalBottomRight = false) {
   AttentionShape s;
   s.batch = batch;
   s.seqLen = static_cast<int64_t>(x.size()) / batch;
   s.kvSeqLen = static_cast<int64_t>(kv.size()) / batch;
   s.causal = causal;
+  s.causalBottomRight = causalBottomRight;
   s.scale = scale;
   const float one = 1.0f, bO = 0.5f;
   AttentionOperands ops;
@@ -336,6 +341,49 @@ TEST(ReferenceAttentionTest, CausalIsTopLeftAligned) {
       runScalarAttention({1, 1}, {10, 20, 30}, 0, 1.0, /*causal=*/true);
   EXPECT_FLOAT_EQ(y[0], 10.5f);
   EXPECT_FLOAT_EQ(y[1], 15.5f);
+}
+
+// The same equal scores, bottom-right aligned: query i sees keys
+// j <= i + (S - T), worked out by hand (y = mean of the seen values + 0.5).
+TEST(ReferenceAttentionTest, CausalBottomRightWithMoreKeys) {
+  // S - T = 1: query 0 sees keys 0 and 1, query 1 all three.
+  std::vector<float> y =
+      runScalarAttention({1, 1}, {10, 20, 30}, 0, 1.0, /*causal=*/true,
+                         nullptr, 1, 1, /*causalBottomRight=*/true);
+  EXPECT_FLOAT_EQ(y[0], 15.5f);
+  EXPECT_FLOAT_EQ(y[1], 20.5f);
+}
+
+TEST(ReferenceAttentionTest, CausalBottomRightWithFewerKeys) {
+  // S - T = -1: query 0 sees no key (zero attention output, y = b_o),
+  // query 1 key 0, query 2 keys 0 and 1.
+  std::vector<float> y =
+      runScalarAttention({1, 1, 1}, {10, 20}, 0, 1.0, /*causal=*/true, nullptr,
+                         1, 1, /*causalBottomRight=*/true);
+  EXPECT_EQ(y[0], 0.5f);
+  EXPECT_FLOAT_EQ(y[1], 10.5f);
+  EXPECT_FLOAT_EQ(y[2], 15.5f);
+}
+
+TEST(ReferenceAttentionTest, CausalBottomRightDecodeSeesEveryKey) {
+  // T = 1: the one query is the last and sees every key; top-left it would
+  // see key 0 only.
+  std::vector<float> bottomRight =
+      runScalarAttention({1}, {10, 20, 30, 40}, 0, 1.0, /*causal=*/true,
+                         nullptr, 1, 1, /*causalBottomRight=*/true);
+  std::vector<float> topLeft =
+      runScalarAttention({1}, {10, 20, 30, 40}, 0, 1.0, /*causal=*/true);
+  EXPECT_FLOAT_EQ(bottomRight[0], 25.5f);
+  EXPECT_FLOAT_EQ(topLeft[0], 10.5f);
+}
+
+TEST(ReferenceAttentionTest, CausalAlignmentsAgreeWhenSEqualsT) {
+  std::vector<float> bottomRight =
+      runScalarAttention({1, 2, 3}, {10, 20, 30}, 0.1f, 1.0, /*causal=*/true,
+                         nullptr, 1, 1, /*causalBottomRight=*/true);
+  std::vector<float> topLeft =
+      runScalarAttention({1, 2, 3}, {10, 20, 30}, 0.1f, 1.0, /*causal=*/true);
+  EXPECT_EQ(bottomRight, topLeft);
 }
 
 TEST(ReferenceAttentionTest, FullyMaskedRowGivesBias) {

@@ -69,8 +69,15 @@ cl::opt<bool> cross("cross",
                     cl::desc("Cross-attention: keys and values come from a "
                              "second input `kv`"),
                     cl::cat(genCategory));
-cl::opt<bool> causal("causal", cl::desc("Causal (query i sees keys j <= i)"),
+cl::opt<bool> causal("causal",
+                     cl::desc("Causal, top-left aligned (query i sees keys "
+                              "j <= i)"),
                      cl::cat(genCategory));
+cl::opt<bool> causalBottomRight(
+    "causal-bottom-right",
+    cl::desc("Causal, bottom-right aligned (query i sees keys j <= i + S - T, "
+             "so the last query sees every key: decoding); implies --causal"),
+    cl::cat(genCategory));
 cl::opt<bool> mask("mask", cl::desc("Add a boolean mask argument [B, T, S]"),
                    cl::cat(genCategory));
 cl::opt<bool> maskBroadcast(
@@ -95,7 +102,7 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default stdout)"),
 struct LayerConfig {
   int64_t batch, seqLen, kvSeqLen, modelDim, kvDim, numHeads, numKvHeads,
       headDim, valueDim, outDim;
-  bool cross, causal, mask, maskBroadcast, bias, splitFirst, dynamic;
+  bool cross, causal, causalBottomRight, mask, maskBroadcast, bias, splitFirst, dynamic;
 };
 
 /// Reports bad input the way every mha tool does: `mha-gen: error: ...`.
@@ -153,7 +160,11 @@ FailureOr<LayerConfig> resolveDefaults() {
   c.kvDim = valueOr(kvDim, modelDim);
   c.numKvHeads = valueOr(numKvHeads, numHeads);
   c.outDim = valueOr(outDim, modelDim);
-  c.causal = causal;
+  // --causal --causal-bottom-right is bottom-right: the second only says
+  // where the diagonal lies. With S = T both alignments are the same rule;
+  // the graph still says which one was asked for.
+  c.causal = causal || causalBottomRight;
+  c.causalBottomRight = causalBottomRight;
   c.mask = mask || maskBroadcast;
   c.maskBroadcast = maskBroadcast;
   c.bias = !noBias;
@@ -262,7 +273,8 @@ OwningOpRef<ModuleOp> buildGraph(MLIRContext &context, const LayerConfig &c) {
       lookup("w_q"), lookup("w_k"), lookup("w_v"), lookup("w_o"), lookup("b_q"),
       lookup("b_k"), lookup("b_v"), lookup("b_o"),
       builder.getI64IntegerAttr(c.numHeads), kvHeads,
-      c.causal ? builder.getUnitAttr() : UnitAttr(), FloatAttr());
+      c.causal ? builder.getUnitAttr() : UnitAttr(),
+      c.causalBottomRight ? builder.getUnitAttr() : UnitAttr(), FloatAttr());
   func::ReturnOp::create(builder, loc, y);
   return module;
 }
