@@ -271,7 +271,17 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
 
   // Elementwise ops, row reductions, fills, copies, broadcasts: one vector
   // along the last loop, split when it is longer than `maxVectorLength`.
-  alongLanes(ranges.size() - 1, options.maxVectorLength);
+  // A static row that fits one vector is that vector, unmasked: LLVM 22's
+  // AVX-512 instruction selection takes seconds on a function with many
+  // constant-mask stores (`llvm.masked.store` of 17 lanes of 32), and a
+  // row op has no register block to fill.
+  unsigned last = ranges.size() - 1;
+  if (ShapedType::isStatic(ranges[last]) &&
+      ranges[last] <= options.maxVectorLength) {
+    blocks.sizes[last] = blocks.vectorSizes[last] = ranges[last];
+    return blocks;
+  }
+  alongLanes(last, options.maxVectorLength);
   return blocks;
 }
 
