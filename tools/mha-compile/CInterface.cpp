@@ -203,7 +203,7 @@ std::string writeHeader(const LibraryInterface &interface) {
       weightNames.push_back(toCIdentifier(argument.name));
   os << " *\n * The weights are the arguments that reach only the weights and"
      << " biases of\n * the layer's projections (as mha-prepare-weights "
-        "decides): "
+        "decides):\n *   "
      << (weightNames.empty() ? "none" : llvm::join(weightNames, ", "))
      << ".\n * The graph packs what depends on them alone in "
      << interface.numPrepared << " prepare\n * function(s); a handle runs them"
