@@ -41,8 +41,7 @@ bool isMask(const GraphArgument &argument) {
 /// Which arguments a C function takes.
 enum class Arguments { All, Weights, Activations };
 
-bool takes(const LibraryInterface &interface, Arguments which,
-           unsigned index) {
+bool takes(const LibraryInterface &interface, Arguments which, unsigned index) {
   return which == Arguments::All ||
          interface.isWeight[index] == (which == Arguments::Weights);
 }
@@ -59,11 +58,11 @@ std::string argumentParameters(const LibraryInterface &interface,
   llvm::SmallVector<std::string> list;
   for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
     if (takes(interface, which, index))
-      list.push_back(llvm::formatv("const {0} *{1}, const int64_t {1}_shape[{2}]",
-                                   elementType(argument),
-                                   toCIdentifier(argument.name),
-                                   argument.type.getRank())
-                         .str());
+      list.push_back(
+          llvm::formatv("const {0} *{1}, const int64_t {1}_shape[{2}]",
+                        elementType(argument), toCIdentifier(argument.name),
+                        argument.type.getRank())
+              .str());
   return llvm::join(list, ", ");
 }
 
@@ -88,7 +87,8 @@ std::string parameterList(const LibraryInterface &interface) {
 std::string argumentValues(const LibraryInterface &interface,
                            llvm::StringRef weights, bool activations) {
   llvm::SmallVector<std::string> list;
-  for (auto [index, argument] : llvm::enumerate(interface.signature.arguments)) {
+  for (auto [index, argument] :
+       llvm::enumerate(interface.signature.arguments)) {
     std::string id = toCIdentifier(argument.name);
     if (interface.isWeight[index])
       list.push_back(llvm::formatv("{0}{1}, {0}{1}_shape", weights, id).str());
@@ -142,8 +142,7 @@ std::string writeHeader(const LibraryInterface &interface) {
      << " * and it is as fast there as at 64-byte-aligned addresses "
         "(examples/aot/\n"
      << " * time_layer.c measures both).\n *\n";
-  for (auto [index, argument] :
-       llvm::enumerate(interface.signature.arguments))
+  for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
     os << " *   " << toCIdentifier(argument.name) << ": "
        << (isMask(argument) ? "mask (uint8_t) " : "float32 ")
        << describeShape(argument.type)
@@ -292,8 +291,7 @@ static void writeChecks(llvm::raw_ostream &os,
     return takes(interface, which, dim.argument);
   };
   // The first member of a class that these arguments have.
-  auto firstKnown =
-      [&](const runtime::SizeRelations::SizeClass &sizeClass)
+  auto firstKnown = [&](const runtime::SizeRelations::SizeClass &sizeClass)
       -> std::optional<runtime::ArgumentDim> {
     for (runtime::ArgumentDim dim : sizeClass.members)
       if (known(dim))
@@ -338,8 +336,8 @@ static void writeChecks(llvm::raw_ostream &os,
     if (!maskDim)
       continue;
     std::string mask = name(*maskDim);
-    std::string target = targetDim ? name(*targetDim)
-                                   : std::to_string(broadcast.targetSize);
+    std::string target =
+        targetDim ? name(*targetDim) : std::to_string(broadcast.targetSize);
     fail(mask + " != 1 && " + mask + " != " + target,
          mask + " (%lld) must be 1 or equal " + target + " (%lld)",
          "(long long)" + mask + ", (long long)" + target);
@@ -450,14 +448,12 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "#define " << upper << "_SLOTS 256\n"
      << "typedef struct {\n  void *pointer;\n  size_t bytes, alignment;\n} "
      << n << "_block;\n"
-     << "static pthread_mutex_t " << n
-     << "_lock = PTHREAD_MUTEX_INITIALIZER;\n"
+     << "static pthread_mutex_t " << n << "_lock = PTHREAD_MUTEX_INITIALIZER;\n"
      << "static " << n << "_block " << n << "_live[" << upper << "_SLOTS], "
      << n << "_kept[" << upper << "_SLOTS];\n"
      << "static size_t " << n << "_live_bytes, " << n << "_peak_bytes, " << n
      << "_kept_bytes;\n\n"
-     << "static void *" << n
-     << "_allocate(size_t bytes, size_t alignment) {\n"
+     << "static void *" << n << "_allocate(size_t bytes, size_t alignment) {\n"
      << "  void *pointer = NULL;\n"
      << "  if (bytes >= " << upper << "_MIN_CACHED) {\n"
      << "    pthread_mutex_lock(&" << n << "_lock);\n"
@@ -481,7 +477,8 @@ std::string writeWrapper(const LibraryInterface &interface,
         "memory\\n\", bytes);\n"
      << "    abort();\n  }\n"
      << "  if (bytes >= " << upper << "_MIN_CACHED) {\n"
-     << "    pthread_mutex_lock(&" << n << "_lock);\n"
+     << "    pthread_mutex_lock(&" << n
+     << "_lock);\n"
      // A block without a free slot is not kept when freed; still correct.
      << "    for (int i = 0; i < " << upper << "_SLOTS; ++i)\n"
      << "      if (!" << n << "_live[i].pointer) {\n"
@@ -503,7 +500,8 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "      if (" << n << "_live[i].pointer != pointer)\n        continue;\n"
      << "      " << n << "_block block = " << n << "_live[i];\n"
      << "      " << n << "_live[i].pointer = NULL;\n"
-     << "      " << n << "_live_bytes -= block.bytes;\n"
+     << "      " << n
+     << "_live_bytes -= block.bytes;\n"
      // Twice the peak: a call's blocks need not all be live at once.
      << "      if (" << n << "_kept_bytes + block.bytes <= 2 * " << n
      << "_peak_bytes)\n"
@@ -582,8 +580,8 @@ std::string writeWrapper(const LibraryInterface &interface,
   // The prepare functions, on the weights (the other arguments may be
   // NULL: the prepare functions read only weights).
   if (numPrepared > 0) {
-    os << "static void " << n << "_prepare(" << allParameters << ", "
-       << memref1 << " prepared[" << numPrepared << "]) {\n";
+    os << "static void " << n << "_prepare(" << allParameters << ", " << memref1
+       << " prepared[" << numPrepared << "]) {\n";
     describeArguments();
     for (unsigned i = 0; i < numPrepared; ++i)
       os << "  memset(&prepared[" << i << "], 0, sizeof prepared[" << i
@@ -598,9 +596,8 @@ std::string writeWrapper(const LibraryInterface &interface,
   }
 
   // One call of the graph, the sizes checked; the result copied out.
-  os << "static int " << n << "_invoke(" << withComma(allParameters)
-     << "const " << memref1 << " *prepared, "
-     << resultParameters(interface) << ") {\n";
+  os << "static int " << n << "_invoke(" << withComma(allParameters) << "const "
+     << memref1 << " *prepared, " << resultParameters(interface) << ") {\n";
   describeArguments();
   os << "  " << descriptorType(n, resultRank) << " out = {0};\n"
      << "  " << interface.graphSymbol << "(&out" << argumentPointers();
@@ -668,8 +665,8 @@ std::string writeWrapper(const LibraryInterface &interface,
     if (interface.isWeight[index])
       os << "  const " << elementType(argument) << " *"
          << toCIdentifier(argument.name) << ";\n  int64_t "
-         << toCIdentifier(argument.name) << "_shape["
-         << argument.type.getRank() << "];\n";
+         << toCIdentifier(argument.name) << "_shape[" << argument.type.getRank()
+         << "];\n";
   if (numPrepared)
     os << "  " << memref1 << " prepared[" << numPrepared << "];\n";
   os << "};\n\n";
@@ -700,8 +697,8 @@ std::string writeWrapper(const LibraryInterface &interface,
     os << "  " << n << "_count(" << weightRanks[i] << ", " << id
        << "_shape, &count);\n"
        << "  offset[" << i << "] = bytes;\n"
-       << "  if (__builtin_mul_overflow((size_t)count, sizeof(" << weightTypes[i]
-       << "), &count) ||\n"
+       << "  if (__builtin_mul_overflow((size_t)count, sizeof("
+       << weightTypes[i] << "), &count) ||\n"
        << "      __builtin_add_overflow(bytes, ((size_t)count + 63) / 64 * 64, "
           "&bytes))\n"
        << "    return " << n << "_fail(" << upper
@@ -721,11 +718,12 @@ std::string writeWrapper(const LibraryInterface &interface,
        << ", (size_t)count * sizeof(" << weightTypes[i] << "));\n"
        << "  handle->" << id << " = (const " << weightTypes[i]
        << " *)((char *)block + offset[" << i << "]);\n"
-       << "  memcpy(handle->" << id << "_shape, " << id << "_shape, sizeof handle->"
-       << id << "_shape);\n";
+       << "  memcpy(handle->" << id << "_shape, " << id
+       << "_shape, sizeof handle->" << id << "_shape);\n";
   }
   if (numPrepared)
-    os << "  " << n << "_prepare(" << argumentValues(interface, "handle->", false)
+    os << "  " << n << "_prepare("
+       << argumentValues(interface, "handle->", false)
        << ", handle->prepared);\n";
   os << "  return handle;\n}\n\n";
 

@@ -181,10 +181,9 @@ int main(int argc, char **argv) {
            kCompileFailed;
   // The prepare functions mha-prepare-weights added, if any: the wrapper
   // calls them and passes their results to the graph.
-  while (SymbolTable::lookupSymbolIn(
-      *graph->module,
-      mlir::mha::getPreparedWeightsFunctionName(graphName,
-                                                interface.numPrepared)))
+  while (SymbolTable::lookupSymbolIn(*graph->module,
+                                     mlir::mha::getPreparedWeightsFunctionName(
+                                         graphName, interface.numPrepared)))
     ++interface.numPrepared;
 
   // Object code and the wrapper go to a temporary folder; the library and

@@ -159,8 +159,7 @@ llvm::Error checkOutputFits(RankedTensorType resultType,
 
 /// Prints the path each attention of `function` takes and why, e.g.
 /// `attention path: fused (auto: S = 2048 >= 64)`.
-void printAttentionPaths(func::FuncOp function,
-                         mlir::mha::AttentionMode mode) {
+void printAttentionPaths(func::FuncOp function, mlir::mha::AttentionMode mode) {
   function.walk([&](Operation *op) {
     std::optional<mlir::mha::AttentionShape> shape =
         mlir::mha::getAttentionShape(op);

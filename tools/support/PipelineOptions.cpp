@@ -1,4 +1,4 @@
-//===- PipelineOptions.cpp - The compiler's options on a tool's command line ===//
+//===- PipelineOptions.cpp - Pipeline options on a tool's command line ---===//
 
 #include "tools/support/PipelineOptions.h"
 

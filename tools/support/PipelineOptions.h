@@ -1,4 +1,4 @@
-//===- PipelineOptions.h - The compiler's options on a tool's command line -===//
+//===- PipelineOptions.h - Pipeline options on the command line -*- C++ -*-===//
 //
 // mha-run and mha-compile take the options of the named pipelines
 // (`--attention`, `--query-tile`, ...) on their command lines. Both parse them
@@ -36,7 +36,8 @@ public:
 /// Returns the tool's one ToolPipelineOptions, registered in `category` on the
 /// first call; it lives until the process ends, as the command-line parser
 /// keeps pointers to its options.
-ToolPipelineOptions &registerPipelineOptions(llvm::cl::OptionCategory &category);
+ToolPipelineOptions &
+registerPipelineOptions(llvm::cl::OptionCategory &category);
 
 } // namespace tools
 } // namespace mha
