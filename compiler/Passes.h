@@ -82,6 +82,14 @@ std::string getAttentionWeightsFunctionName(llvm::StringRef function);
 std::string getPreparedWeightsFunctionName(llvm::StringRef function,
                                            unsigned index);
 
+/// For each argument of `function`, whether `mha-prepare-weights` treats it
+/// as a weight: every use of it, through pure ops outside the mha dialect,
+/// ends as a weight or bias operand of an mha op (a projection's, or
+/// `mha.attention`'s from `w_q` on). Only weights reach the prepare
+/// functions, so a runtime may run them once for many values of the other
+/// arguments (mha-compile's `NAME_create`).
+llvm::SmallVector<bool> getWeightArguments(func::FuncOp function);
+
 /// Adds the pattern that rewrites a memref.copy between buffers that are not
 /// both contiguous into linalg.copy (`mha-lower-strided-copies`).
 void populateLowerStridedCopiesPatterns(RewritePatternSet &patterns);

@@ -158,7 +158,14 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
   // count. The alloca scope must hold one block, so memref ops (the scope
   // included) are lowered before scf.for becomes branches.
   pm.addPass(createConvertSCFToOpenMPPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Buffers come from `_mlir_memref_to_llvm_alloc`, `..._aligned_alloc` and
+  // `..._free`, not from malloc: the runtime that runs the code provides
+  // them (the JIT from runtime/BufferCache, a library of mha-compile from a
+  // cache in its wrapper), so each keeps the large buffers between calls
+  // without interposing the C library's functions.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
   // Contractions become broadcast-FMAs (outer products); the row
   // reductions of softmax may be reassociated into vector trees.

@@ -53,7 +53,8 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   /// Pack the projections of one input (`mha-fuse-projections`). Off by
   /// default here: without prepare-weights the packed weights are a copy
   /// made on every call, which costs more than one larger contraction saves
-  /// (docs/projections.md, "Is packing worth it"). mha-run turns both on.
+  /// (docs/projections.md, "Is packing worth it"). mha-run and mha-compile
+  /// turn both on (tools/support/PipelineOptions.h).
   Option<bool> fuseProjections{
       *this, "fuse-projections",
       llvm::cl::desc("One packed projection per input (Q/K/V; copies the "

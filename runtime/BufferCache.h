@@ -11,9 +11,11 @@
 // code frees them and hands them out again for an allocation of the same
 // size and alignment, which the next call makes.
 //
-// The JIT gives compiled code these functions in place of malloc,
-// aligned_alloc and free (JitRunner.cpp). Libraries from mha-compile call
-// the C library's, so there the host program's allocator decides.
+// The JIT gives compiled code these functions as its allocation functions,
+// `_mlir_memref_to_llvm_alloc`, `..._aligned_alloc` and `..._free`
+// (JitRunner.cpp). Libraries from mha-compile define the same functions in
+// their C wrapper, with a cache of their own written in C
+// (tools/mha-compile/CInterface.cpp), as they need no C++ runtime.
 //
 //===----------------------------------------------------------------------===//
 

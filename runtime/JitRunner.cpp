@@ -80,8 +80,10 @@ private:
   std::_Exit(2);
 }
 
-/// The allocation functions the compiled code calls instead of libc's: its
-/// large buffers are reused from call to call (BufferCache.h).
+/// The allocation functions the compiled code calls (the pipeline lowers
+/// memref.alloc and memref.dealloc to `_mlir_memref_to_llvm_alloc`,
+/// `..._aligned_alloc` and `..._free`): its large buffers are reused from
+/// call to call (BufferCache.h).
 void *checkedMalloc(size_t bytes) {
   void *pointer = buffer_cache::allocate(bytes, /*alignment=*/0);
   if (!pointer && bytes != 0)
@@ -139,17 +141,18 @@ CompiledFunction::create(mlir::ModuleOp module, llvm::StringRef entry,
       mlir::ExecutionEngine::create(module, options, std::move(*targetMachine));
   if (!engine)
     return engine.takeError();
-  // Defined symbols win over the process's, which the JIT resolves last.
+  // The compiled code's allocation functions; the process defines none.
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
-    symbols[interner("malloc")] = {
+    symbols[interner("_mlir_memref_to_llvm_alloc")] = {
         llvm::orc::ExecutorAddr::fromPtr(&checkedMalloc),
         llvm::JITSymbolFlags::Exported};
-    symbols[interner("aligned_alloc")] = {
+    symbols[interner("_mlir_memref_to_llvm_aligned_alloc")] = {
         llvm::orc::ExecutorAddr::fromPtr(&checkedAlignedAlloc),
         llvm::JITSymbolFlags::Exported};
-    symbols[interner("free")] = {llvm::orc::ExecutorAddr::fromPtr(&cachedFree),
-                                 llvm::JITSymbolFlags::Exported};
+    symbols[interner("_mlir_memref_to_llvm_free")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&cachedFree),
+        llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   return bind(std::move(*engine), entry, resultRank);

@@ -113,6 +113,7 @@ private:
     return producer && ops.contains(producer);
   }
 
+public:
   /// True if every use of `value`, through preparable ops, ends as a weight
   /// or bias of an mha op (and there is at least one). The input `x` of a
   /// layer reaches a projection's input operand, so it is not a weight.
@@ -132,6 +133,7 @@ private:
     return true;
   }
 
+private:
   llvm::SmallDenseSet<Value> weights;
   llvm::SetVector<Operation *> ops;
 };
@@ -251,4 +253,10 @@ struct MhaPrepareWeightsPass
 std::string mlir::mha::getPreparedWeightsFunctionName(StringRef function,
                                                       unsigned index) {
   return (function + "_prepare" + Twine(index)).str();
+}
+
+SmallVector<bool> mlir::mha::getWeightArguments(func::FuncOp function) {
+  return llvm::map_to_vector(function.getArguments(), [](BlockArgument arg) {
+    return WeightSlice::reachesOnlyWeights(arg);
+  });
 }

@@ -1,6 +1,6 @@
 // RUN: mha-opt %s --mha-to-llvm \
 // RUN: | mlir-runner -e main -entry-point-result=void \
-// RUN:     --shared-libs=%mlir_c_runner_utils,%mlir_runner_utils,%libomp \
+// RUN:     --shared-libs=%mlir_c_runner_utils,%mlir_runner_utils,%mha_runner_allocation,%libomp \
 // RUN: | FileCheck %s
 // REQUIRES: mlir-runner
 

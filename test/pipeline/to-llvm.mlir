@@ -16,9 +16,9 @@
 // CHECK-LABEL: llvm.func @mha(
 //  CHECK-SAME:   -> !llvm.struct<(ptr, ptr, i64, array<3 x i64>, array<3 x i64>)>
 //  CHECK-SAME:   attributes {llvm.emit_c_interface}
-//       CHECK:   llvm.call @malloc
+//       CHECK:   llvm.call @_mlir_memref_to_llvm_alloc
 //       CHECK:   llvm.intr.fma
-//       CHECK:   llvm.call @free
+//       CHECK:   llvm.call @_mlir_memref_to_llvm_free
 //       CHECK:   llvm.return
 
 // CHECK-LABEL: llvm.func @_mlir_ciface_mha(

@@ -37,19 +37,19 @@
 //       LOOPS:   return %[[OUT]]
 
 // LLVM-LABEL: llvm.func @sdpa(
-//       LLVM:   llvm.call @malloc
+//       LLVM:   llvm.call @_mlir_memref_to_llvm_alloc
 //       LLVM:   omp.parallel {
 //  LLVM-NEXT:     omp.wsloop {
 //  LLVM-NEXT:       omp.loop_nest (%{{.+}}, %{{.+}}) : i64 = ({{.+}}) to ({{.+}}) step ({{.+}}) collapse(2) {
 //       LLVM:     omp.terminator
-//       LLVM:   llvm.call @malloc
+//       LLVM:   llvm.call @_mlir_memref_to_llvm_alloc
 //       LLVM:   omp.parallel {
 //  LLVM-NEXT:     omp.wsloop {
 //  LLVM-NEXT:       omp.loop_nest (%{{.+}}, %{{.+}}, %{{.+}}) : i64 = ({{.+}}) to ({{.+}}) step ({{.+}}) collapse(3) {
 //  LLVM-NEXT:         %[[STACK:.+]] = llvm.intr.stacksave
-//       LLVM:         llvm.call @malloc
+//       LLVM:         llvm.call @_mlir_memref_to_llvm_alloc
 //       LLVM:         llvm.intr.fma
-//       LLVM:         llvm.call @free
+//       LLVM:         llvm.call @_mlir_memref_to_llvm_free
 //       LLVM:         llvm.intr.stackrestore %[[STACK]]
 //       LLVM:         omp.yield
 //       LLVM:     omp.terminator

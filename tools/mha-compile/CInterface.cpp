@@ -38,21 +38,66 @@ bool isMask(const GraphArgument &argument) {
   return argument.type.getElementType().isInteger(1);
 }
 
+/// Which arguments a C function takes.
+enum class Arguments { All, Weights, Activations };
+
+bool takes(const LibraryInterface &interface, Arguments which, unsigned index) {
+  return which == Arguments::All ||
+         interface.isWeight[index] == (which == Arguments::Weights);
+}
+
+/// The element type of an argument in C.
+std::string elementType(const GraphArgument &argument) {
+  return isMask(argument) ? "uint8_t" : "float";
+}
+
+/// `const float *x, const int64_t x_shape[3], ...` for the arguments that
+/// `which` selects; "" if none.
+std::string argumentParameters(const LibraryInterface &interface,
+                               Arguments which) {
+  llvm::SmallVector<std::string> list;
+  for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
+    if (takes(interface, which, index))
+      list.push_back(
+          llvm::formatv("const {0} *{1}, const int64_t {1}_shape[{2}]",
+                        elementType(argument), toCIdentifier(argument.name),
+                        argument.type.getRank())
+              .str());
+  return llvm::join(list, ", ");
+}
+
+/// The result's parameters.
+std::string resultParameters(const LibraryInterface &interface) {
+  return llvm::formatv("float *result, int64_t result_capacity, "
+                       "int64_t result_shape[{0}]",
+                       interface.signature.result.getRank())
+      .str();
+}
+
 /// The parameter list of NAME_run, shared by header and definition.
 std::string parameterList(const LibraryInterface &interface) {
-  std::string list;
-  for (const GraphArgument &argument : interface.signature.arguments) {
+  std::string arguments = argumentParameters(interface, Arguments::All);
+  return (arguments.empty() ? "" : arguments + ", ") +
+         resultParameters(interface);
+}
+
+/// `x, x_shape, handle->w_q, handle->w_q_shape, ...`: every argument, the
+/// weights from `weights` (e.g. "handle->") and the others from the
+/// parameters, or NULL where `activations` is false.
+std::string argumentValues(const LibraryInterface &interface,
+                           llvm::StringRef weights, bool activations) {
+  llvm::SmallVector<std::string> list;
+  for (auto [index, argument] :
+       llvm::enumerate(interface.signature.arguments)) {
     std::string id = toCIdentifier(argument.name);
-    list += llvm::formatv("const {0} *{1}, const int64_t {1}_shape[{2}], ",
-                          isMask(argument) ? "uint8_t" : "float", id,
-                          argument.type.getRank())
-                .str();
+    if (interface.isWeight[index])
+      list.push_back(llvm::formatv("{0}{1}, {0}{1}_shape", weights, id).str());
+    else if (activations)
+      list.push_back(id + ", " + id + "_shape");
+    else
+      list.push_back("NULL, NULL");
   }
-  list += llvm::formatv("float *result, int64_t result_capacity, "
-                        "int64_t result_shape[{0}]",
-                        interface.signature.result.getRank())
-              .str();
-  return list;
+  return llvm::join(list, ", ");
 }
 
 /// `x_shape[0]`: how the C code names one `?` size of an argument.
@@ -78,22 +123,30 @@ std::string writeHeader(const LibraryInterface &interface) {
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include <stdint.h>\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-     << "/* Status codes of " << n << "_run. */\n"
+     << "/* Status codes of " << n << "_call and " << n << "_run. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_OK 0\n"
      << "/* A pointer is null, a size is not positive, sizes do not fit\n"
      << "   together (see below), or a mask byte is not 0 or 1. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_BAD_ARGUMENT 1\n"
      << "/* The result does not fit in result_capacity floats. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_RESULT_TOO_SMALL 2\n\n"
-     << "/*\n * Runs the graph. Every tensor is dense and in C order "
+     << "/*\n * The arguments. Every tensor is dense and in C order "
         "(row-major);"
      << "\n * each comes with its sizes (`<name>_shape`); `?` sizes are taken"
      << " from\n * them at call time. Masks hold one byte per element: 1 = may"
-     << " attend,\n * 0 = masked; any other byte is refused.\n *\n";
-  for (const GraphArgument &argument : interface.signature.arguments)
+     << " attend,\n * 0 = masked; any other byte is refused.\n"
+     << " * No alignment beyond the element's own is needed: the compiled "
+        "code\n"
+     << " * loads and stores vectors at any address that is a multiple of 4"
+        " bytes,\n"
+     << " * and it is as fast there as at 64-byte-aligned addresses "
+        "(examples/aot/\n"
+     << " * time_layer.c measures both).\n *\n";
+  for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
     os << " *   " << toCIdentifier(argument.name) << ": "
        << (isMask(argument) ? "mask (uint8_t) " : "float32 ")
-       << describeShape(argument.type) << "\n";
+       << describeShape(argument.type)
+       << (interface.isWeight[index] ? ", weight" : "") << "\n";
   os << " *   result: float32 " << describeShape(interface.signature.result)
      << ", written to `result` (room for\n *     `result_capacity` floats);"
      << " its sizes are stored in `result_shape`.\n";
@@ -139,73 +192,81 @@ std::string writeHeader(const LibraryInterface &interface) {
   os << " *\n * A call with sizes that break any of these, or a mask byte"
      << " other than 0 or 1,\n * returns " << llvm::StringRef(n).upper()
      << "_BAD_ARGUMENT before the graph runs.\n";
-  os << " *\n * Returns " << llvm::StringRef(n).upper() << "_OK, or a status"
-     << " code with a message in " << n << "_last_error().\n"
-     << " * Thread-safe; it runs on the OpenMP threads (OMP_NUM_THREADS).\n"
-     << " */\n"
+  std::string upper = llvm::StringRef(n).upper();
+  std::string weights = argumentParameters(interface, Arguments::Weights);
+  std::string activations =
+      argumentParameters(interface, Arguments::Activations);
+  llvm::SmallVector<std::string> weightNames;
+  for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
+    if (interface.isWeight[index])
+      weightNames.push_back(toCIdentifier(argument.name));
+  os << " *\n * The weights are the arguments that reach only the weights and"
+     << " biases of\n * the layer's projections (as mha-prepare-weights "
+        "decides):\n *   "
+     << (weightNames.empty() ? "none" : llvm::join(weightNames, ", "))
+     << ".\n * The graph packs what depends on them alone in "
+     << interface.numPrepared << " prepare\n * function(s); a handle runs them"
+     << " once, " << n << "_run on every call.\n */\n\n";
+
+  os << "/* Weights checked, copied and prepared once; then any number of "
+        "calls. */\n"
+     << "typedef struct " << n << "_handle " << n << "_handle;\n\n"
+     << "/*\n * Checks the weights' sizes (those that the weights alone "
+        "determine),\n"
+     << " * copies the weights into the handle (64-byte aligned; the caller"
+        " may\n"
+     << " * free or change its arrays afterwards) and runs the prepare "
+        "functions.\n"
+     << " * Returns the handle, or NULL with a message in " << n
+     << "_last_error().\n */\n"
+     << n << "_handle *" << n << "_create("
+     << (weights.empty() ? "void" : weights) << ");\n\n"
+     << "/*\n * Runs the graph on the handle's weights and these arguments;"
+        " every size\n"
+     << " * is checked, against the weights' too, as " << n
+     << "_run checks them.\n"
+     << " * Returns " << upper << "_OK, or a status code with a message in "
+     << n << "_last_error().\n"
+     << " * One handle may serve several threads at once; each call runs on"
+        " the\n * OpenMP threads (OMP_NUM_THREADS).\n */\n"
+     << "int " << n << "_call(" << n << "_handle *handle, "
+     << (activations.empty() ? "" : activations + ", ")
+     << resultParameters(interface) << ");\n\n"
+     << "/* Frees the handle and its buffers; NULL is ignored. */\n"
+     << "void " << n << "_destroy(" << n << "_handle *handle);\n\n"
+     << "/*\n * Runs the graph on all arguments in one call (prepares the "
+        "weights on\n"
+     << " * every call). Returns " << upper
+     << "_OK, or a status code with a message in\n * " << n
+     << "_last_error(). Thread-safe; it runs on the OpenMP threads\n"
+     << " * (OMP_NUM_THREADS).\n */\n"
      << "int " << n << "_run(" << parameterList(interface) << ");\n\n"
      << "/* The message of this thread's last failed call (\"\" if none). */\n"
      << "const char *" << n << "_last_error(void);\n\n"
+     << "/*\n * The compiled code's buffers of 128 KiB and more are kept when"
+        " it frees\n"
+     << " * them and reused by the next call (at most twice the most it has"
+        " had in\n"
+     << " * use at once). This frees those kept now, e.g. when the host is "
+        "done.\n */\n"
+     << "void " << n << "_release_buffers(void);\n\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return text;
 }
 
-std::string writeWrapper(const LibraryInterface &interface,
-                         llvm::StringRef headerPath) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
+/// Writes the size checks of the arguments that `which` selects: null
+/// pointers, positive sizes, the static sizes, the relations between `?`
+/// sizes as far as those arguments have them, and mask bytes. The messages
+/// are in the words of runtime::SizeRelations::check, so that the library
+/// and mha-run refuse the same calls.
+static void writeChecks(llvm::raw_ostream &os,
+                        const LibraryInterface &interface, Arguments which) {
   const std::string &n = interface.name;
   std::string upper = llvm::StringRef(n).upper();
   const auto &arguments = interface.signature.arguments;
-  int64_t resultRank = interface.signature.result.getRank();
-
-  os << "/* Generated by mha-compile: the C interface of " << n
-     << ", on top of the\n   graph's memref-descriptor interface. */\n"
-     << "#include \"" << headerPath << "\"\n\n"
-     << "#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n";
-
-  // One descriptor type per rank in use.
-  std::set<int64_t> ranks = {resultRank};
-  for (const GraphArgument &argument : arguments)
-    ranks.insert(argument.type.getRank());
-  for (int64_t rank : ranks)
-    os << "typedef struct {\n  void *allocated;\n  void *aligned;\n"
-       << "  int64_t offset;\n  int64_t sizes[" << rank << "];\n"
-       << "  int64_t strides[" << rank << "];\n} " << descriptorType(n, rank)
-       << ";\n\n";
-
-  os << "void " << interface.graphSymbol << "(" << descriptorType(n, resultRank)
-     << " *";
-  for (const GraphArgument &argument : arguments)
-    os << ", " << descriptorType(n, argument.type.getRank()) << " *";
-  os << ");\n\n";
-
-  os << "static _Thread_local char " << n << "_error_text[512];\n\n"
-     << "const char *" << n << "_last_error(void) { return " << n
-     << "_error_text; }\n\n"
-     << "static int " << n << "_fail(int status, const char *format, ...) {\n"
-     << "  va_list args;\n  va_start(args, format);\n  vsnprintf(" << n
-     << "_error_text, sizeof " << n << "_error_text, format, args);\n"
-     << "  va_end(args);\n  return status;\n}\n\n"
-     // Element count with overflow checks: sizes come from the caller.
-     << "static int " << n
-     << "_count(int rank, const int64_t *shape, int64_t *count) {\n"
-     << "  *count = 1;\n  for (int i = 0; i < rank; ++i)\n"
-     << "    if (shape[i] < 1 || __builtin_mul_overflow(*count, shape[i], "
-        "count))\n"
-     << "      return 0;\n  return 1;\n}\n\n"
-     << "static void " << n
-     << "_describe(const void *data, int rank, const int64_t *shape,\n"
-     << "                          void **pointers, int64_t *sizes, int64_t "
-        "*strides) {\n"
-     << "  pointers[0] = pointers[1] = (void *)data;\n"
-     << "  int64_t stride = 1;\n  for (int i = rank - 1; i >= 0; --i) {\n"
-     << "    sizes[i] = shape[i];\n    strides[i] = stride;\n"
-     << "    stride *= shape[i];\n  }\n}\n\n";
-
-  os << "int " << n << "_run(" << parameterList(interface) << ") {\n"
-     << "  " << n << "_error_text[0] = 0;\n  int64_t count;\n";
-  for (const GraphArgument &argument : arguments) {
+  for (auto [index, argument] : llvm::enumerate(arguments)) {
+    if (!takes(interface, which, index))
+      continue;
     std::string id = toCIdentifier(argument.name);
     int64_t rank = argument.type.getRank();
     os << "  if (!" << id << " || !" << id << "_shape)\n    return " << n
@@ -222,11 +283,20 @@ std::string writeWrapper(const LibraryInterface &interface,
            << id << ": dimension " << dim << " must be " << size
            << ", got %lld\", (long long)" << id << "_shape[" << dim << "]);\n";
   }
-  // The relations between `?` sizes, in the words of runtime::SizeRelations
-  // ::check, so that the library and mha-run refuse the same calls.
   const runtime::SizeRelations &relations = interface.sizeRelations;
   auto name = [&](runtime::ArgumentDim dim) {
     return dimName(interface, dim);
+  };
+  auto known = [&](runtime::ArgumentDim dim) {
+    return takes(interface, which, dim.argument);
+  };
+  // The first member of a class that these arguments have.
+  auto firstKnown = [&](const runtime::SizeRelations::SizeClass &sizeClass)
+      -> std::optional<runtime::ArgumentDim> {
+    for (runtime::ArgumentDim dim : sizeClass.members)
+      if (known(dim))
+        return dim;
+    return std::nullopt;
   };
   auto fail = [&](llvm::StringRef condition, llvm::StringRef format,
                   llvm::StringRef values) {
@@ -234,8 +304,13 @@ std::string writeWrapper(const LibraryInterface &interface,
        << "_BAD_ARGUMENT, \"" << format << "\", " << values << ");\n";
   };
   for (const runtime::SizeRelations::SizeClass &sizeClass : relations.classes) {
-    std::string first = name(sizeClass.members.front());
+    std::optional<runtime::ArgumentDim> firstDim = firstKnown(sizeClass);
+    if (!firstDim)
+      continue;
+    std::string first = name(*firstDim);
     for (runtime::ArgumentDim dim : sizeClass.members) {
+      if (!known(dim))
+        continue;
       std::string size = name(dim);
       if (sizeClass.size)
         fail(size + " != " + std::to_string(*sizeClass.size),
@@ -250,19 +325,27 @@ std::string writeWrapper(const LibraryInterface &interface,
   }
   for (const runtime::SizeRelations::Broadcast &broadcast :
        relations.broadcasts) {
-    std::string mask = name(relations.classes[broadcast.mask].members.front());
+    std::optional<runtime::ArgumentDim> maskDim =
+        firstKnown(relations.classes[broadcast.mask]);
+    std::optional<runtime::ArgumentDim> targetDim;
+    if (broadcast.target) {
+      targetDim = firstKnown(relations.classes[*broadcast.target]);
+      if (!targetDim)
+        continue;
+    }
+    if (!maskDim)
+      continue;
+    std::string mask = name(*maskDim);
     std::string target =
-        broadcast.target
-            ? name(relations.classes[*broadcast.target].members.front())
-            : std::to_string(broadcast.targetSize);
+        targetDim ? name(*targetDim) : std::to_string(broadcast.targetSize);
     fail(mask + " != 1 && " + mask + " != " + target,
          mask + " (%lld) must be 1 or equal " + target + " (%lld)",
          "(long long)" + mask + ", (long long)" + target);
   }
   // A mask byte is read by its low bit; refuse the bytes that would mean
   // something other than what the caller wrote. Sizes are checked by now.
-  for (const GraphArgument &argument : arguments) {
-    if (!isMask(argument))
+  for (auto [index, argument] : llvm::enumerate(arguments)) {
+    if (!isMask(argument) || !takes(interface, which, index))
       continue;
     std::string id = toCIdentifier(argument.name);
     os << "  " << n << "_count(" << argument.type.getRank() << ", " << id
@@ -273,25 +356,258 @@ std::string writeWrapper(const LibraryInterface &interface,
        << id << ": byte %lld is %d; a mask byte must be 0 or 1\", "
        << "(long long)i, (int)" << id << "[i]);\n";
   }
-  os << "  if (!result || !result_shape)\n    return " << n << "_fail(" << upper
-     << "_BAD_ARGUMENT, \"result: null pointer\");\n\n";
+}
 
-  for (const GraphArgument &argument : arguments) {
-    std::string id = toCIdentifier(argument.name);
-    int64_t rank = argument.type.getRank();
-    os << "  " << descriptorType(n, rank) << " " << id << "_memref = {0};\n"
-       << "  " << n << "_describe(" << id << ", " << rank << ", " << id
-       << "_shape, &" << id << "_memref.allocated, " << id << "_memref.sizes, "
-       << id << "_memref.strides);\n";
-  }
-  os << "  " << descriptorType(n, resultRank) << " out = {0};\n"
-     << "  " << interface.graphSymbol << "(&out";
+std::string writeWrapper(const LibraryInterface &interface,
+                         llvm::StringRef headerPath) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  const std::string &n = interface.name;
+  std::string upper = llvm::StringRef(n).upper();
+  const auto &arguments = interface.signature.arguments;
+  int64_t resultRank = interface.signature.result.getRank();
+  unsigned numPrepared = interface.numPrepared;
+  std::string allParameters = argumentParameters(interface, Arguments::All);
+  std::string weightParameters =
+      argumentParameters(interface, Arguments::Weights);
+  std::string activationParameters =
+      argumentParameters(interface, Arguments::Activations);
+  std::string memref1 = descriptorType(n, 1);
+  auto withComma = [](const std::string &list) {
+    return list.empty() ? list : list + ", ";
+  };
+
+  os << "/* Generated by mha-compile: the C interface of " << n
+     << ", on top of the\n   graph's memref-descriptor interface. */\n"
+     << "#include \"" << headerPath << "\"\n\n"
+     << "#include <malloc.h>\n#include <pthread.h>\n#include <stdarg.h>\n"
+     << "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n";
+
+  // One descriptor type per rank in use (rank 1: the prepared buffers).
+  std::set<int64_t> ranks = {resultRank, 1};
   for (const GraphArgument &argument : arguments)
-    os << ", &" << toCIdentifier(argument.name) << "_memref";
-  os << ");\n\n";
+    ranks.insert(argument.type.getRank());
+  for (int64_t rank : ranks)
+    os << "typedef struct {\n  void *allocated;\n  void *aligned;\n"
+       << "  int64_t offset;\n  int64_t sizes[" << rank << "];\n"
+       << "  int64_t strides[" << rank << "];\n} " << descriptorType(n, rank)
+       << ";\n\n";
 
-  // Copy out along the strides the graph chose, then free its buffer.
-  os << "  int status = " << upper << "_OK;\n"
+  // The graph takes the prepared buffers after its own arguments; each
+  // prepare function takes the graph's own arguments.
+  os << "void " << interface.graphSymbol << "(" << descriptorType(n, resultRank)
+     << " *";
+  for (const GraphArgument &argument : arguments)
+    os << ", " << descriptorType(n, argument.type.getRank()) << " *";
+  for (unsigned i = 0; i < numPrepared; ++i)
+    os << ", " << memref1 << " *";
+  os << ");\n";
+  for (unsigned i = 0; i < numPrepared; ++i) {
+    os << "void " << interface.graphSymbol << "_prepare" << i << "(" << memref1
+       << " *";
+    for (const GraphArgument &argument : arguments)
+      os << ", " << descriptorType(n, argument.type.getRank()) << " *";
+    os << ");\n";
+  }
+  os << "\n";
+
+  os << "static _Thread_local char " << n << "_error_text[512];\n\n"
+     << "const char *" << n << "_last_error(void) { return " << n
+     << "_error_text; }\n\n"
+     << "static int " << n << "_fail(int status, const char *format, ...) {\n"
+     << "  va_list args;\n  va_start(args, format);\n  vsnprintf(" << n
+     << "_error_text, sizeof " << n << "_error_text, format, args);\n"
+     << "  va_end(args);\n  return status;\n}\n\n"
+     // Element count with overflow checks: sizes come from the caller.
+     << "static int " << n
+     << "_count(int rank, const int64_t *shape, int64_t *count) {\n"
+     << "  *count = 1;\n  for (int i = 0; i < rank; ++i)\n"
+     << "    if (shape[i] < 1 || __builtin_mul_overflow(*count, shape[i], "
+        "count))\n"
+     << "      return 0;\n  return 1;\n}\n\n"
+     // A null shape (an argument the prepare functions do not read) leaves
+     // the descriptor zero.
+     << "static void " << n
+     << "_describe(const void *data, int rank, const int64_t *shape,\n"
+     << "                          void **pointers, int64_t *sizes, int64_t "
+        "*strides) {\n"
+     << "  pointers[0] = pointers[1] = (void *)data;\n"
+     << "  int64_t stride = 1;\n  for (int i = rank - 1; shape && i >= 0; "
+        "--i) {\n"
+     << "    sizes[i] = shape[i];\n    strides[i] = stride;\n"
+     << "    stride *= shape[i];\n  }\n}\n\n";
+
+  // The compiled code's allocation functions: a cache of large blocks, as
+  // runtime/BufferCache keeps them for the JIT. Without it, glibc maps
+  // every block of 128 KiB or more afresh on each call and the kernel
+  // zeroes each page of it at its first touch. Hidden, so that two
+  // libraries in one process keep their own.
+  os << "/* Blocks of at least this many bytes are kept for reuse (glibc's "
+        "default\n   mmap threshold); smaller ones reuse the heap anyway. */\n"
+     << "#define " << upper << "_MIN_CACHED ((size_t)128 << 10)\n"
+     << "#define " << upper << "_SLOTS 256\n"
+     << "typedef struct {\n  void *pointer;\n  size_t bytes, alignment;\n} "
+     << n << "_block;\n"
+     << "static pthread_mutex_t " << n << "_lock = PTHREAD_MUTEX_INITIALIZER;\n"
+     << "static " << n << "_block " << n << "_live[" << upper << "_SLOTS], "
+     << n << "_kept[" << upper << "_SLOTS];\n"
+     << "static size_t " << n << "_live_bytes, " << n << "_peak_bytes, " << n
+     << "_kept_bytes;\n\n"
+     << "static void *" << n << "_allocate(size_t bytes, size_t alignment) {\n"
+     << "  void *pointer = NULL;\n"
+     << "  if (bytes >= " << upper << "_MIN_CACHED) {\n"
+     << "    pthread_mutex_lock(&" << n << "_lock);\n"
+     << "    for (int i = 0; i < " << upper << "_SLOTS; ++i)\n"
+     << "      if (" << n << "_kept[i].pointer && " << n
+     << "_kept[i].bytes == bytes &&\n"
+     << "          " << n << "_kept[i].alignment == alignment) {\n"
+     << "        pointer = " << n << "_kept[i].pointer;\n"
+     << "        " << n << "_kept[i].pointer = NULL;\n"
+     << "        " << n << "_kept_bytes -= bytes;\n        break;\n      }\n"
+     << "    pthread_mutex_unlock(&" << n << "_lock);\n  }\n"
+     << "  if (!pointer)\n"
+     << "    pointer = alignment ? aligned_alloc(alignment, (bytes + alignment "
+        "- 1) / alignment * alignment)\n"
+     << "                        : malloc(bytes);\n"
+     // The compiled code does not check what it gets; a null pointer would
+     // be a crash at its first store instead of a message.
+     << "  if (!pointer && bytes) {\n"
+     << "    fprintf(stderr, \"" << n
+     << ": error: the compiled code could not allocate %zu bytes: out of "
+        "memory\\n\", bytes);\n"
+     << "    abort();\n  }\n"
+     << "  if (bytes >= " << upper << "_MIN_CACHED) {\n"
+     << "    pthread_mutex_lock(&" << n
+     << "_lock);\n"
+     // A block without a free slot is not kept when freed; still correct.
+     << "    for (int i = 0; i < " << upper << "_SLOTS; ++i)\n"
+     << "      if (!" << n << "_live[i].pointer) {\n"
+     << "        " << n << "_live[i] = (" << n
+     << "_block){pointer, bytes, alignment};\n"
+     << "        " << n << "_live_bytes += bytes;\n"
+     << "        if (" << n << "_live_bytes > " << n << "_peak_bytes)\n"
+     << "          " << n << "_peak_bytes = " << n << "_live_bytes;\n"
+     << "        break;\n      }\n"
+     << "    pthread_mutex_unlock(&" << n << "_lock);\n  }\n"
+     << "  return pointer;\n}\n\n"
+     << "static void " << n << "_release(void *pointer) {\n"
+     << "  if (!pointer)\n    return;\n"
+     // No lock for the many small blocks: one with less room than the
+     // smallest kept size was never kept.
+     << "  if (malloc_usable_size(pointer) >= " << upper << "_MIN_CACHED) {\n"
+     << "    pthread_mutex_lock(&" << n << "_lock);\n"
+     << "    for (int i = 0; i < " << upper << "_SLOTS; ++i) {\n"
+     << "      if (" << n << "_live[i].pointer != pointer)\n        continue;\n"
+     << "      " << n << "_block block = " << n << "_live[i];\n"
+     << "      " << n << "_live[i].pointer = NULL;\n"
+     << "      " << n
+     << "_live_bytes -= block.bytes;\n"
+     // Twice the peak: a call's blocks need not all be live at once.
+     << "      if (" << n << "_kept_bytes + block.bytes <= 2 * " << n
+     << "_peak_bytes)\n"
+     << "        for (int j = 0; j < " << upper << "_SLOTS; ++j)\n"
+     << "          if (!" << n << "_kept[j].pointer) {\n"
+     << "            " << n << "_kept[j] = block;\n"
+     << "            " << n << "_kept_bytes += block.bytes;\n"
+     << "            pthread_mutex_unlock(&" << n << "_lock);\n"
+     << "            return;\n          }\n"
+     << "      break;\n    }\n"
+     << "    pthread_mutex_unlock(&" << n << "_lock);\n  }\n"
+     << "  free(pointer);\n}\n\n"
+     << "void " << n << "_release_buffers(void) {\n"
+     << "  pthread_mutex_lock(&" << n << "_lock);\n"
+     << "  for (int i = 0; i < " << upper << "_SLOTS; ++i) {\n"
+     << "    free(" << n << "_kept[i].pointer);\n"
+     << "    " << n << "_kept[i].pointer = NULL;\n  }\n"
+     << "  " << n << "_kept_bytes = 0;\n"
+     << "  " << n << "_peak_bytes = " << n << "_live_bytes;\n"
+     << "  pthread_mutex_unlock(&" << n << "_lock);\n}\n\n"
+     << "__attribute__((visibility(\"hidden\"))) void "
+        "*_mlir_memref_to_llvm_alloc(size_t bytes) {\n"
+     << "  return " << n << "_allocate(bytes, 0);\n}\n"
+     << "__attribute__((visibility(\"hidden\"))) void "
+        "*_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) "
+        "{\n"
+     << "  return " << n << "_allocate(bytes, alignment);\n}\n"
+     << "__attribute__((visibility(\"hidden\"))) void "
+        "_mlir_memref_to_llvm_free(void *pointer) {\n"
+     << "  " << n << "_release(pointer);\n}\n\n";
+
+  // Checks: of the weights alone (NAME_create), and of everything.
+  if (!weightParameters.empty()) {
+    os << "static int " << n << "_check_weights(" << weightParameters
+       << ") {\n  int64_t count;\n";
+    writeChecks(os, interface, Arguments::Weights);
+    os << "  return " << upper << "_OK;\n}\n\n";
+  }
+  os << "static int " << n << "_check(" << withComma(allParameters)
+     << "const float *result, const int64_t *result_shape) {\n"
+     << "  int64_t count;\n";
+  writeChecks(os, interface, Arguments::All);
+  os << "  if (!result || !result_shape)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"result: null pointer\");\n"
+     << "  return " << upper << "_OK;\n}\n\n";
+
+  // The descriptors of every argument, named `<id>_memref`.
+  auto describeArguments = [&]() {
+    for (const GraphArgument &argument : arguments) {
+      std::string id = toCIdentifier(argument.name);
+      int64_t rank = argument.type.getRank();
+      os << "  " << descriptorType(n, rank) << " " << id << "_memref = {0};\n"
+         << "  " << n << "_describe(" << id << ", " << rank << ", " << id
+         << "_shape, &" << id << "_memref.allocated, " << id
+         << "_memref.sizes, " << id << "_memref.strides);\n";
+    }
+  };
+  auto argumentPointers = [&]() {
+    std::string list;
+    for (const GraphArgument &argument : arguments)
+      list += ", &" + toCIdentifier(argument.name) + "_memref";
+    return list;
+  };
+  // Whether `pointer` is one of the arguments' own buffers, which the
+  // compiled code does not own (it returns a copy, but the wrapper does not
+  // rely on that to free what it frees).
+  auto isArgument = [&](llvm::StringRef pointer) {
+    std::string condition = "0";
+    for (const GraphArgument &argument : arguments)
+      condition += llvm::formatv(" || {0} == (const void *){1}", pointer,
+                                 toCIdentifier(argument.name))
+                       .str();
+    return condition;
+  };
+
+  // The prepare functions, on the weights (the other arguments may be
+  // NULL: the prepare functions read only weights).
+  if (numPrepared > 0) {
+    os << "static void " << n << "_prepare(" << allParameters << ", " << memref1
+       << " prepared[" << numPrepared << "]) {\n";
+    describeArguments();
+    for (unsigned i = 0; i < numPrepared; ++i)
+      os << "  memset(&prepared[" << i << "], 0, sizeof prepared[" << i
+         << "]);\n  " << interface.graphSymbol << "_prepare" << i
+         << "(&prepared[" << i << "]" << argumentPointers() << ");\n";
+    os << "}\n\n"
+       << "static void " << n << "_release_prepared(" << allParameters << ", "
+       << memref1 << " prepared[" << numPrepared << "]) {\n"
+       << "  for (int i = 0; i < " << numPrepared << "; ++i)\n"
+       << "    if (!(" << isArgument("prepared[i].allocated") << "))\n"
+       << "      " << n << "_release(prepared[i].allocated);\n}\n\n";
+  }
+
+  // One call of the graph, the sizes checked; the result copied out.
+  os << "static int " << n << "_invoke(" << withComma(allParameters) << "const "
+     << memref1 << " *prepared, " << resultParameters(interface) << ") {\n";
+  describeArguments();
+  os << "  " << descriptorType(n, resultRank) << " out = {0};\n"
+     << "  " << interface.graphSymbol << "(&out" << argumentPointers();
+  for (unsigned i = 0; i < numPrepared; ++i)
+    os << ", (" << memref1 << " *)&prepared[" << i << "]";
+  os << ");\n  (void)prepared;\n\n";
+  // The function boundary has the identity layout, so the result is one
+  // row-major block: one memcpy. A strided walk per element cost as much
+  // as a small layer. The walk stays for a layout the graph might choose.
+  os << "  int64_t count;\n  int status = " << upper << "_OK;\n"
      << "  if (!" << n << "_count(" << resultRank
      << ", out.sizes, &count) || count > result_capacity) {\n"
      << "    status = " << n << "_fail(" << upper
@@ -299,18 +615,140 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "                    (long long)count, (long long)result_capacity);\n"
      << "  } else {\n"
      << "    const float *base = (const float *)out.aligned + out.offset;\n"
-     << "    int64_t index[" << resultRank << "] = {0};\n"
-     << "    for (int64_t linear = 0; linear < count; ++linear) {\n"
-     << "      int64_t position = 0;\n"
-     << "      for (int i = 0; i < " << resultRank << "; ++i)\n"
-     << "        position += index[i] * out.strides[i];\n"
-     << "      result[linear] = base[position];\n"
-     << "      for (int i = " << resultRank - 1 << "; i >= 0; --i) {\n"
-     << "        if (++index[i] < out.sizes[i])\n          break;\n"
-     << "        index[i] = 0;\n      }\n    }\n"
+     << "    int contiguous = 1;\n"
+     << "    for (int64_t i = " << resultRank - 1
+     << ", stride = 1; i >= 0; stride *= out.sizes[i], --i)\n"
+     << "      contiguous &= out.sizes[i] == 1 || out.strides[i] == stride;\n"
+     << "    if (contiguous) {\n"
+     << "      memcpy(result, base, (size_t)count * sizeof(float));\n"
+     << "    } else {\n"
+     << "      int64_t index[" << resultRank << "] = {0};\n"
+     << "      for (int64_t linear = 0; linear < count; ++linear) {\n"
+     << "        int64_t position = 0;\n"
+     << "        for (int i = 0; i < " << resultRank << "; ++i)\n"
+     << "          position += index[i] * out.strides[i];\n"
+     << "        result[linear] = base[position];\n"
+     << "        for (int i = " << resultRank - 1 << "; i >= 0; --i) {\n"
+     << "          if (++index[i] < out.sizes[i])\n            break;\n"
+     << "          index[i] = 0;\n        }\n      }\n    }\n"
      << "    for (int i = 0; i < " << resultRank << "; ++i)\n"
      << "      result_shape[i] = out.sizes[i];\n  }\n"
-     << "  free(out.allocated);\n  return status;\n}\n";
+     << "  if (!(" << isArgument("out.allocated") << "))\n"
+     << "    " << n << "_release(out.allocated);\n"
+     << "  return status;\n}\n\n";
+
+  // NAME_run: everything in one call.
+  std::string preparedArray = numPrepared ? "prepared" : "NULL";
+  os << "int " << n << "_run(" << parameterList(interface) << ") {\n"
+     << "  " << n << "_error_text[0] = 0;\n"
+     << "  int status = " << n << "_check("
+     << withComma(argumentValues(interface, "", true))
+     << "result, result_shape);\n"
+     << "  if (status != " << upper << "_OK)\n    return status;\n";
+  if (numPrepared) {
+    os << "  " << memref1 << " prepared[" << numPrepared << "];\n"
+       << "  " << n << "_prepare(" << argumentValues(interface, "", true)
+       << ", prepared);\n";
+  }
+  os << "  status = " << n << "_invoke("
+     << withComma(argumentValues(interface, "", true)) << preparedArray
+     << ", result, result_capacity, result_shape);\n";
+  if (numPrepared)
+    os << "  " << n << "_release_prepared("
+       << argumentValues(interface, "", true) << ", prepared);\n";
+  os << "  return status;\n}\n\n";
+
+  // The handle: copies of the weights, 64-byte aligned in one block, and
+  // the prepared buffers.
+  os << "struct " << n << "_handle {\n  void *block;\n";
+  for (auto [index, argument] : llvm::enumerate(arguments))
+    if (interface.isWeight[index])
+      os << "  const " << elementType(argument) << " *"
+         << toCIdentifier(argument.name) << ";\n  int64_t "
+         << toCIdentifier(argument.name) << "_shape[" << argument.type.getRank()
+         << "];\n";
+  if (numPrepared)
+    os << "  " << memref1 << " prepared[" << numPrepared << "];\n";
+  os << "};\n\n";
+
+  os << n << "_handle *" << n << "_create("
+     << (weightParameters.empty() ? "void" : weightParameters) << ") {\n"
+     << "  " << n << "_error_text[0] = 0;\n";
+  llvm::SmallVector<std::string> weightNames;
+  llvm::SmallVector<std::string> weightTypes;
+  llvm::SmallVector<int64_t> weightRanks;
+  for (auto [index, argument] : llvm::enumerate(arguments))
+    if (interface.isWeight[index]) {
+      weightNames.push_back(toCIdentifier(argument.name));
+      weightTypes.push_back(elementType(argument));
+      weightRanks.push_back(argument.type.getRank());
+    }
+  if (!weightNames.empty()) {
+    os << "  if (" << n << "_check_weights(";
+    llvm::SmallVector<std::string> values;
+    for (const std::string &id : weightNames)
+      values.push_back(id + ", " + id + "_shape");
+    os << llvm::join(values, ", ") << ") != " << upper
+       << "_OK)\n    return NULL;\n";
+  }
+  os << "  size_t bytes = 0, offset[" << std::max<size_t>(weightNames.size(), 1)
+     << "] = {0};\n  int64_t count;\n";
+  for (auto [i, id] : llvm::enumerate(weightNames))
+    os << "  " << n << "_count(" << weightRanks[i] << ", " << id
+       << "_shape, &count);\n"
+       << "  offset[" << i << "] = bytes;\n"
+       << "  if (__builtin_mul_overflow((size_t)count, sizeof("
+       << weightTypes[i] << "), &count) ||\n"
+       << "      __builtin_add_overflow(bytes, ((size_t)count + 63) / 64 * 64, "
+          "&bytes))\n"
+       << "    return " << n << "_fail(" << upper
+       << "_BAD_ARGUMENT, \"the weights do not fit in memory\"), NULL;\n";
+  os << "  " << n << "_handle *handle = calloc(1, sizeof *handle);\n"
+     << "  void *block = bytes ? aligned_alloc(64, bytes) : NULL;\n"
+     << "  if (!handle || (bytes && !block)) {\n"
+     << "    free(handle);\n    free(block);\n"
+     << "    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"out of memory for the %zu bytes of the weights\", "
+        "bytes), NULL;\n  }\n"
+     << "  handle->block = block;\n";
+  for (auto [i, id] : llvm::enumerate(weightNames)) {
+    os << "  " << n << "_count(" << weightRanks[i] << ", " << id
+       << "_shape, &count);\n"
+       << "  memcpy((char *)block + offset[" << i << "], " << id
+       << ", (size_t)count * sizeof(" << weightTypes[i] << "));\n"
+       << "  handle->" << id << " = (const " << weightTypes[i]
+       << " *)((char *)block + offset[" << i << "]);\n"
+       << "  memcpy(handle->" << id << "_shape, " << id
+       << "_shape, sizeof handle->" << id << "_shape);\n";
+  }
+  if (numPrepared)
+    os << "  " << n << "_prepare("
+       << argumentValues(interface, "handle->", false)
+       << ", handle->prepared);\n";
+  os << "  return handle;\n}\n\n";
+
+  os << "int " << n << "_call(" << n << "_handle *handle, "
+     << withComma(activationParameters) << resultParameters(interface)
+     << ") {\n"
+     << "  " << n << "_error_text[0] = 0;\n"
+     << "  if (!handle)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"handle: null pointer\");\n"
+     << "  int status = " << n << "_check("
+     << withComma(argumentValues(interface, "handle->", true))
+     << "result, result_shape);\n"
+     << "  if (status != " << upper << "_OK)\n    return status;\n"
+     << "  return " << n << "_invoke("
+     << withComma(argumentValues(interface, "handle->", true))
+     << (numPrepared ? "handle->prepared" : "NULL")
+     << ", result, result_capacity, result_shape);\n}\n\n";
+
+  os << "void " << n << "_destroy(" << n << "_handle *handle) {\n"
+     << "  if (!handle)\n    return;\n";
+  if (numPrepared)
+    os << "  " << n << "_release_prepared("
+       << argumentValues(interface, "handle->", false)
+       << ", handle->prepared);\n";
+  os << "  free(handle->block);\n  free(handle);\n}\n";
   return text;
 }
 

@@ -1,13 +1,21 @@
 //===- CInterface.h - The C header and wrapper of a library -----*- C++ -*-===//
 //
 // A compiled graph exports `_mlir_ciface_<graph>`, which takes MLIR memref
-// descriptors. Users get a plain C function instead: data pointers and
+// descriptors. Users get plain C functions instead: data pointers and
 // shapes in, the result written into their buffer, every size checked first
-// and a status code out. mha-compile writes its declaration (the header) and
-// its definition (C, compiled into the library). The wrapper checks what
+// and a status code out. mha-compile writes their declarations (the header)
+// and definitions (C, compiled into the library). The wrapper checks what
 // mha-run checks before it runs a graph: the static sizes, the relations
 // between the `?` sizes (runtime::deriveSizeRelations) and that mask bytes
 // are 0 or 1, so that no call the graph does not fit reaches compiled code.
+//
+// Like mha-run, a library prepares the weights once: `NAME_create` takes
+// the weights, runs the graph's prepare functions (mha-prepare-weights) and
+// keeps their buffers in a handle; `NAME_call` takes the other arguments.
+// `NAME_run` takes everything in one call. The wrapper also defines the
+// compiled code's allocation functions (`_mlir_memref_to_llvm_alloc`, ...):
+// a small cache that keeps large buffers between calls, as the JIT's
+// runtime/BufferCache does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +25,7 @@
 #include "runtime/GraphSignature.h"
 
 #include <string>
+#include <vector>
 
 namespace mha {
 namespace compile {
@@ -33,13 +42,21 @@ struct LibraryInterface {
   runtime::GraphSignature signature;
   /// What the `?` sizes must be.
   runtime::SizeRelations sizeRelations;
+  /// For each argument, whether it is a weight (mlir::mha::getWeightArguments):
+  /// `NAME_create` takes the weights, `NAME_call` the other arguments.
+  std::vector<bool> isWeight;
+  /// How many prepare functions the compiled graph has
+  /// (`<graphSymbol>_prepare<i>`); the graph takes their results as extra
+  /// rank-1 arguments after its own, in order.
+  unsigned numPrepared = 0;
 };
 
-/// Returns the text of the header declaring `NAME_run` and its status codes.
+/// Returns the text of the header declaring the C API (`NAME_create`,
+/// `NAME_call`, `NAME_destroy`, `NAME_run`, ...) and its status codes.
 std::string writeHeader(const LibraryInterface &interface);
 
-/// Returns the C source that defines `NAME_run` on top of the graph's
-/// C-interface function; it includes the header at `headerPath`.
+/// Returns the C source that defines the C API on top of the graph's
+/// C-interface functions; it includes the header at `headerPath`.
 std::string writeWrapper(const LibraryInterface &interface,
                          llvm::StringRef headerPath);
 

@@ -10,11 +10,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
 #include "compiler/Registration.h"
 #include "runtime/GraphLoader.h"
 #include "tools/mha-compile/CInterface.h"
 #include "tools/mha-compile/ObjectEmitter.h"
+#include "tools/support/PipelineOptions.h"
 #include "tools/support/ToolSupport.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -127,10 +129,15 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerPassManagerCLOptions();
   mlir::mha::registerMhaPasses();
+  // The compiler's options, as mha-run takes them (and with its defaults).
+  const mlir::mha::MhaPipelineOptions &pipelineOptions =
+      ::mha::tools::registerPipelineOptions(compileCategory);
   if (!::mha::tools::parseCommandLine(
           argc, argv,
           "mha-compile: compile a graph into a C-callable library\n"))
     return kBadInput;
+  if (auto error = pipelineOptions.validate("--"))
+    return fail(std::move(error), kBadInput);
 
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
@@ -151,6 +158,9 @@ int main(int argc, char **argv) {
   if (!relations)
     return fail(relations.takeError(), kBadInput);
   interface.sizeRelations = std::move(*relations);
+  // The arguments NAME_create takes: those mha-prepare-weights may prepare.
+  llvm::SmallVector<bool> weights = mlir::mha::getWeightArguments(graph->entry);
+  interface.isWeight.assign(weights.begin(), weights.end());
 
   // The graph's own symbols carry the library's name, so that two libraries
   // can be loaded into one process.
@@ -165,10 +175,16 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return reportError("bad pass manager options"), kBadInput;
-  mlir::mha::buildMhaToLLVMPipeline(pm);
+  mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
   if (failed(pm.run(*graph->module)))
     return reportError("lowering " + graphFile + " failed (see above)"),
            kCompileFailed;
+  // The prepare functions mha-prepare-weights added, if any: the wrapper
+  // calls them and passes their results to the graph.
+  while (SymbolTable::lookupSymbolIn(*graph->module,
+                                     mlir::mha::getPreparedWeightsFunctionName(
+                                         graphName, interface.numPrepared)))
+    ++interface.numPrepared;
 
   // Object code and the wrapper go to a temporary folder; the library and
   // the header to where they were asked for.

@@ -24,6 +24,7 @@
 #include "runtime/Npy.h"
 #include "tools/mha-run/AttentionDump.h"
 #include "tools/mha-run/InputBinding.h"
+#include "tools/support/PipelineOptions.h"
 #include "tools/support/ToolSupport.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -117,56 +118,6 @@ cl::opt<int> &registerThreadsOption() {
                               cl::init(0), cl::cat(runCategory));
   return threads;
 }
-cl::opt<mlir::mha::AttentionMode> attentionMode(
-    "attention", cl::desc("How attention is lowered (default: auto)"),
-    cl::values(clEnumValN(mlir::mha::AttentionMode::Fused, "fused",
-                          "tiled, online softmax, parallel over query tiles"),
-               clEnumValN(mlir::mha::AttentionMode::Decomposed, "decomposed",
-                          "the whole score matrix, then softmax"),
-               clEnumValN(mlir::mha::AttentionMode::Auto, "auto",
-                          "per shape (docs/pipeline.md)")),
-    cl::init(mlir::mha::AttentionMode::Auto), cl::cat(runCategory));
-cl::opt<int64_t> queryTile("query-tile",
-                           cl::desc("Queries per tile of the fused path"),
-                           cl::init(mlir::mha::kDefaultQueryTile),
-                           cl::cat(runCategory));
-cl::opt<int64_t> keyTile("key-tile",
-                         cl::desc("Keys per block of the fused path"),
-                         cl::init(mlir::mha::kDefaultKeyTile),
-                         cl::cat(runCategory));
-cl::opt<int64_t> projectionRowTile(
-    "projection-row-tile",
-    cl::desc("Rows per parallel tile of the projections (0: all)"),
-    cl::init(mlir::mha::MhaTileProjectionsOptions().rowTile),
-    cl::cat(runCategory));
-cl::opt<int64_t> projectionColTile(
-    "projection-col-tile",
-    cl::desc("Columns per parallel tile of the projections (0: all)"),
-    cl::init(mlir::mha::MhaTileProjectionsOptions().colTile),
-    cl::cat(runCategory));
-cl::opt<bool> fuseProjections(
-    "fuse-projections",
-    cl::desc("Pack the projections of one input into one (default: true)"),
-    cl::init(true), cl::cat(runCategory));
-cl::opt<bool> prepareWeights(
-    "prepare-weights",
-    cl::desc("Pack the weights once, before the first call, instead of in "
-             "every call (default: true)"),
-    cl::init(true), cl::cat(runCategory));
-cl::opt<bool> foldHeadLayouts(
-    "fold-head-layouts",
-    cl::desc("Projections read and write heads in place (default: true)"),
-    cl::init(true), cl::cat(runCategory));
-cl::opt<bool> vectorize(
-    "vectorize",
-    cl::desc("Register-blocked vector code for the static tiles (default: "
-             "true; false gives the scalar loops)"),
-    cl::init(true), cl::cat(runCategory));
-cl::opt<int64_t> keySplits(
-    "key-splits",
-    cl::desc("Key ranges run in parallel when the fused path has fewer query "
-             "tiles (1: never)"),
-    cl::init(mlir::mha::kDefaultKeySplits), cl::cat(runCategory));
 cl::opt<bool> printPipeline("print-pipeline",
                             cl::desc("Print the passes the graph is lowered "
                                      "with, one per line (without --inputs, "
@@ -239,14 +190,14 @@ checkOutputsDoNotOverwriteInputs(const GraphSignature &signature,
 
 /// Prints the path each attention of `function` takes and why, e.g.
 /// `attention path: fused (auto: S = 2048 >= 64)`.
-void printAttentionPaths(func::FuncOp function) {
-  function.walk([](Operation *op) {
+void printAttentionPaths(func::FuncOp function, mlir::mha::AttentionMode mode) {
+  function.walk([&](Operation *op) {
     std::optional<mlir::mha::AttentionShape> shape =
         mlir::mha::getAttentionShape(op);
     if (!shape)
       return;
     mlir::mha::AttentionPathChoice choice =
-        mlir::mha::chooseAttentionPath(*shape, attentionMode);
+        mlir::mha::chooseAttentionPath(*shape, mode);
     llvm::outs() << "attention path: "
                  << (choice.fused ? "fused" : "decomposed") << " ("
                  << choice.reason << ")\n";
@@ -285,20 +236,6 @@ void printPipelineByLine(llvm::StringRef pipeline, llvm::raw_ostream &os) {
   flush(depth);
 }
 
-/// Sets `options` from the command line.
-void setPipelineOptions(mlir::mha::MhaPipelineOptions &options) {
-  options.attention = attentionMode;
-  options.queryTile = queryTile;
-  options.keyTile = keyTile;
-  options.keySplits = keySplits;
-  options.projectionRowTile = projectionRowTile;
-  options.projectionColTile = projectionColTile;
-  options.fuseProjections = fuseProjections;
-  options.prepareWeights = prepareWeights;
-  options.foldHeadLayouts = foldHeadLayouts;
-  options.vectorize = vectorize;
-}
-
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -315,6 +252,11 @@ static int run(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   cl::opt<int> &threads = registerThreadsOption();
+  // The compiler's options (--attention, --query-tile, ...), declared once
+  // in compiler/Pipelines.h, with the defaults of a runtime that prepares
+  // the weights.
+  const mlir::mha::MhaPipelineOptions &pipelineOptions =
+      registerPipelineOptions(runCategory);
   if (!parseCommandLine(
           argc, argv,
           "mha-run: compile a multi-head attention graph and run it\n"))
@@ -347,8 +289,6 @@ static int run(int argc, char **argv) {
                                        name, tolerance)),
              kBadInput;
   // The compiler's options, checked before anything is compiled.
-  mlir::mha::MhaPipelineOptions pipelineOptions;
-  setPipelineOptions(pipelineOptions);
   if (auto error = pipelineOptions.validate("--"))
     return fail(std::move(error), kBadInput);
   if (threads > 0)
@@ -391,7 +331,7 @@ static int run(int argc, char **argv) {
   pm.printAsTextualPipeline(pipelineStream);
   if (printPipeline && inputsDir.empty() && inputFiles.empty() &&
       !randomInputs) {
-    printAttentionPaths(entry);
+    printAttentionPaths(entry, pipelineOptions.attention);
     printPipelineByLine(pipelineText, llvm::outs());
     return kOk;
   }
@@ -451,7 +391,7 @@ static int run(int argc, char **argv) {
   applyDefaultTimingManagerCLOptions(timingManager);
   TimingScope timing = timingManager.getRootScope();
   pm.enableTiming(timing);
-  printAttentionPaths(entry);
+  printAttentionPaths(entry, pipelineOptions.attention);
   if (printPipeline)
     printPipelineByLine(pipelineText, llvm::outs());
   if (failed(pm.run(*lowered)))

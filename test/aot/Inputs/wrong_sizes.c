@@ -10,6 +10,10 @@
  *
  *   wrong_sizes SEED CALLS
  *
+ * Every call is made twice: with layer_run, and through a handle
+ * (layer_create with the weights, layer_call with the rest), which must
+ * refuse the same calls and compute the same bits.
+ *
  * Prints the fixed cases and a summary; exit status 1 on the first call the
  * library gets wrong. */
 #define _DEFAULT_SOURCE
@@ -240,6 +244,31 @@ static int run(Call *call, float *result, int64_t capacity,
                    result, capacity, result_shape);
 }
 
+/* The same call through a handle: the weights to layer_create, the rest to
+ * layer_call; a handle that cannot be created counts as a refused call. */
+static int run_handle(Call *call, float *result, int64_t capacity,
+                      int64_t *result_shape) {
+  void *const *w = &call->data[W_ARG];
+  int64_t(*ws)[3] = &call->shape[W_ARG];
+  layer_handle *handle = layer_create(w[0], ws[0], w[1], ws[1], w[2], ws[2],
+                                      w[3], ws[3], w[4], ws[4], w[5], ws[5],
+                                      w[6], ws[6], w[7], ws[7]);
+  if (!handle)
+    return LAYER_BAD_ARGUMENT;
+  void *const *a = call->data;
+  int64_t(*s)[3] = call->shape;
+  int status = layer_call(handle, a[0], s[0],
+#ifdef CROSS
+                          a[1], s[1],
+#endif
+#ifdef MASK
+                          a[MASK_ARG], s[MASK_ARG],
+#endif
+                          result, capacity, result_shape);
+  layer_destroy(handle);
+  return status;
+}
+
 static void describe(const Call *call, char *text, size_t room) {
   size_t used = 0;
   for (int arg = 0; arg < NUM_ARGS && used < room; ++arg) {
@@ -268,6 +297,20 @@ static int check_call(Call *call) {
            layer_last_error());
     exit(1);
   }
+  /* The handle refuses what layer_run refuses and computes the same bits. */
+  float *handle_result = malloc(count * sizeof(float));
+  int handle_status = run_handle(call, handle_result, count, result_shape);
+  if (handle_status != status) {
+    printf("FAIL: %s: layer_run status %d, handle status %d (%s)\n", text,
+           status, handle_status, layer_last_error());
+    exit(1);
+  }
+  if (right && memcmp(handle_result, result, count * sizeof(float)) != 0) {
+    printf("FAIL: right sizes %s: the handle's result differs from "
+           "layer_run's\n", text);
+    exit(1);
+  }
+  free(handle_result);
   if (right) {
     float *expected = malloc(count * sizeof(float));
     reference(call, expected);

@@ -342,7 +342,7 @@ def emit(args):
     out = []
     out.append("// RUN: mha-opt %s --mha-to-llvm \\")
     out.append("// RUN: | mlir-runner -e main -entry-point-result=void \\")
-    out.append("// RUN:     --shared-libs=%mlir_c_runner_utils,%mlir_runner_utils,%libomp \\")
+    out.append("// RUN:     --shared-libs=%mlir_c_runner_utils,%mlir_runner_utils,%mha_runner_allocation,%libomp \\")
     out.append("// RUN: | FileCheck %s")
     out.append("// REQUIRES: mlir-runner")
     out.append("")
