@@ -163,6 +163,9 @@ def make_config(seed):
         if chance(rng, p):
             run.append(flag + "=false")
     c["run"] = run
+    # Drawn last, so that the draws above (and the configurations of earlier
+    # seeds' other fields) do not move.
+    c["causal_bottom_right"] = c["causal"] and chance(rng, 0.5)
     return c
 
 
@@ -180,7 +183,9 @@ def gen_args(c):
             args += [flag, str(g[key])]
     if g.get("cross_flag"):
         args.append("--cross")
-    if c["causal"]:
+    if c.get("causal_bottom_right"):
+        args.append("--causal-bottom-right")
+    elif c["causal"]:
         args.append("--causal")
     if c["mask"] == "full":
         args.append("--mask")
@@ -199,8 +204,9 @@ def describe(c):
     parts = ["B=%d T=%d S=%d D=%d Dkv=%d H=%d Hkv=%d dk=%d dv=%d Dout=%d" % (
         c["B"], c["T"], c["S"], c["D"], c["Dkv"], c["H"], c["Hkv"], c["dk"],
         c["dv"], c["Dout"])]
-    for key in ("cross", "causal", "split_first", "dynamic"):
-        if c[key]:
+    for key in ("cross", "causal", "causal_bottom_right", "split_first",
+                "dynamic"):
+        if c.get(key):
             parts.append(key)
     if c["mask"]:
         parts.append("mask=" + c["mask"] + (" with empty rows" if c["empty_rows"] else ""))
@@ -239,7 +245,9 @@ def make_inputs(c):
         for b in range(mb):
             for t in range(T):
                 if not allowed[b, t].any():
-                    mask[b, t, int(rng.integers(min(t + 1, S) if c["causal"] else S))] = True
+                    reachable = np.flatnonzero(causal_allowed(c)[t])
+                    if reachable.size:
+                        mask[b, t, int(pick(rng, list(reachable)))] = True
         if c["empty_rows"]:
             for b in range(mb):
                 for t in range(T):
@@ -250,11 +258,13 @@ def make_inputs(c):
 
 
 def causal_allowed(c):
-    """[T, S]: key j allowed for query i (j <= i when causal, top-left)."""
+    """[T, S]: key j allowed for query i: j <= i when causal (top-left),
+    j <= i + S - T when aligned bottom-right (queries i < T - S see none)."""
     T, S = c["T"], c["S"]
     if not c["causal"]:
         return np.ones((T, S), dtype=bool)
-    return np.arange(S)[None, :] <= np.arange(T)[:, None]
+    offset = S - T if c.get("causal_bottom_right") else 0
+    return np.arange(S)[None, :] <= np.arange(T)[:, None] + offset
 
 
 def reference(c, inputs):
@@ -324,7 +334,9 @@ def check_reference(vectors):
             m = json.load(f)
         c = {"B": m["B"], "T": m["T"], "S": m["S"], "D": m["D"], "Dkv": m["D_kv"],
              "Dout": m["D_out"], "H": m["H"], "Hkv": m["Hkv"], "dk": m["dk"], "dv": m["dv"],
-             "causal": m["causal"], "split_first": m["split_first"], "bias": m["bias"],
+             "causal": m["causal"],
+             "causal_bottom_right": m.get("causal_bottom_right", False),
+             "split_first": m["split_first"], "bias": m["bias"],
              "cross": m["cross"], "mask": "full" if m["mask"] else None}
         inputs = {name: np.load(os.path.join(folder, name + ".npy"))
                   for name in m["files"] if name != "y"}
