@@ -66,9 +66,13 @@ public:
     // The options first, as mha-run does: a bad one is a usage error.
     std::string parseErrors;
     llvm::raw_string_ostream parseStream(parseErrors);
-    if (failed(pipelineOptions.parseFromString(options, parseStream)))
+    if (failed(pipelineOptions.parseFromString(options, parseStream))) {
+      // llvm::cl prints a bad value's message to stderr itself.
+      std::string why = llvm::StringRef(parseErrors).trim().str();
       throw py::value_error("bad pipeline options '" + options + "': " +
-                            llvm::StringRef(parseErrors).trim().str());
+                            (why.empty() ? "a value the option does not take"
+                                         : why));
+    }
     if (auto error = pipelineOptions.validate())
       throw py::value_error(message(std::move(error)));
 

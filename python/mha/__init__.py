@@ -32,6 +32,12 @@ def _option_text(options):
     first: query_tile=32 is "query-tile=32", True is "true"."""
     merged = dict(_RUN_DEFAULTS)
     for key, value in options.items():
+        # llvm::cl would print these to stderr; say them in the exception.
+        if key == "attention" and value not in ("fused", "decomposed", "auto"):
+            raise ValueError("attention must be 'fused', 'decomposed' or "
+                             "'auto', got %r" % (value,))
+        if isinstance(value, str) and " " in value:
+            raise ValueError("%s: a value without spaces, got %r" % (key, value))
         if isinstance(value, bool):
             value = "true" if value else "false"
         merged[key.replace("_", "-")] = str(value)
