@@ -14,11 +14,13 @@ FUZZ_SECONDS   ?= 60
 # What the project needs from Debian (`make deps` installs the missing ones).
 # libclang-rt-22-dev: clang-22's ASan, UBSan and libFuzzer runtimes.
 # libcairo2-dev: draws the attention maps of mha-run --dump-attention (PNG).
-# python3-numpy: the reference of the differential test (test/differential/).
-# Optional, not installed here: python3-torch for tools/torch_export.py.
+# python3-numpy: the reference of the differential test (test/differential/),
+# and with python3-dev and pybind11-dev the Python package mha (python/).
+# Optional, not installed here: python3-torch for tools/torch_export.py and
+# mha.torch (their tests are skipped without it).
 PACKAGES := llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools \
             libomp-22-dev clang-22 libclang-rt-22-dev cmake ninja-build ccache \
-            libgtest-dev libcairo2-dev python3-numpy
+            libgtest-dev libcairo2-dev python3-numpy python3-dev pybind11-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -121,4 +121,28 @@ llvm::Expected<LoadedGraph> loadGraph(llvm::StringRef path,
   return graph;
 }
 
+llvm::Expected<LoadedGraph>
+loadGraphBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                llvm::StringRef entryName, MLIRContext &context,
+                llvm::raw_ostream &diagnosticsStream) {
+  std::string name = buffer->getBufferIdentifier().str();
+  LoadedGraph graph;
+  graph.sourceMgr = std::make_unique<llvm::SourceMgr>();
+  graph.sourceMgr->AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  graph.diagnostics = std::make_unique<SourceMgrDiagnosticHandler>(
+      *graph.sourceMgr, &context, diagnosticsStream);
+  graph.module = parseSourceFile<ModuleOp>(*graph.sourceMgr, &context);
+  if (!graph.module)
+    return llvm::createStringError("cannot load graph " + name);
+  auto entry = findEntry(*graph.module, name, entryName);
+  if (!entry)
+    return entry.takeError();
+  graph.entry = *entry;
+  auto signature = readSignature(graph.entry);
+  if (!signature)
+    return signature.takeError();
+  graph.signature = std::move(*signature);
+  return graph;
+}
+
 } // namespace mha::runtime

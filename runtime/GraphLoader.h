@@ -60,6 +60,15 @@ llvm::Expected<LoadedGraph> loadGraph(llvm::StringRef path,
                                       llvm::StringRef entryName,
                                       mlir::MLIRContext &context);
 
+/// loadGraph for a graph already in memory (the Python package takes a
+/// graph's text): parses `buffer`, whose identifier names it in messages,
+/// and prints the parse, verifier and later diagnostics (the passes run on
+/// the graph) to `diagnosticsStream`, which must outlive the graph.
+llvm::Expected<LoadedGraph>
+loadGraphBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                llvm::StringRef entryName, mlir::MLIRContext &context,
+                llvm::raw_ostream &diagnosticsStream);
+
 } // namespace runtime
 } // namespace mha
 

@@ -45,6 +45,23 @@ public:
     return descriptor;
   }
 
+  /// Describes a contiguous C-order buffer of `shape` at `data` (not
+  /// owned).
+  static MemRefDescriptor describe(const void *data,
+                                   llvm::ArrayRef<int64_t> shape) {
+    MemRefDescriptor descriptor(shape.size());
+    auto *pointer = const_cast<void *>(data);
+    descriptor.setPointer(0, pointer);
+    descriptor.setPointer(1, pointer);
+    int64_t stride = 1;
+    for (int64_t i = descriptor.rank - 1; i >= 0; --i) {
+      descriptor.words[3 + i] = shape[i];
+      descriptor.words[3 + descriptor.rank + i] = stride;
+      stride *= shape[i];
+    }
+    return descriptor;
+  }
+
   void *address() { return words.data(); }
   void *allocated() const { return pointer(0); }
   void *aligned() const { return pointer(1); }
@@ -271,4 +288,87 @@ CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
   if (!pointsIntoInputs(result.allocated(), inputs))
     buffer_cache::release(result.allocated());
   return output;
+}
+
+// The Python package's path (python/): caller-owned buffers in, the compiled
+// code's result buffer out, no copies. Kept apart from prepare/call above.
+
+llvm::Expected<unsigned>
+CompiledFunction::prepareBuffers(llvm::ArrayRef<BufferRef> inputs) {
+  prepared.clear();
+  unsigned count = 0;
+  for (; hasPrepareFunction(count); ++count) {
+    auto function =
+        bind(engine, mlir::mha::getPreparedWeightsFunctionName(entry, count),
+             /*resultRank=*/1);
+    if (!function)
+      return function.takeError();
+    auto result = (*function)->callBuffers(inputs);
+    if (!result)
+      return result.takeError();
+    // A flat buffer of its own (prepare functions return fresh buffers);
+    // copied once into the NpyArray that every later call passes.
+    NpyArray packed = NpyArray::zeros(ElementType::F32, result->shape);
+    int64_t size = result->shape.empty() ? 1 : result->shape[0];
+    const float *base = result->data;
+    for (int64_t i = 0; i < size; ++i)
+      packed.f32()[i] = base[i * (result->strides.empty() ? 1 : result->strides[0])];
+    if (result->owned)
+      releaseResult(result->allocated);
+    prepared.push_back(std::move(packed));
+  }
+  unprepared = false;
+  return count;
+}
+
+llvm::Expected<CompiledFunction::ResultBuffer>
+CompiledFunction::callBuffers(llvm::ArrayRef<BufferRef> inputs) {
+  if (unprepared)
+    return createStringError(llvm::formatv(
+        "@{0} takes prepared weights: call prepare() first", entry));
+  MemRefDescriptor result(resultRank);
+  std::vector<MemRefDescriptor> arguments;
+  arguments.reserve(inputs.size() + prepared.size());
+  for (const BufferRef &input : inputs)
+    arguments.push_back(MemRefDescriptor::describe(input.data, input.shape));
+  for (const NpyArray &input : prepared)
+    arguments.push_back(MemRefDescriptor::describe(input));
+  std::vector<void *> pointers;
+  pointers.push_back(result.address());
+  for (MemRefDescriptor &argument : arguments)
+    pointers.push_back(argument.address());
+  std::vector<void *> packedArgs;
+  for (void *&pointer : pointers)
+    packedArgs.push_back(&pointer);
+  packed(packedArgs.data());
+
+  ResultBuffer output;
+  output.allocated = result.allocated();
+  output.data = static_cast<const float *>(result.aligned()) + result.offset();
+  for (int64_t i = 0; i < resultRank; ++i) {
+    output.shape.push_back(result.size(i));
+    output.strides.push_back(result.stride(i));
+  }
+  // A result inside an input is not the caller's to free.
+  auto *allocated = static_cast<const char *>(output.allocated);
+  for (const BufferRef &input : inputs) {
+    auto *begin = static_cast<const char *>(input.data);
+    std::optional<int64_t> bytes = getByteCount(input.shape, input.elementType);
+    if (bytes && allocated >= begin && allocated < begin + *bytes)
+      output.owned = false;
+  }
+  // The sizes come from compiled code; a wrong one must not become a huge
+  // or negative array.
+  if (!getByteCount(output.shape, ElementType::F32)) {
+    if (output.owned)
+      releaseResult(output.allocated);
+    return createStringError(
+        llvm::formatv("the compiled function returned the invalid shape {0}",
+                      formatShape(output.shape)));
+  }
+  return output;
+}
+
+void CompiledFunction::releaseResult(void *allocated) {
+  buffer_cache::release(allocated);
 }

@@ -53,6 +53,42 @@ public:
   /// code 2 (the code itself cannot handle a failed malloc).
   llvm::Expected<NpyArray> call(llvm::ArrayRef<const NpyArray *> inputs);
 
+  /// A dense C-order buffer that the caller owns, e.g. a NumPy array's:
+  /// `callBuffers` passes it to the compiled code as it is, without a copy.
+  /// Its element type and shape must be what the function takes (checked by
+  /// the caller, as for `call`).
+  struct BufferRef {
+    const void *data;
+    llvm::ArrayRef<int64_t> shape;
+    ElementType elementType = ElementType::F32;
+  };
+  /// The result of `callBuffers`: the buffer the compiled code returned, not
+  /// copied. The caller owns `allocated` and gives it back with
+  /// `releaseResult` when `owned` (false: the result lies inside an input,
+  /// which the caller must copy out before the input goes).
+  struct ResultBuffer {
+    void *allocated = nullptr;
+    const float *data = nullptr;
+    std::vector<int64_t> shape;
+    /// In elements.
+    std::vector<int64_t> strides;
+    bool owned = true;
+  };
+
+  /// `prepare` on caller-owned buffers (for the Python package; separate
+  /// from `prepare` so that mha-run's path does not change).
+  llvm::Expected<unsigned> prepareBuffers(llvm::ArrayRef<BufferRef> inputs);
+
+  /// `call` on caller-owned buffers, returning the compiled code's own
+  /// result buffer instead of a copy (for the Python package, whose arrays
+  /// go in and come out without copies). Thread-safe as `call` is: the
+  /// compiled code allocates with the thread-safe buffer cache. The
+  /// out-of-memory exit of `call` applies.
+  llvm::Expected<ResultBuffer> callBuffers(llvm::ArrayRef<BufferRef> inputs);
+
+  /// Gives back the buffer of a ResultBuffer that `owned` it.
+  static void releaseResult(void *allocated);
+
 private:
   CompiledFunction() = default;
 

@@ -56,6 +56,13 @@ if subprocess.run([sys.executable, "-c", "import torch"],
                   capture_output=True).returncode == 0:
     config.available_features.add("torch")
 
+# The Python package (python/): built where pybind11-dev is installed, and
+# not in the sanitizer build (an instrumented module cannot load into an
+# uninstrumented python3).
+import glob
+if glob.glob(os.path.join(config.mha_obj_root, "python", "mha", "_mha*.so")):
+    config.available_features.add("python-mha")
+
 # `%expect-exit CODE COMMAND...`: COMMAND must exit with exactly CODE (the
 # exit codes of README.md, "The tools"); `not` accepts any failure.
 config.substitutions.append(

@@ -15,7 +15,7 @@ The page marks what the reader should see:
       the block is not run (a long benchmark, an optional dependency).
 
 The commands are written as a reader types them from the repository root:
-`build/bin/` is replaced by --bin and `/tmp/mha-tutorial` by --tmp, so the
+`build/bin/` is replaced by --bin (`build/python` by its sibling python/) and `/tmp/mha-tutorial` by --tmp, so the
 test runs the tools it built and leaves nothing behind. Standard library
 only. Exit code 0 when every block passes, 1 at the first that does not.
 
@@ -126,6 +126,8 @@ def main():
             print("%s:%d: skipped (%s)" % (name, block.line, block.skip))
             continue
         script = block.text.replace("build/bin/", args.bin.rstrip("/") + "/")
+        # The Python package sits beside the tools' folder (python/).
+        script = script.replace("build/python", os.path.join(os.path.dirname(args.bin.rstrip("/")), "python"))
         script = script.replace("/tmp/mha-tutorial", args.tmp)
         result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script],
                                 cwd=args.root, env=env, stdout=subprocess.PIPE,

@@ -1,0 +1,502 @@
+//===- MhaModule.cpp - mha._mha: compiled layers for Python ---------------===//
+//
+// The C++ half of the Python package (python/mha/__init__.py is the other):
+// a Layer loads a graph the way mha-run does (runtime/GraphLoader.h), lowers
+// it with the same pipeline and defaults, JIT-compiles it and calls it on
+// NumPy arrays. float32 arrays in C order go to the compiled code as they
+// are, and the result buffer the compiled code returns becomes the NumPy
+// array that comes out: no copies on the way in or out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipelines.h"
+#include "compiler/Registration.h"
+#include "dialects/MhaDialect.h"
+#include "runtime/GraphLoader.h"
+#include "runtime/GraphSignature.h"
+#include "runtime/JitRunner.h"
+#include "tools/mha-gen/LayerGraph.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <omp.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <mutex>
+#include <shared_mutex>
+
+namespace py = pybind11;
+using namespace ::mha::runtime;
+
+#ifndef MHA_LIBOMP_PATH
+#error "MHA_LIBOMP_PATH: the libomp the compiled code calls (python/CMakeLists.txt)"
+#endif
+
+namespace {
+
+/// The message of `error`, consumed.
+std::string message(llvm::Error error) { return llvm::toString(std::move(error)); }
+
+/// `what`, then the diagnostics printed since `from` (file, line, column),
+/// which say what `what` only summarizes.
+std::string withDiagnostics(const std::string &what, const std::string &log,
+                            size_t from) {
+  llvm::StringRef printed = llvm::StringRef(log).substr(from).trim();
+  if (printed.empty())
+    return what;
+  return what + "\n" + printed.str();
+}
+
+/// A graph compiled for this CPU, called with NumPy arrays.
+class Layer {
+public:
+  /// Loads `source` (a path, or a graph's text when `isText`), checks the
+  /// options (`key=value ...`, MhaPipelineOptions's syntax), lowers and
+  /// JIT-compiles it.
+  Layer(const std::string &source, bool isText, const std::string &entryName,
+        const std::string &options)
+      : diagnosticsStream(diagnostics) {
+    // The options first, as mha-run does: a bad one is a usage error.
+    std::string parseErrors;
+    llvm::raw_string_ostream parseStream(parseErrors);
+    if (failed(pipelineOptions.parseFromString(options, parseStream))) {
+      // llvm::cl prints a bad value's message to stderr itself.
+      std::string why = llvm::StringRef(parseErrors).trim().str();
+      throw py::value_error("bad pipeline options '" + options + "': " +
+                            (why.empty() ? "a value the option does not take"
+                                         : why));
+    }
+    if (auto error = pipelineOptions.validate())
+      throw py::value_error(message(std::move(error)));
+
+    mlir::DialectRegistry registry;
+    mlir::mha::registerMhaDialects(registry);
+    context = std::make_unique<mlir::MLIRContext>(registry);
+    context->loadAllAvailableDialects();
+
+    std::unique_ptr<llvm::MemoryBuffer> buffer;
+    if (isText) {
+      buffer = llvm::MemoryBuffer::getMemBufferCopy(source, "<graph text>");
+    } else {
+      auto read = readGraphFile(source);
+      if (!read)
+        throw py::value_error(llvm::formatv("cannot read graph '{0}': {1}",
+                                            source,
+                                            message(read.takeError())));
+      buffer = std::move(*read);
+    }
+    auto loaded =
+        loadGraphBuffer(std::move(buffer), entryName, *context, diagnosticsStream);
+    if (!loaded)
+      throw py::value_error(
+          withDiagnostics(message(loaded.takeError()), diagnostics, 0));
+    graph = std::move(*loaded);
+    for (const GraphArgument &argument : graph.signature.arguments)
+      argumentIndex[argument.name] = argumentIndex.size();
+
+    // Lower a copy with mha-run's pipeline and JIT-compile it.
+    size_t logged = diagnostics.size();
+    mlir::OwningOpRef<mlir::ModuleOp> lowered = graph.module->clone();
+    mlir::PassManager pm(context.get());
+    mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
+    if (failed(pm.run(*lowered)))
+      throw std::runtime_error(withDiagnostics(
+          "lowering the graph failed", diagnostics, logged));
+    llvm::StringRef libomp = MHA_LIBOMP_PATH;
+    auto compiled = CompiledFunction::create(
+        *lowered, graph.entry.getSymName(), graph.signature.result.getRank(),
+        {libomp});
+    if (!compiled)
+      throw std::runtime_error("JIT compilation failed: " +
+                               message(compiled.takeError()));
+    function = std::move(*compiled);
+    bound.resize(graph.signature.arguments.size());
+  }
+
+  /// Binds the arrays of `kwargs` (the weights) for every later call and
+  /// runs the prepare functions on them once. Copies them: the layer keeps
+  /// what it was prepared with, whatever happens to the arrays later.
+  void prepare(const py::kwargs &kwargs) {
+    std::vector<py::object> given(bound.size());
+    for (auto [key, value] : kwargs) {
+      unsigned index = lookup(py::cast<std::string>(key));
+      given[index] = py::reinterpret_borrow<py::object>(value);
+    }
+    std::vector<py::object> snapshot(bound.size());
+    for (size_t i = 0; i < given.size(); ++i)
+      if (given[i])
+        snapshot[i] = checkArray(i, given[i], /*forceCopy=*/true);
+    // Prepare functions read only the weights; the activations they are
+    // also passed (x, kv, mask) get zeros of the smallest fitting shape.
+    std::vector<py::array> arrays;
+    for (size_t i = 0; i < snapshot.size(); ++i)
+      arrays.push_back(snapshot[i]
+                           ? py::reinterpret_borrow<py::array>(snapshot[i])
+                           : placeholder(i));
+    checkFitTogether(arrays);
+    std::vector<CompiledFunction::BufferRef> buffers = describe(arrays);
+    llvm::Expected<unsigned> count = 0u;
+    {
+      // The GIL first, then the lock: a call holding the lock needs the
+      // GIL back only after it let the lock go.
+      py::gil_scoped_release release;
+      std::unique_lock<std::shared_mutex> lock(mutex);
+      count = function->prepareBuffers(buffers);
+    }
+    if (!count)
+      throw std::runtime_error(message(count.takeError()));
+    bound = std::move(snapshot);
+    prepared = true;
+  }
+
+  /// Calls the layer: positional arguments in the graph's order, then
+  /// keywords; what prepare bound fills the rest.
+  py::array call(const py::args &args, const py::kwargs &kwargs) {
+    size_t count = bound.size();
+    std::vector<py::handle> given(count);
+    // Positional arguments fill those prepare() did not bind, in order.
+    size_t next = 0;
+    for (py::handle arg : args) {
+      while (next < count && bound[next])
+        ++next;
+      if (next == count)
+        throw py::type_error(llvm::formatv(
+            "the layer takes {0} arguments ({1}), {2} bound by prepare(); "
+            "got {3} positional",
+            count, graph.signature.listNames(), boundNames().size(),
+            args.size()));
+      given[next++] = arg;
+    }
+    for (auto [key, value] : kwargs) {
+      unsigned index = lookup(py::cast<std::string>(key));
+      if (given[index])
+        throw py::type_error("argument '" + name(index) + "' given twice");
+      given[index] = value;
+    }
+    std::vector<py::array> arrays(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (given[i]) {
+        if (bound[i])
+          throw py::type_error("argument '" + name(i) +
+                               "' was bound by prepare(); call prepare() "
+                               "again to change it");
+        arrays[i] = checkArray(i, given[i], /*forceCopy=*/false);
+      } else if (bound[i]) {
+        arrays[i] = py::reinterpret_borrow<py::array>(bound[i]);
+      } else {
+        throw py::type_error("missing argument '" + name(i) +
+                             "' (the layer takes " +
+                             graph.signature.listNames() + ")");
+      }
+    }
+    checkFitTogether(arrays);
+
+    std::vector<CompiledFunction::BufferRef> buffers = describe(arrays);
+    llvm::Expected<CompiledFunction::ResultBuffer> result =
+        CompiledFunction::ResultBuffer();
+    {
+      // Without prepared weights (or with weights passed in this call),
+      // the prepare functions run first, under the exclusive lock.
+      // The GIL first, then the lock (see prepare).
+      py::gil_scoped_release release;
+      std::shared_lock<std::shared_mutex> shared(mutex, std::defer_lock);
+      std::unique_lock<std::shared_mutex> exclusive(mutex, std::defer_lock);
+      if (prepared || !pipelineOptions.prepareWeights) {
+        shared.lock();
+      } else {
+        exclusive.lock();
+        if (auto count = function->prepareBuffers(buffers); !count)
+          result = count.takeError();
+      }
+      if (result)
+        result = function->callBuffers(buffers);
+    }
+    if (!result)
+      throw std::runtime_error(message(result.takeError()));
+    return wrapResult(std::move(*result));
+  }
+
+  /// The arguments: (name, shape with None for `?`, dtype name).
+  py::list arguments() const {
+    py::list list;
+    for (const GraphArgument &argument : graph.signature.arguments)
+      list.append(py::make_tuple(argument.name, declaredShape(argument.type),
+                                 argument.type.getElementType().isF32()
+                                     ? "float32"
+                                     : "bool"));
+    return list;
+  }
+
+  /// The names prepare() bound.
+  std::vector<std::string> boundNames() const {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < bound.size(); ++i)
+      if (bound[i])
+        names.push_back(name(i));
+    return names;
+  }
+
+  py::tuple resultShape() const {
+    return declaredShape(graph.signature.result);
+  }
+
+  std::string entry() { return graph.entry.getSymName().str(); }
+
+private:
+  static py::tuple declaredShape(mlir::RankedTensorType type) {
+    py::list shape;
+    for (int64_t size : type.getShape())
+      shape.append(mlir::ShapedType::isDynamic(size)
+                       ? py::object(py::none())
+                       : py::object(py::int_(size)));
+    return py::tuple(shape);
+  }
+
+  const std::string &name(size_t index) const {
+    return graph.signature.arguments[index].name;
+  }
+
+  unsigned lookup(const std::string &key) const {
+    auto found = argumentIndex.find(key);
+    if (found == argumentIndex.end())
+      throw py::type_error("the layer has no argument '" + key +
+                           "' (it takes " + graph.signature.listNames() + ")");
+    return found->second;
+  }
+
+  /// `value` as an array the compiled code can take for argument `index`:
+  /// float32 (bool for a mask) and the declared rank and static sizes, else
+  /// ValueError with the tools' message. A C-contiguous, aligned array is
+  /// passed as it is; another layout is copied into C order.
+  py::array checkArray(size_t index, py::handle value, bool forceCopy) {
+    const GraphArgument &argument = graph.signature.arguments[index];
+    if (!py::isinstance<py::array>(value))
+      throw py::type_error(llvm::formatv(
+          "input '{0}': expected a NumPy array, got {1}", argument.name,
+          py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>()));
+    auto array = py::reinterpret_borrow<py::array>(value);
+    bool wantsF32 = argument.type.getElementType().isF32();
+    py::dtype expected =
+        wantsF32 ? py::dtype::of<float>() : py::dtype::of<bool>();
+    NpyArray header;
+    header.elementType = wantsF32 ? ElementType::F32 : ElementType::Bool;
+    // Another dtype is refused, not converted: a float64 array is a
+    // mistake to report, not a copy to hide.
+    if (!array.dtype().equal(expected))
+      throw py::value_error(llvm::formatv(
+          "input '{0}' (NumPy array): expected dtype {1}, found {2}",
+          argument.name, getElementTypeName(header.elementType),
+          py::str(array.dtype()).cast<std::string>()));
+    header.shape.assign(array.shape(), array.shape() + array.ndim());
+    if (auto error = checkInput(argument, header, "NumPy array"))
+      throw py::value_error(message(std::move(error)));
+    bool direct = (array.flags() & py::array::c_style) &&
+                  (array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
+    if (forceCopy || !direct)
+      return copyToC(array);
+    return array;
+  }
+
+  /// A C-order copy of `array`.
+  static py::array copyToC(const py::array &array) {
+    py::module_ numpy = py::module_::import("numpy");
+    return numpy.attr("array")(array, py::arg("order") = "C", py::arg("copy") = true)
+        .cast<py::array>();
+  }
+
+  /// Zeros of the smallest shape argument `index` can take (its `?` sizes
+  /// 1, or what the graph's relations fix), for the prepare functions.
+  py::array placeholder(size_t index) {
+    const GraphArgument &argument = graph.signature.arguments[index];
+    std::vector<int64_t> shape;
+    if (graph.signature.sizeRelations) {
+      std::vector<mlir::RankedTensorType> types;
+      for (const GraphArgument &a : graph.signature.arguments)
+        types.push_back(a.type);
+      shape = graph.signature.sizeRelations->pickShapes(types, 1)[index];
+    } else {
+      for (int64_t size : argument.type.getShape())
+        shape.push_back(mlir::ShapedType::isDynamic(size) ? 1 : size);
+    }
+    py::module_ numpy = py::module_::import("numpy");
+    return numpy
+        .attr("zeros")(py::tuple(py::cast(shape)),
+                       argument.type.getElementType().isF32() ? "float32"
+                                                              : "bool")
+        .cast<py::array>();
+  }
+
+  /// Checks that the arrays' shapes fit together (runtime::
+  /// checkShapesFitTogether, which verifies a specialized copy of the
+  /// graph); the last shapes that passed are remembered, so a layer called
+  /// again with the same shapes is not checked again.
+  void checkFitTogether(const std::vector<py::array> &arrays) {
+    std::vector<std::vector<int64_t>> shapes;
+    shapes.reserve(arrays.size());
+    for (const py::array &array : arrays)
+      shapes.emplace_back(array.shape(), array.shape() + array.ndim());
+    {
+      std::lock_guard<std::mutex> lock(shapesMutex);
+      if (shapes == acceptedShapes)
+        return;
+    }
+    size_t logged = diagnostics.size();
+    if (auto error = checkShapesFitTogether(graph.entry, shapes))
+      throw py::value_error(
+          withDiagnostics(message(std::move(error)), diagnostics, logged));
+    std::lock_guard<std::mutex> lock(shapesMutex);
+    acceptedShapes = std::move(shapes);
+  }
+
+  std::vector<CompiledFunction::BufferRef>
+  describe(const std::vector<py::array> &arrays) {
+    std::vector<CompiledFunction::BufferRef> buffers;
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      const py::array &array = arrays[i];
+      static_assert(sizeof(py::ssize_t) == sizeof(int64_t));
+      buffers.push_back(
+          {array.data(),
+           llvm::ArrayRef<int64_t>(
+               reinterpret_cast<const int64_t *>(array.shape()), array.ndim()),
+           graph.signature.arguments[i].type.getElementType().isF32()
+               ? ElementType::F32
+               : ElementType::Bool});
+    }
+    return buffers;
+  }
+
+  /// The compiled code's result buffer as a NumPy array that frees it when
+  /// it goes; a copy when the buffer is not the layer's to give.
+  py::array wrapResult(CompiledFunction::ResultBuffer result) {
+    std::vector<py::ssize_t> strides;
+    for (int64_t stride : result.strides)
+      strides.push_back(stride * sizeof(float));
+    std::vector<py::ssize_t> shape(result.shape.begin(), result.shape.end());
+    if (!result.owned)
+      return copyToC(py::array_t<float>(shape, strides, result.data));
+    py::capsule owner(result.allocated, [](void *allocated) {
+      CompiledFunction::releaseResult(allocated);
+    });
+    return py::array_t<float>(shape, strides, result.data, owner);
+  }
+
+  /// Collects what MLIR prints about the graph (parse errors, verifier
+  /// messages, failed passes) for the exceptions; declared first, so it
+  /// outlives the graph whose handler writes to it.
+  std::string diagnostics;
+  llvm::raw_string_ostream diagnosticsStream;
+  mlir::mha::MhaPipelineOptions pipelineOptions;
+  std::unique_ptr<mlir::MLIRContext> context;
+  LoadedGraph graph;
+  std::map<std::string, unsigned> argumentIndex;
+  std::unique_ptr<CompiledFunction> function;
+  /// The arrays prepare() bound (null where it bound none), copies the
+  /// layer owns; whether prepare() ran.
+  std::vector<py::object> bound;
+  bool prepared = false;
+  /// Calls share it; preparing takes it alone.
+  std::shared_mutex mutex;
+  std::mutex shapesMutex;
+  std::vector<std::vector<int64_t>> acceptedShapes;
+};
+
+/// The graph text of one layer (LayerGraph.h, what mha-gen prints).
+std::string layerGraph(const py::kwargs &kwargs) {
+  ::mha::tools::LayerOptions o;
+  auto size = [&](const char *key, std::optional<int64_t> &field) {
+    if (kwargs.contains(key) && !kwargs[key].is_none())
+      field = kwargs[key].cast<int64_t>();
+  };
+  auto flag = [&](const char *key, bool &field) {
+    if (kwargs.contains(key))
+      field = kwargs[key].cast<bool>();
+  };
+  static const char *known[] = {
+      "batch",  "seq",         "kv_seq",   "d_model",  "kv_dim",
+      "heads",  "kv_heads",    "head_dim", "value_dim", "out_dim",
+      "cross",  "causal",      "mask",     "mask_broadcast", "bias",
+      "split_first", "causal_bottom_right"};
+  for (auto [key, value] : kwargs) {
+    std::string name = py::cast<std::string>(key);
+    if (llvm::find(known, name) == std::end(known))
+      throw py::type_error("mha.layer() has no option '" + name + "'");
+  }
+  size("batch", o.batch);
+  size("seq", o.seqLen);
+  size("kv_seq", o.kvSeqLen);
+  size("d_model", o.modelDim);
+  size("kv_dim", o.kvDim);
+  size("heads", o.numHeads);
+  size("kv_heads", o.numKvHeads);
+  size("head_dim", o.headDim);
+  size("value_dim", o.valueDim);
+  size("out_dim", o.outDim);
+  flag("cross", o.cross);
+  flag("causal", o.causal);
+  flag("causal_bottom_right", o.causalBottomRight);
+  flag("mask", o.mask);
+  flag("mask_broadcast", o.maskBroadcast);
+  flag("bias", o.bias);
+  flag("split_first", o.splitFirst);
+  // None is `?`: batch and seq default to it here.
+  o.dynamicBatch = !kwargs.contains("batch") || kwargs["batch"].is_none();
+  o.dynamicSeq = !kwargs.contains("seq") || kwargs["seq"].is_none();
+  o.dynamicKvSeq = !kwargs.contains("kv_seq") || kwargs["kv_seq"].is_none();
+  auto config = ::mha::tools::resolveLayerConfig(o, [](llvm::StringRef name) {
+    std::string spelled = name.str();
+    std::replace(spelled.begin(), spelled.end(), '-', '_');
+    return spelled;
+  });
+  if (!config)
+    throw py::value_error(message(config.takeError()));
+
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::mha::MhaDialect, mlir::func::FuncDialect>();
+  std::string log;
+  llvm::raw_string_ostream logStream(log);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      ::mha::tools::buildLayerGraph(context, *config);
+  if (failed(mlir::verify(*module)))
+    throw py::value_error("the generated graph does not verify");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  os << "\n";
+  return text;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_mha, m) {
+  m.doc() = "mha's compiler and runtime (use the package mha, not this)";
+  py::class_<Layer>(m, "Layer")
+      .def(py::init<const std::string &, bool, const std::string &,
+                    const std::string &>(),
+           py::arg("source"), py::arg("is_text"), py::arg("entry"),
+           py::arg("options"))
+      .def("__call__", &Layer::call)
+      .def("prepare", &Layer::prepare)
+      .def_property_readonly("arguments", &Layer::arguments)
+      .def_property_readonly("bound", &Layer::boundNames)
+      .def_property_readonly("result_shape", &Layer::resultShape)
+      .def_property_readonly("entry", &Layer::entry);
+  m.def("layer_graph", &layerGraph);
+  m.def("set_num_threads", [](int threads) {
+    if (threads < 0 || threads > 1024)
+      throw py::value_error(llvm::formatv(
+          "threads must be between 0 and 1024 (0: all cores), got {0}",
+          threads));
+    if (threads > 0)
+      omp_set_num_threads(threads);
+    else
+      omp_set_num_threads(omp_get_num_procs());
+  });
+  m.def("get_num_threads", [] { return omp_get_max_threads(); });
+}

@@ -1,0 +1,187 @@
+//===- LayerGraph.cpp - The graph of one attention layer ------------------===//
+
+#include "tools/mha-gen/LayerGraph.h"
+
+#include "dialects/MhaOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+using namespace mlir;
+
+namespace mha::tools {
+
+/// The product of `sizes`, or nullopt when it does not fit in int64.
+static std::optional<int64_t> checkedProduct(ArrayRef<int64_t> sizes) {
+  std::optional<int64_t> product = 1;
+  for (int64_t size : sizes)
+    if (product)
+      product = llvm::checkedMul<int64_t>(*product, size);
+  return product;
+}
+
+llvm::Expected<LayerConfig>
+resolveLayerConfig(const LayerOptions &o,
+                   llvm::function_ref<std::string(llvm::StringRef)> optionName) {
+  auto usageError = [](const Twine &message) {
+    return llvm::createStringError(message.str());
+  };
+  // Sizes far beyond any real layer only make absurd types; 2^31 keeps every
+  // product of two sizes (heads times head dimension) inside int64.
+  constexpr int64_t maxSize = int64_t(1) << 31;
+  // Every size given is checked, those whose default derives from another
+  // too: an explicit 0 is as wrong as -1. (The derived defaults are checked
+  // below, with the products.)
+  std::pair<const std::optional<int64_t> *, StringRef> sizes[] = {
+      {&o.batch, "batch"},       {&o.seqLen, "seq"},
+      {&o.kvSeqLen, "kv-seq"},   {&o.modelDim, "d-model"},
+      {&o.kvDim, "kv-dim"},      {&o.numHeads, "heads"},
+      {&o.numKvHeads, "kv-heads"}, {&o.headDim, "head-dim"},
+      {&o.valueDim, "value-dim"}, {&o.outDim, "out-dim"}};
+  for (auto [option, name] : sizes) {
+    if (!*option)
+      continue; // its default, or one derived from sizes checked here
+    int64_t value = **option;
+    if (value <= 0)
+      return usageError(optionName(name) + " must be positive, got " +
+                        Twine(value));
+    if (value > maxSize)
+      return usageError(optionName(name) + " must be at most 2^31, got " +
+                        Twine(value));
+  }
+
+  LayerConfig c;
+  c.batch = o.batch.value_or(1);
+  c.seqLen = o.seqLen.value_or(128);
+  c.modelDim = o.modelDim.value_or(512);
+  c.numHeads = o.numHeads.value_or(8);
+  c.cross = o.cross || o.kvSeqLen || o.kvDim;
+  c.kvSeqLen = o.kvSeqLen.value_or(c.seqLen);
+  c.kvDim = o.kvDim.value_or(c.modelDim);
+  c.numKvHeads = o.numKvHeads.value_or(c.numHeads);
+  c.outDim = o.outDim.value_or(c.modelDim);
+  // Bottom-right only says where the diagonal lies; with S = T both
+  // alignments are the same rule, and the graph still says which was asked.
+  c.causal = o.causal || o.causalBottomRight;
+  c.causalBottomRight = o.causalBottomRight;
+  c.mask = o.mask || o.maskBroadcast;
+  c.maskBroadcast = o.maskBroadcast;
+  c.bias = o.bias;
+  c.splitFirst = o.splitFirst;
+  c.dynamicBatch = o.dynamicBatch;
+  c.dynamicSeq = o.dynamicSeq;
+  // Self-attention's keys are its queries.
+  c.dynamicKvSeq = c.cross ? o.dynamicKvSeq : o.dynamicSeq;
+
+  if (c.numHeads % c.numKvHeads != 0)
+    return usageError(optionName("heads") + " (" + Twine(c.numHeads) +
+                      ") must be a multiple of " + optionName("kv-heads") +
+                      " (" + Twine(c.numKvHeads) + ")");
+  bool needsSlices = c.splitFirst;
+  if ((!o.headDim || needsSlices) && c.modelDim % c.numHeads != 0)
+    return usageError(optionName("heads") + " (" + Twine(c.numHeads) +
+                      ") must divide " + optionName("d-model") + " (" +
+                      Twine(c.modelDim) + ")");
+  if (needsSlices && c.kvDim % c.numKvHeads != 0)
+    return usageError(optionName("kv-heads") + " (" + Twine(c.numKvHeads) +
+                      ") must divide the key/value width (" + Twine(c.kvDim) +
+                      ")");
+  c.headDim = o.headDim.value_or(c.modelDim / c.numHeads);
+  c.valueDim = o.valueDim.value_or(c.headDim);
+
+  // Each argument and the result must have a number of elements that fits
+  // in int64 (their shapes are products of the sizes above), or no tool
+  // could even count them.
+  int64_t keys = c.kvSeqLen;
+  SmallVector<std::pair<StringRef, SmallVector<int64_t>>> shapes = {
+      {"x", {c.batch, c.seqLen, c.modelDim}},
+      {"w_q", {c.modelDim, c.numHeads, c.headDim}},
+      {"w_k", {c.kvDim, c.numKvHeads, c.headDim}},
+      {"w_v", {c.kvDim, c.numKvHeads, c.valueDim}},
+      {"w_o", {c.numHeads, c.valueDim, c.outDim}},
+      {"the result", {c.batch, c.seqLen, c.outDim}}};
+  if (c.cross)
+    shapes.push_back({"kv", {c.batch, keys, c.kvDim}});
+  if (c.mask)
+    shapes.push_back({"mask", {c.maskBroadcast ? 1 : c.batch, c.seqLen, keys}});
+  for (const auto &[name, shape] : shapes)
+    if (!checkedProduct(shape))
+      return usageError(
+          Twine(name) + " would have " +
+          llvm::join(llvm::map_range(
+                         shape, [](int64_t size) { return Twine(size).str(); }),
+                     " x ") +
+          " elements, more than fit in 64 bits");
+  return c;
+}
+
+OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
+                                      const LayerConfig &c) {
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  Type f32 = builder.getF32Type();
+  int64_t batchSize = c.dynamicBatch ? ShapedType::kDynamic : c.batch;
+  int64_t queries = c.dynamicSeq ? ShapedType::kDynamic : c.seqLen;
+  int64_t keys = c.dynamicKvSeq ? ShapedType::kDynamic : c.kvSeqLen;
+
+  SmallVector<std::pair<StringRef, Type>> args;
+  auto add = [&](StringRef name, ArrayRef<int64_t> shape, Type element) {
+    args.push_back({name, RankedTensorType::get(shape, element)});
+  };
+  add("x", {batchSize, queries, c.modelDim}, f32);
+  if (c.cross)
+    add("kv", {batchSize, keys, c.kvDim}, f32);
+  if (c.mask)
+    add("mask", {c.maskBroadcast ? 1 : batchSize, queries, keys},
+        builder.getI1Type());
+  if (c.splitFirst) {
+    add("w_q", {c.numHeads, c.modelDim / c.numHeads, c.headDim}, f32);
+    add("w_k", {c.numKvHeads, c.kvDim / c.numKvHeads, c.headDim}, f32);
+    add("w_v", {c.numKvHeads, c.kvDim / c.numKvHeads, c.valueDim}, f32);
+  } else {
+    add("w_q", {c.modelDim, c.numHeads * c.headDim}, f32);
+    add("w_k", {c.kvDim, c.numKvHeads * c.headDim}, f32);
+    add("w_v", {c.kvDim, c.numKvHeads * c.valueDim}, f32);
+  }
+  add("w_o", {c.numHeads * c.valueDim, c.outDim}, f32);
+  if (c.bias) {
+    add("b_q", {c.numHeads * c.headDim}, f32);
+    add("b_k", {c.numKvHeads * c.headDim}, f32);
+    add("b_v", {c.numKvHeads * c.valueDim}, f32);
+    add("b_o", {c.outDim}, f32);
+  }
+
+  auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
+  SmallVector<Type> argTypes = llvm::map_to_vector(
+      args, [](const std::pair<StringRef, Type> &arg) { return arg.second; });
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(
+      builder, loc, "mha", builder.getFunctionType(argTypes, resultType));
+  Block *body = func.addEntryBlock();
+  llvm::StringMap<Value> named;
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    func.setArgAttr(index, "mha.name", builder.getStringAttr(arg.first));
+    named[arg.first] = body->getArgument(index);
+  }
+  auto lookup = [&](StringRef name) { return named.lookup(name); };
+
+  builder.setInsertionPointToEnd(body);
+  IntegerAttr kvHeads = c.numKvHeads != c.numHeads
+                            ? builder.getI64IntegerAttr(c.numKvHeads)
+                            : IntegerAttr();
+  Value y = mlir::mha::AttentionOp::create(
+      builder, loc, resultType, lookup("x"), lookup("kv"), lookup("mask"),
+      lookup("w_q"), lookup("w_k"), lookup("w_v"), lookup("w_o"), lookup("b_q"),
+      lookup("b_k"), lookup("b_v"), lookup("b_o"),
+      builder.getI64IntegerAttr(c.numHeads), kvHeads,
+      c.causal ? builder.getUnitAttr() : UnitAttr(),
+      c.causalBottomRight ? builder.getUnitAttr() : UnitAttr(), FloatAttr());
+  func::ReturnOp::create(builder, loc, y);
+  return module;
+}
+
+} // namespace mha::tools

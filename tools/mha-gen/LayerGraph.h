@@ -1,0 +1,67 @@
+//===- LayerGraph.h - The graph of one attention layer ----------*- C++ -*-===//
+//
+// What mha-gen writes and `mha.layer(...)` of the Python package builds: a
+// module with one public function `@mha` around one `mha.attention`, its
+// arguments named like the reference cases (x kv mask w_q ... b_o). One
+// implementation for both, so that a layer from Python is the graph mha-gen
+// would print for the same options.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_TOOLS_MHAGEN_LAYERGRAPH_H
+#define MHA_TOOLS_MHAGEN_LAYERGRAPH_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mha {
+namespace tools {
+
+/// The options of a layer as given: a size left empty takes its default,
+/// which may derive from another (S from T, dk from D/H, ...).
+struct LayerOptions {
+  std::optional<int64_t> batch, seqLen, kvSeqLen, modelDim, kvDim, numHeads,
+      numKvHeads, headDim, valueDim, outDim;
+  bool cross = false, causal = false, mask = false, maskBroadcast = false,
+       bias = true, splitFirst = false;
+  /// Causal, aligned bottom-right (query i sees keys j <= i + S - T);
+  /// implies `causal`.
+  bool causalBottomRight = false;
+  /// `?` batch, query length, key length (mha-gen's --dynamic sets all).
+  bool dynamicBatch = false, dynamicSeq = false, dynamicKvSeq = false;
+};
+
+/// Every size of the layer, with the defaults filled in.
+struct LayerConfig {
+  int64_t batch, seqLen, kvSeqLen, modelDim, kvDim, numHeads, numKvHeads,
+      headDim, valueDim, outDim;
+  bool cross, causal, causalBottomRight, mask, maskBroadcast, bias,
+      splitFirst;
+  bool dynamicBatch, dynamicSeq, dynamicKvSeq;
+};
+
+/// Fills in the defaults (batch 1, T 128, D 512, H 8, S = T, D_kv = D,
+/// Hkv = H, dk = D/H, dv = dk, D_out = D) and checks every size: positive,
+/// at most 2^31, heads dividing what they must, element counts that fit in
+/// 64 bits. `optionName` spells an option in messages ("heads" -> "--heads"
+/// for mha-gen, "heads" for Python), names given with dashes (`d-model`).
+llvm::Expected<LayerConfig>
+resolveLayerConfig(const LayerOptions &options,
+                   llvm::function_ref<std::string(llvm::StringRef)> optionName);
+
+/// Builds `func.func @mha(...)` around one `mha.attention` for `config`.
+/// `context` must have the mha and func dialects loaded.
+mlir::OwningOpRef<mlir::ModuleOp> buildLayerGraph(mlir::MLIRContext &context,
+                                                  const LayerConfig &config);
+
+} // namespace tools
+} // namespace mha
+
+#endif // MHA_TOOLS_MHAGEN_LAYERGRAPH_H
