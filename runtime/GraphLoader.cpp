@@ -102,23 +102,8 @@ llvm::Expected<LoadedGraph> loadGraph(llvm::StringRef path,
     return llvm::createStringError(
         llvm::formatv("cannot read graph '{0}': {1}", path,
                       llvm::toString(buffer.takeError())));
-  LoadedGraph graph;
-  graph.sourceMgr = std::make_unique<llvm::SourceMgr>();
-  graph.sourceMgr->AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  graph.diagnostics =
-      std::make_unique<SourceMgrDiagnosticHandler>(*graph.sourceMgr, &context);
-  graph.module = parseSourceFile<ModuleOp>(*graph.sourceMgr, &context);
-  if (!graph.module)
-    return llvm::createStringError("cannot load graph " + path);
-  auto entry = findEntry(*graph.module, path, entryName);
-  if (!entry)
-    return entry.takeError();
-  graph.entry = *entry;
-  auto signature = readSignature(graph.entry);
-  if (!signature)
-    return signature.takeError();
-  graph.signature = std::move(*signature);
-  return graph;
+  // The buffer is named by the path, which the diagnostics then show.
+  return loadGraphBuffer(std::move(*buffer), entryName, context, llvm::errs());
 }
 
 llvm::Expected<LoadedGraph>

@@ -206,21 +206,11 @@ bool CompiledFunction::hasPrepareFunction(unsigned index) const {
 
 llvm::Expected<unsigned>
 CompiledFunction::prepare(llvm::ArrayRef<const NpyArray *> inputs) {
-  prepared.clear();
-  unsigned count = 0;
-  for (; hasPrepareFunction(count); ++count) {
-    auto function =
-        bind(engine, mlir::mha::getPreparedWeightsFunctionName(entry, count),
-             /*resultRank=*/1);
-    if (!function)
-      return function.takeError();
-    auto result = (*function)->call(inputs);
-    if (!result)
-      return result.takeError();
-    prepared.push_back(std::move(*result));
-  }
-  unprepared = false;
-  return count;
+  // The arrays as they are: the prepare functions only read them.
+  std::vector<BufferRef> buffers;
+  for (const NpyArray *input : inputs)
+    buffers.push_back({input->data.data(), input->shape, input->elementType});
+  return prepareBuffers(buffers);
 }
 
 llvm::Expected<NpyArray>
@@ -290,8 +280,8 @@ CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
   return output;
 }
 
-// The Python package's path (python/): caller-owned buffers in, the compiled
-// code's result buffer out, no copies. Kept apart from prepare/call above.
+// Caller-owned buffers in, the compiled code's result buffer out, no copies
+// (the Python package's path, python/; prepare above goes through it too).
 
 llvm::Expected<unsigned>
 CompiledFunction::prepareBuffers(llvm::ArrayRef<BufferRef> inputs) {
