@@ -32,17 +32,7 @@ public:
 
   /// Describes the contiguous C-order buffer of `array` (not owned).
   static MemRefDescriptor describe(const NpyArray &array) {
-    MemRefDescriptor descriptor(array.shape.size());
-    auto *data = const_cast<char *>(array.data.data());
-    descriptor.setPointer(0, data);
-    descriptor.setPointer(1, data);
-    int64_t stride = 1;
-    for (int64_t i = descriptor.rank - 1; i >= 0; --i) {
-      descriptor.words[3 + i] = array.shape[i];
-      descriptor.words[3 + descriptor.rank + i] = stride;
-      stride *= array.shape[i];
-    }
-    return descriptor;
+    return describe(array.data.data(), array.shape);
   }
 
   /// Describes a contiguous C-order buffer of `shape` at `data` (not
@@ -117,16 +107,6 @@ void *checkedAlignedAlloc(size_t alignment, size_t bytes) {
 
 void cachedFree(void *pointer) { buffer_cache::release(pointer); }
 
-/// True if `pointer` lies inside the buffer of one of `inputs`: the compiled
-/// code returned an input instead of a buffer of its own.
-bool pointsIntoInputs(const void *pointer,
-                      llvm::ArrayRef<const NpyArray *> inputs) {
-  auto *p = static_cast<const char *>(pointer);
-  return llvm::any_of(inputs, [&](const NpyArray *input) {
-    const char *begin = input->data.data();
-    return p >= begin && p < begin + input->data.size();
-  });
-}
 } // namespace
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
@@ -204,50 +184,25 @@ bool CompiledFunction::hasPrepareFunction(unsigned index) const {
   return false;
 }
 
-llvm::Expected<unsigned>
-CompiledFunction::prepare(llvm::ArrayRef<const NpyArray *> inputs) {
-  // The arrays as they are: the prepare functions only read them.
+std::vector<CompiledFunction::BufferRef>
+CompiledFunction::asBuffers(llvm::ArrayRef<const NpyArray *> inputs) {
   std::vector<BufferRef> buffers;
   for (const NpyArray *input : inputs)
     buffers.push_back({input->data.data(), input->shape, input->elementType});
-  return prepareBuffers(buffers);
+  return buffers;
+}
+
+llvm::Expected<unsigned>
+CompiledFunction::prepare(llvm::ArrayRef<const NpyArray *> inputs) {
+  return prepareBuffers(asBuffers(inputs));
 }
 
 llvm::Expected<NpyArray>
 CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
-  // The C interface takes a pointer to each descriptor, the result's first;
-  // the packed wrapper takes a pointer to each of those pointers.
-  if (unprepared)
-    return createStringError(llvm::formatv(
-        "@{0} takes prepared weights: call prepare() first", entry));
-  MemRefDescriptor result(resultRank);
-  std::vector<MemRefDescriptor> arguments;
-  arguments.reserve(inputs.size() + prepared.size());
-  for (const NpyArray *input : inputs)
-    arguments.push_back(MemRefDescriptor::describe(*input));
-  for (const NpyArray &input : prepared)
-    arguments.push_back(MemRefDescriptor::describe(input));
-  std::vector<void *> pointers;
-  pointers.push_back(result.address());
-  for (MemRefDescriptor &argument : arguments)
-    pointers.push_back(argument.address());
-  std::vector<void *> packedArgs;
-  for (void *&pointer : pointers)
-    packedArgs.push_back(&pointer);
-  packed(packedArgs.data());
-
-  std::vector<int64_t> shape;
-  for (int64_t i = 0; i < resultRank; ++i)
-    shape.push_back(result.size(i));
-  // The sizes come from compiled code; a wrong one must not become a huge
-  // or negative allocation.
-  if (!getByteCount(shape, ElementType::F32))
-    return createStringError(
-        llvm::formatv("the compiled function returned the invalid shape {0}",
-                      formatShape(shape)));
-  NpyArray output = NpyArray::zeros(ElementType::F32, shape);
-  const float *base =
-      static_cast<const float *>(result.aligned()) + result.offset();
+  auto result = callBuffers(asBuffers(inputs));
+  if (!result)
+    return result.takeError();
+  NpyArray output = NpyArray::zeros(ElementType::F32, result->shape);
   float *out = output.f32();
   int64_t count = output.numElements();
   // The function boundary has the identity layout, so the result is one
@@ -255,33 +210,34 @@ CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
   // `--repeat` would time as part of every call).
   bool rowMajor = true;
   for (int64_t i = resultRank - 1, stride = 1; i >= 0; --i) {
-    rowMajor &= shape[i] == 1 || result.stride(i) == stride;
-    stride *= shape[i];
+    rowMajor &= result->shape[i] == 1 || result->strides[i] == stride;
+    stride *= result->shape[i];
   }
   if (rowMajor && count > 0)
-    std::memcpy(out, base, count * sizeof(float));
+    std::memcpy(out, result->data, count * sizeof(float));
   // Otherwise copy out element by element along the strides it chose.
   std::vector<int64_t> index(resultRank, 0);
   for (int64_t linear = 0; !rowMajor && linear < count; ++linear) {
     int64_t position = 0;
     for (int64_t i = 0; i < resultRank; ++i)
-      position += index[i] * result.stride(i);
-    out[linear] = base[position];
+      position += index[i] * result->strides[i];
+    out[linear] = result->data[position];
     for (int64_t i = resultRank - 1; i >= 0; --i) {
-      if (++index[i] < shape[i])
+      if (++index[i] < result->shape[i])
         break;
       index[i] = 0;
     }
   }
   // The caller owns a buffer the function allocated, not an input; the next
   // call will allocate the same.
-  if (!pointsIntoInputs(result.allocated(), inputs))
-    buffer_cache::release(result.allocated());
+  if (result->owned)
+    releaseResult(result->allocated);
   return output;
 }
 
 // Caller-owned buffers in, the compiled code's result buffer out, no copies
-// (the Python package's path, python/; prepare above goes through it too).
+// (the Python package's path, python/; prepare and call above go through
+// them too).
 
 llvm::Expected<unsigned>
 CompiledFunction::prepareBuffers(llvm::ArrayRef<BufferRef> inputs) {

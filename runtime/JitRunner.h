@@ -92,6 +92,10 @@ public:
 private:
   CompiledFunction() = default;
 
+  /// `inputs` as the buffers they hold, for prepareBuffers and callBuffers.
+  static std::vector<BufferRef>
+  asBuffers(llvm::ArrayRef<const NpyArray *> inputs);
+
   /// Whether the module has `<entry>_prepare<index>`.
   bool hasPrepareFunction(unsigned index) const;
 
