@@ -62,6 +62,11 @@ if subprocess.run([sys.executable, "-c", "import torch"],
 import glob
 if glob.glob(os.path.join(config.mha_obj_root, "python", "mha", "_mha*.so")):
     config.available_features.add("python-mha")
+# What docs/tutorial.md's `requires:` blocks may use (test/docs).
+config.substitutions.append(
+    ("%doc_features",
+     "--available python-mha" if "python-mha" in config.available_features
+     else ""))
 
 # `%expect-exit CODE COMMAND...`: COMMAND must exit with exactly CODE (the
 # exit codes of README.md, "The tools"); `not` accepts any failure.

@@ -12,7 +12,11 @@ The page marks what the reader should see:
       block printed, in order; "..." in a line matches anything, and a line
       that is only "..." is skipped;
   <!-- skip-test: REASON -->  (right before a ```sh block)
-      the block is not run (a long benchmark, an optional dependency).
+      the block is not run (a long benchmark, an optional dependency);
+  <!-- requires: FEATURE -->  (right before a ```sh block)
+      the block runs only where --available FEATURE is given (e.g.
+      python-mha: the build has the Python package; the sanitizer build
+      does not), and is reported skipped otherwise.
 
 The commands are written as a reader types them from the repository root:
 `build/bin/` is replaced by --bin (`build/python` by its sibling python/) and `/tmp/mha-tutorial` by --tmp, so the
@@ -30,6 +34,7 @@ import sys
 FENCE = re.compile(r"^```(\S*)\s*$")
 EXPECT = re.compile(r"^<!--\s*expect:\s*(.*?)\s*-->\s*$")
 SKIP = re.compile(r"^<!--\s*skip-test:\s*(.*?)\s*-->\s*$")
+REQUIRES = re.compile(r"^<!--\s*requires:\s*(\S+)\s*-->\s*$")
 OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
 
 
@@ -64,7 +69,10 @@ def parse(lines):
         i += 1  # the closing fence
         if language == "sh":
             skip = SKIP.match(marker or "")
-            blocks.append(Block(start + 1, "\n".join(body), skip.group(1) if skip else None))
+            requires = REQUIRES.match(marker or "")
+            block = Block(start + 1, "\n".join(body), skip.group(1) if skip else None)
+            block.requires = requires.group(1) if requires else None
+            blocks.append(block)
         elif marker and OUTPUT.match(marker) and blocks:
             blocks[-1].output = [line.strip() for line in body if line.strip()]
         marker = None
@@ -112,6 +120,9 @@ def main():
     parser.add_argument("--root", required=True, help="where the commands run")
     parser.add_argument("--bin", required=True, help="replaces build/bin/")
     parser.add_argument("--tmp", required=True, help="replaces /tmp/mha-tutorial")
+    parser.add_argument("--available", action="append", default=[],
+                        metavar="FEATURE",
+                        help="a feature that `requires:` blocks may need")
     args = parser.parse_args()
 
     with open(args.page) as f:
@@ -124,6 +135,9 @@ def main():
     for block in blocks:
         if block.skip:
             print("%s:%d: skipped (%s)" % (name, block.line, block.skip))
+            continue
+        if block.requires and block.requires not in args.available:
+            print("%s:%d: skipped (needs %s)" % (name, block.line, block.requires))
             continue
         script = block.text.replace("build/bin/", args.bin.rstrip("/") + "/")
         # The Python package sits beside the tools' folder (python/).
