@@ -248,12 +248,22 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
     if (failed(dims) || dims->m.empty() || dims->n.empty())
       return std::nullopt;
     // Rows are broadcasts, one FMA each, so any count of them fills the
-    // registers: a divisor of a static row count needs no mask. A `?` count
-    // is cut into whole blocks, the last one peeled off and masked.
+    // registers: a divisor of a static row count needs no mask, unless it is
+    // so small (5 of 100) that each block reuses a row of the right operand
+    // only a few times; then, as for a `?` count, whole blocks and a peeled,
+    // masked last one.
     unsigned row = dims->m.back(), col = dims->n.back();
-    int64_t rows = ShapedType::isDynamic(ranges[row])
-                       ? options.rows
-                       : largestDivisorAtMost(ranges[row], options.rows);
+    int64_t rows = options.rows;
+    if (ShapedType::isStatic(ranges[row])) {
+      int64_t divisor = largestDivisorAtMost(ranges[row], options.rows);
+      // A few rows past a block (9 or 10 of 8) are one block: the
+      // accumulators still fit the registers, and a peeled block of one
+      // row would cost as much as a whole one.
+      if (ranges[row] <= options.rows + options.rows / 2)
+        rows = ranges[row];
+      else if (2 * divisor > options.rows)
+        rows = divisor;
+    }
     blocks.sizes[row] = blocks.vectorSizes[row] = rows;
     alongLanes(col, options.cols);
     return blocks;
