@@ -12,8 +12,8 @@ llvm::Error mlir::mha::checkOptionRange(llvm::StringRef name, int64_t value,
   if (value >= min && value <= max)
     return llvm::Error::success();
   return llvm::createStringError(
-      llvm::formatv("{0} must be between {1} and {2}, got {3}", name, min,
-                    max, value)
+      llvm::formatv("{0} must be between {1} and {2}, got {3}", name, min, max,
+                    value)
           .str());
 }
 
@@ -30,8 +30,9 @@ mlir::mha::checkTileAttentionOptions(const MhaTileAttentionOptions &options,
                           kMaxKeySplits);
 }
 
-llvm::Error mlir::mha::checkTileProjectionsOptions(
-    const MhaTileProjectionsOptions &options, llvm::StringRef prefix) {
+llvm::Error
+mlir::mha::checkTileProjectionsOptions(const MhaTileProjectionsOptions &options,
+                                       llvm::StringRef prefix) {
   if (auto error = checkOptionRange((prefix + "row-tile").str(),
                                     options.rowTile, 0, kMaxTileSize))
     return error;

@@ -197,14 +197,15 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm) {
 /// of range while the pipeline is parsed, so `mha-opt
 /// --mha-to-llvm="key-splits=0"` is a bad command line (exit code 2) and
 /// never reaches a pass.
-static void registerMhaPipeline(
-    llvm::StringRef name, llvm::StringRef description,
-    void (*build)(OpPassManager &, const MhaPipelineOptions &)) {
+static void registerMhaPipeline(llvm::StringRef name,
+                                llvm::StringRef description,
+                                void (*build)(OpPassManager &,
+                                              const MhaPipelineOptions &)) {
   registerPassPipeline(
       name, description,
-      [name = name.str(), build](
-          OpPassManager &pm, llvm::StringRef text,
-          llvm::function_ref<LogicalResult(const llvm::Twine &)> onError) {
+      [name = name.str(),
+       build](OpPassManager &pm, llvm::StringRef text,
+              llvm::function_ref<LogicalResult(const llvm::Twine &)> onError) {
         MhaPipelineOptions options;
         if (failed(options.parseFromString(text)))
           return failure();

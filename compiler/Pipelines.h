@@ -3,8 +3,8 @@
 #ifndef MHA_COMPILER_PIPELINES_H
 #define MHA_COMPILER_PIPELINES_H
 
-#include "compiler/attention/AttentionPath.h"
 #include "compiler/Passes.h"
+#include "compiler/attention/AttentionPath.h"
 
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/Support/Error.h"

@@ -51,8 +51,8 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
   batch = knownSize(builder, loc, {{query, 0}, {key, 0}, {value, 0}});
   numQueries = knownSize(builder, loc, queryDims);
   numKeys = knownSize(builder, loc, keyDims);
-  causalOffset = buildCausalOffset(builder, loc, causalBottomRight,
-                                   numQueries, numKeys);
+  causalOffset =
+      buildCausalOffset(builder, loc, causalBottomRight, numQueries, numKeys);
 
   // A mask whose batch is only known at run time is 1 (broadcast) or B.
   if (mask && cast<RankedTensorType>(mask.getType()).isDynamicDim(0)) {

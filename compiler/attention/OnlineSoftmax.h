@@ -1,4 +1,5 @@
-//===- OnlineSoftmax.h - Flash-style attention of one query tile -*- C++ -*-===//
+//===- OnlineSoftmax.h - Flash-style attention of one query tile -*- C++
+//-*-===//
 //
 // Builds, in linalg on tensors, the attention of one query tile of one head
 // against its keys one block at a time: the running row maximum m, the

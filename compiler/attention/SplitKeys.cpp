@@ -15,10 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Passes.h"
 #include "compiler/attention/AttentionPath.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/attention/OnlineSoftmax.h"
-#include "compiler/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -53,8 +53,8 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(op, "dynamic query tiles");
     // Sizes come from the graph, which may be hostile: every product is
     // checked (a product that overflows is certainly not "few tiles").
-    std::optional<int64_t> queryTiles = llvm::checkedMul<int64_t>(
-        shape.batch, shape.heads);
+    std::optional<int64_t> queryTiles =
+        llvm::checkedMul<int64_t>(shape.batch, shape.heads);
     if (queryTiles)
       queryTiles = llvm::checkedMul<int64_t>(
           *queryTiles, llvm::divideCeil(shape.queries, queryTile));

@@ -24,11 +24,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/OptionRanges.h"
+#include "compiler/Passes.h"
 #include "compiler/attention/AttentionPath.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/attention/OnlineSoftmax.h"
-#include "compiler/OptionRanges.h"
-#include "compiler/Passes.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -141,8 +141,8 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
       AffineMap minMap = AffineMap::get(2, 0, {d0, d1}, rewriter.getContext());
       OpFoldResult diagonal = queryStart;
       if (tiling.causalOffset)
-        diagonal =
-            apply(d0 + d1, {queryStart, getAsOpFoldResult(tiling.causalOffset)});
+        diagonal = apply(d0 + d1,
+                         {queryStart, getAsOpFoldResult(tiling.causalOffset)});
       auto atLeastZero = [&](OpFoldResult bound) {
         if (!tiling.causalOffset)
           return bound;

@@ -41,10 +41,10 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -170,9 +170,8 @@ std::optional<int64_t> dimBound(Value tensor, unsigned dim, int depth) {
     return sizeBound(empty.getMixedSizes()[dim], depth + 1);
   if (auto destination =
           dyn_cast_or_null<DestinationStyleOpInterface>(producer))
-    return dimBound(
-        destination.getTiedOpOperand(cast<OpResult>(tensor))->get(), dim,
-        depth + 1);
+    return dimBound(destination.getTiedOpOperand(cast<OpResult>(tensor))->get(),
+                    dim, depth + 1);
   if (auto loop = dyn_cast_or_null<scf::ForOp>(producer))
     return dimBound(loop.getInits()[cast<OpResult>(tensor).getResultNumber()],
                     dim, depth + 1);
@@ -189,8 +188,8 @@ std::optional<int64_t> sizeBound(OpFoldResult size, int depth) {
     std::optional<int64_t> bound;
     for (AffineExpr result : min.getAffineMap().getResults())
       if (auto constant = dyn_cast<AffineConstantExpr>(result))
-        bound = std::min(bound.value_or(constant.getValue()),
-                         constant.getValue());
+        bound =
+            std::min(bound.value_or(constant.getValue()), constant.getValue());
     return bound;
   }
   if (auto dim = value.getDefiningOp<tensor::DimOp>())
@@ -396,7 +395,8 @@ LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
   // matmul of the batch's slices. As such its vector.contract has one
   // reduction dimension, which the outer-product lowering needs (with two,
   // it falls back to one dot product per result element).
-  if (auto batched = dyn_cast<linalg::BatchReduceMatmulOp>(block.getOperation()))
+  if (auto batched =
+          dyn_cast<linalg::BatchReduceMatmulOp>(block.getOperation()))
     if (FailureOr<linalg::MatmulOp> matmul =
             batchOfOneToMatmul(rewriter, batched);
         succeeded(matmul)) {
@@ -506,13 +506,13 @@ struct MaskedReductionAsSelect : OpRewritePattern<vector::MaskOp> {
     TypedAttr identity =
         elementType ? reductionIdentity(reduction.getKind(), elementType)
                     : TypedAttr();
-    if (!identity || mask.getMask().getType() !=
-                         sourceType.clone(rewriter.getI1Type()))
+    if (!identity ||
+        mask.getMask().getType() != sourceType.clone(rewriter.getI1Type()))
       return rewriter.notifyMatchFailure(mask, "no identity to mask with");
     Location loc = reduction.getLoc();
-    Value neutral = arith::ConstantOp::create(
-        rewriter, loc, sourceType,
-        DenseElementsAttr::get(sourceType, identity));
+    Value neutral =
+        arith::ConstantOp::create(rewriter, loc, sourceType,
+                                  DenseElementsAttr::get(sourceType, identity));
     Value kept = arith::SelectOp::create(rewriter, loc, mask.getMask(),
                                          reduction.getSource(), neutral);
     rewriter.replaceOpWithNewOp<vector::MultiDimReductionOp>(

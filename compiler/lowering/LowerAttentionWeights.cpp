@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/lowering/LowerToLinalg.h"
 #include "compiler/Passes.h"
+#include "compiler/lowering/LowerToLinalg.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

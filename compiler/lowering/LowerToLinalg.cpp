@@ -510,10 +510,10 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     // Which keys a query may attend: the mask (a leading 1 broadcasts over
     // the batch) and, when causal, key index <= query index (+ S - T when
     // bottom-right aligned).
-    Causality causality{causal, causal ? buildCausalOffset(
-                                             b.b, b.loc, causalBottomRight,
-                                             sizes.queries, sizes.keys)
-                                       : Value()};
+    Causality causality{
+        causal, causal ? buildCausalOffset(b.b, b.loc, causalBottomRight,
+                                           sizes.queries, sizes.keys)
+                       : Value()};
     SmallVector<Value> maskInputs;
     SmallVector<AffineMap> maskMaps;
     if (mask) {
@@ -626,8 +626,8 @@ private:
       return allowed;
     Value queryIndex = linalg::IndexOp::create(nb, nloc, 2);
     Value keyIndex = linalg::IndexOp::create(nb, nloc, 3);
-    Value beforeQuery = buildCausalPredicate(nb, nloc, keyIndex, queryIndex,
-                                             causality.offset);
+    Value beforeQuery =
+        buildCausalPredicate(nb, nloc, keyIndex, queryIndex, causality.offset);
     if (!allowed)
       return beforeQuery;
     return arith::AndIOp::create(nb, nloc, allowed, beforeQuery);
@@ -717,8 +717,8 @@ Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
                                              double scale) {
   LinalgBuilder b(builder, loc);
   auto sizes = LowerSdpa::ScoreSizes::of(b, query, key, /*value=*/{}, mask);
-  return LowerSdpa::buildSoftmax(b, query, key, mask, causal,
-                                 causalBottomRight, scale, sizes, sizes.keys,
+  return LowerSdpa::buildSoftmax(b, query, key, mask, causal, causalBottomRight,
+                                 scale, sizes, sizes.keys,
                                  [](Value weights) { return weights; });
 }
 
