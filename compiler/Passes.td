@@ -121,7 +121,9 @@ def MhaPrepareWeights : Pass<"mha-prepare-weights", "ModuleOp"> {
     `@<name>_prepare<i>` with the same arguments, which returns it
     flattened to a 1-D f32 tensor. `@<name>` gets that tensor as a new last
     argument (named `<name>_prepare<i>`) and reshapes it back; the ops that
-    only computed it are erased. Views (`expand_shape`, `extract_slice`, ...)
+    only computed it are erased. `@<name>` records the prepare functions,
+    in the order of its new arguments, in its `mha.prepare_functions`
+    attribute: what a runtime reads to know what to call. Views (`expand_shape`, `extract_slice`, ...)
     stay in place, since they cost nothing.
 
     A runtime calls the prepare functions once after compiling and passes

@@ -212,7 +212,7 @@ public:
   /// Tags the op of a projection's contraction, so that
   /// `mha-tile-projections` finds it among attention's contractions.
   Value markProjection(Value contraction) {
-    contraction.getDefiningOp()->setAttr(kProjectionAttrName,
+    contraction.getDefiningOp()->setAttr(MhaDialect::ProjectionAttrHelper::getNameStr(),
                                          UnitAttr::get(ctx));
     return contraction;
   }
