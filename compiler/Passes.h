@@ -54,11 +54,6 @@ void populateFoldHeadLayoutsPatterns(RewritePatternSet &patterns);
 /// one projection by the concatenated weights, plus slices.
 void populateFuseProjectionsPatterns(RewritePatternSet &patterns);
 
-/// Adds the conversion pattern that rewrites `tensor.concat` (the packed
-/// weights) into `linalg.copy` of each operand into a slice of the result,
-/// whose bufferization needs no runtime copy function.
-void populateConcatToLinalgPatterns(RewritePatternSet &patterns);
-
 /// Adds the pattern that tiles each linalg op marked `mha.projection`
 /// into an `scf.forall` over its parallel result dimensions, with the tile
 /// sizes of `options`.

@@ -226,7 +226,8 @@ def MhaLowerStridedCopies : Pass<"mha-lower-strided-copies", "func::FuncOp"> {
     is not contiguous to a call of `memrefCopy` from MLIR's C runner
     utilities, which neither the JIT of `mha-run` nor the libraries of
     `mha-compile` link. This pass rewrites those copies (bufferization
-    makes them for strided tiles) into `linalg.copy`, which
+    makes them for strided tiles and for the `tensor.concat` of the packed
+    weights) into `linalg.copy`, which
     `convert-linalg-to-loops` lowers to loops. Contiguous copies stay
     `memref.copy` (a memcpy).
   }];

@@ -692,7 +692,6 @@ struct MhaLowerToLinalgPass
     target.addIllegalDialect<MhaDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
-    target.addIllegalOp<tensor::ConcatOp>();
     RewritePatternSet patterns(&getContext());
     populateMhaToLinalgPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
@@ -706,8 +705,6 @@ void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerProject, LowerSplitHeads, LowerSdpa, LowerConcatHeads,
                LowerOutputProject>(patterns.getContext());
   populateAttentionWeightsToLinalgPatterns(patterns);
-  // The packed weights of mha-fuse-projections.
-  populateConcatToLinalgPatterns(patterns);
 }
 
 Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
