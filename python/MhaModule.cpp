@@ -87,6 +87,8 @@ public:
     mlir::mha::registerMhaDialects(registry);
     context = std::make_unique<mlir::MLIRContext>(registry);
     context->loadAllAvailableDialects();
+    // An exception says where in the graph, not the whole op again.
+    context->printOpOnDiagnostic(false);
 
     std::unique_ptr<llvm::MemoryBuffer> buffer;
     if (isText) {
@@ -342,16 +344,15 @@ private:
     }
   }
 
-  /// Compiles the function that returns the attention weights, once: the
-  /// graph's entry goes through mha-extract-attention-weights, is dropped,
-  /// and what is left goes through the layer's pipeline.
-  void compileWeights() {
-    if (weights.function)
+  /// Adds the function that returns the attention weights, once, to a copy
+  /// of the graph (mha-extract-attention-weights) whose entry is dropped:
+  /// weightsModule and weightsEntry. Raises ValueError for a graph the pass
+  /// refuses (not exactly one attention).
+  void extractWeights() {
+    if (weightsModule)
       return;
     size_t logged = diagnostics.size();
     std::string entryName = graph.entry.getSymName().str();
-    std::string weightsName =
-        mlir::mha::getAttentionWeightsFunctionName(entryName);
     mlir::OwningOpRef<mlir::ModuleOp> extracted = graph.module->clone();
     mlir::PassManager extract(context.get());
     extract.addPass(mlir::mha::createMhaExtractAttentionWeights({entryName}));
@@ -359,24 +360,34 @@ private:
       throw py::value_error(withDiagnostics(
           "cannot compute the attention weights of @" + entryName, diagnostics,
           logged));
-    // Only the weights are compiled here; the layer is compiled already.
+    // Only the weights are compiled from it; the layer is compiled already.
     if (auto layerFunction =
             extracted->lookupSymbol<mlir::func::FuncOp>(entryName))
       layerFunction.erase();
-    weightsEntry = extracted->lookupSymbol<mlir::func::FuncOp>(weightsName);
-    mlir::OwningOpRef<mlir::ModuleOp> lowered = extracted->clone();
+    weightsEntry = extracted->lookupSymbol<mlir::func::FuncOp>(
+        mlir::mha::getAttentionWeightsFunctionName(entryName));
+    weightsModule = std::move(extracted);
+  }
+
+  /// Compiles the function that returns the attention weights, once, with
+  /// the layer's pipeline.
+  void compileWeights() {
+    if (weights.function)
+      return;
+    extractWeights();
+    size_t logged = diagnostics.size();
+    mlir::OwningOpRef<mlir::ModuleOp> lowered = weightsModule->clone();
     mlir::PassManager pm(context.get());
     mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
     if (failed(pm.run(*lowered)))
       throw std::runtime_error(withDiagnostics(
           "lowering the attention weights failed", diagnostics, logged));
     llvm::StringRef libomp = MHA_LIBOMP_PATH;
-    auto compiled = CompiledFunction::create(*lowered, weightsName, /*rank=*/4,
-                                             {libomp});
+    auto compiled = CompiledFunction::create(
+        *lowered, weightsEntry.getSymName(), /*rank=*/4, {libomp});
     if (!compiled)
       throw std::runtime_error("JIT compilation failed: " +
                                message(compiled.takeError()));
-    weightsModule = std::move(extracted);
     weights.function = std::move(*compiled);
   }
 
@@ -491,6 +502,19 @@ private:
         .cast<py::array>();
   }
 
+  /// Whether the graph has exactly one attention, whose scores' shape
+  /// weightsShape can tell.
+  bool checkOneAttention() {
+    int count = 0;
+    graph.entry.walk([&](mlir::Operation *op) {
+      count += mlir::isa<mlir::mha::AttentionOp, mlir::mha::SdpaOp>(op);
+    });
+    if (count != 1)
+      return false;
+    extractWeights();
+    return true;
+  }
+
   /// Checks that the arguments' shapes fit together (runtime::
   /// checkShapesFitTogether, which verifies a specialized copy of the
   /// graph) and that the result fits in memory next to the inputs, as
@@ -520,6 +544,15 @@ private:
                          formatShape(resultType.getShape()) + " float32";
       checkMemory(resultType.getShape(), what);
       checkMemory(resultType.getShape(), what, inputBytes);
+    }
+    // The decomposed path holds every score [B, H, T, S] at once (the
+    // fused one a tile of them; `auto` decomposes only T*S < 16).
+    if (pipelineOptions.attention == mlir::mha::AttentionMode::Decomposed &&
+        checkOneAttention()) {
+      std::vector<int64_t> scores = weightsShape(shapes);
+      checkMemory(scores, "the attention scores of shape " +
+                              formatShape(scores) +
+                              " float32 (attention=decomposed)");
     }
     std::lock_guard<std::mutex> lock(shapesMutex);
     acceptedShapes = std::move(shapes);
