@@ -113,11 +113,15 @@ BENCH_ARGS ?=
 BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 
 # Then odd lengths and `?` sizes against the shapes the tiles divide
-# (bench/every_shape.py; --quick in BENCH_ARGS shortens it too).
+# (bench/every_shape.py), and the Python package against mha-run and
+# nn.MultiheadAttention (bench/python_vs_torch.py, in Debian's python3,
+# where python3-torch lives); --quick in BENCH_ARGS shortens both.
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
 	python3 bench/every_shape.py --bin $(BUILD_DIR)/bin \
+	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	/usr/bin/python3 bench/python_vs_torch.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:
