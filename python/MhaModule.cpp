@@ -43,13 +43,15 @@ namespace py = pybind11;
 using namespace ::mha::runtime;
 
 #ifndef MHA_LIBOMP_PATH
-#error "MHA_LIBOMP_PATH: the libomp the compiled code calls (python/CMakeLists.txt)"
+#error "MHA_LIBOMP_PATH: the compiled code's libomp (python/CMakeLists.txt)"
 #endif
 
 namespace {
 
 /// The message of `error`, consumed.
-std::string message(llvm::Error error) { return llvm::toString(std::move(error)); }
+std::string message(llvm::Error error) {
+  return llvm::toString(std::move(error));
+}
 
 /// `what`, then the diagnostics printed since `from` (file, line, column),
 /// which say what `what` only summarizes.
@@ -76,9 +78,9 @@ public:
     if (failed(pipelineOptions.parseFromString(options, parseStream))) {
       // llvm::cl prints a bad value's message to stderr itself.
       std::string why = llvm::StringRef(parseErrors).trim().str();
-      throw py::value_error("bad pipeline options '" + options + "': " +
-                            (why.empty() ? "a value the option does not take"
-                                         : why));
+      throw py::value_error(
+          "bad pipeline options '" + options +
+          "': " + (why.empty() ? "a value the option does not take" : why));
     }
     if (auto error = pipelineOptions.validate())
       throw py::value_error(message(std::move(error)));
@@ -97,12 +99,11 @@ public:
       auto read = readGraphFile(source);
       if (!read)
         throw py::value_error(llvm::formatv("cannot read graph '{0}': {1}",
-                                            source,
-                                            message(read.takeError())));
+                                            source, message(read.takeError())));
       buffer = std::move(*read);
     }
-    auto loaded =
-        loadGraphBuffer(std::move(buffer), entryName, *context, diagnosticsStream);
+    auto loaded = loadGraphBuffer(std::move(buffer), entryName, *context,
+                                  diagnosticsStream);
     if (!loaded)
       throw py::value_error(
           withDiagnostics(message(loaded.takeError()), diagnostics, 0));
@@ -116,12 +117,12 @@ public:
     mlir::PassManager pm(context.get());
     mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
     if (failed(pm.run(*lowered)))
-      throw std::runtime_error(withDiagnostics(
-          "lowering the graph failed", diagnostics, logged));
+      throw std::runtime_error(
+          withDiagnostics("lowering the graph failed", diagnostics, logged));
     llvm::StringRef libomp = MHA_LIBOMP_PATH;
-    auto compiled = CompiledFunction::create(
-        *lowered, graph.entry.getSymName(), graph.signature.result.getRank(),
-        {libomp});
+    auto compiled =
+        CompiledFunction::create(*lowered, graph.entry.getSymName(),
+                                 graph.signature.result.getRank(), {libomp});
     if (!compiled)
       throw std::runtime_error("JIT compilation failed: " +
                                message(compiled.takeError()));
@@ -190,8 +191,8 @@ public:
     checkFitTogether(shapes);
     compileWeights();
     std::vector<int64_t> shape = weightsShape(shapes);
-    checkMemory(shape, "the attention weights of shape " +
-                           formatShape(shape) + " float32");
+    checkMemory(shape, "the attention weights of shape " + formatShape(shape) +
+                           " float32");
     return run(weights, describe(arrays));
   }
 
@@ -199,10 +200,9 @@ public:
   py::list arguments() const {
     py::list list;
     for (const GraphArgument &argument : graph.signature.arguments)
-      list.append(py::make_tuple(argument.name, declaredShape(argument.type),
-                                 argument.type.getElementType().isF32()
-                                     ? "float32"
-                                     : "bool"));
+      list.append(py::make_tuple(
+          argument.name, declaredShape(argument.type),
+          argument.type.getElementType().isF32() ? "float32" : "bool"));
     return list;
   }
 
@@ -306,8 +306,7 @@ private:
                                                  std::defer_lock);
       std::unique_lock<std::shared_mutex> exclusive(compiled.mutex,
                                                     std::defer_lock);
-      if (!pipelineOptions.prepareWeights ||
-          (prepared && compiled.prepared)) {
+      if (!pipelineOptions.prepareWeights || (prepared && compiled.prepared)) {
         shared.lock();
       } else {
         exclusive.lock();
@@ -415,9 +414,8 @@ private:
                     mlir::mha::OutputProjectOp, mlir::mha::AttentionOp,
                     mlir::mha::AttentionWeightsOp>(
                   [](auto op) { return op.inferResultType(); })
-              .Default([](mlir::Operation *) {
-                return mlir::RankedTensorType();
-              });
+              .Default(
+                  [](mlir::Operation *) { return mlir::RankedTensorType(); });
       if (refined)
         op.getResult(0).setType(refined);
     }
@@ -449,7 +447,8 @@ private:
     if (!py::isinstance<py::array>(value))
       throw py::type_error(llvm::formatv(
           "input '{0}': expected a NumPy array, got {1}", argument.name,
-          py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>()));
+          py::str(py::type::handle_of(value).attr("__name__"))
+              .cast<std::string>()));
     auto array = py::reinterpret_borrow<py::array>(value);
     bool wantsF32 = argument.type.getElementType().isF32();
     py::dtype expected =
@@ -476,7 +475,8 @@ private:
   /// A C-order copy of `array`.
   static py::array copyToC(const py::array &array) {
     py::module_ numpy = py::module_::import("numpy");
-    return numpy.attr("array")(array, py::arg("order") = "C", py::arg("copy") = true)
+    return numpy
+        .attr("array")(array, py::arg("order") = "C", py::arg("copy") = true)
         .cast<py::array>();
   }
 
@@ -534,12 +534,13 @@ private:
     if (resultType && resultType.hasStaticShape()) {
       uint64_t inputBytes = 0;
       for (size_t i = 0; i < shapes.size(); ++i)
-        inputBytes += getByteCount(shapes[i], graph.signature.arguments[i]
-                                                      .type.getElementType()
-                                                      .isF32()
-                                                  ? ElementType::F32
-                                                  : ElementType::Bool)
-                          .value_or(0);
+        inputBytes +=
+            getByteCount(
+                shapes[i],
+                graph.signature.arguments[i].type.getElementType().isF32()
+                    ? ElementType::F32
+                    : ElementType::Bool)
+                .value_or(0);
       std::string what = "the output of shape " +
                          formatShape(resultType.getShape()) + " float32";
       checkMemory(resultType.getShape(), what);
@@ -624,11 +625,23 @@ std::string layerGraph(const py::kwargs &kwargs) {
     if (kwargs.contains(key))
       field = kwargs[key].cast<bool>();
   };
-  static const char *known[] = {
-      "batch",  "seq",         "kv_seq",   "d_model",  "kv_dim",
-      "heads",  "kv_heads",    "head_dim", "value_dim", "out_dim",
-      "cross",  "causal",      "mask",     "mask_broadcast", "bias",
-      "split_first", "causal_bottom_right"};
+  static const char *known[] = {"batch",
+                                "seq",
+                                "kv_seq",
+                                "d_model",
+                                "kv_dim",
+                                "heads",
+                                "kv_heads",
+                                "head_dim",
+                                "value_dim",
+                                "out_dim",
+                                "cross",
+                                "causal",
+                                "mask",
+                                "mask_broadcast",
+                                "bias",
+                                "split_first",
+                                "causal_bottom_right"};
   for (auto [key, value] : kwargs) {
     std::string name = py::cast<std::string>(key);
     if (llvm::find(known, name) == std::end(known))
