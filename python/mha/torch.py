@@ -239,6 +239,8 @@ class MultiheadAttention:
                                          queries, keys], list(masked.shape)))
             if masked.ndim == 2 and self._is_causal_mask(masked):
                 causal = True   # the causal kernel skips the masked blocks
+            elif masked.ndim == 2 and not masked.any():
+                pass            # e.g. a float mask of zeros: no mask at all
             else:
                 allowed = ~masked
                 if allowed.ndim == 2:

@@ -91,6 +91,7 @@ for batch_first in (False, True):
             ("key and value apart", (x, kv, value), {}, {}),
             ("bool attn_mask", (x, kv, kv), {"attn_mask": cross_mask}, {}),
             ("float attn_mask", (x, kv, value), {"attn_mask": float_mask}, {}),
+            ("float attn_mask of zeros", (x, x, x), {"attn_mask": torch.zeros(L, L)}, {}),
             ("[N*H, L, S] attn_mask", (x, kv, kv), {"attn_mask": per_head}, {}),
             ("is_causal", (x, x, x), {"is_causal": True},
              {"attn_mask": causal_mask}),
