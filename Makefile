@@ -16,11 +16,14 @@ FUZZ_SECONDS   ?= 60
 # libcairo2-dev: draws the attention maps of mha-run --dump-attention (PNG).
 # python3-numpy: the reference of the differential test (test/differential/),
 # and with python3-dev and pybind11-dev the Python package mha (python/).
-# Optional, not installed here: python3-torch for tools/torch_export.py and
-# mha.torch (their tests are skipped without it).
+# python3-torch: the reference of mha.torch and tools/torch_export.py, so
+# that `make test` runs their tests (test/python/torch.test,
+# test/tools/torch-export.test; lit skips them, saying so, where it is
+# missing); large, hence --no-install-recommends.
 PACKAGES := llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools \
             libomp-22-dev clang-22 libclang-rt-22-dev cmake ninja-build ccache \
-            libgtest-dev libcairo2-dev python3-numpy python3-dev pybind11-dev
+            libgtest-dev libcairo2-dev python3-numpy python3-dev pybind11-dev \
+            python3-torch
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -110,11 +113,15 @@ BENCH_ARGS ?=
 BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 
 # Then odd lengths and `?` sizes against the shapes the tiles divide
-# (bench/every_shape.py; --quick in BENCH_ARGS shortens it too).
+# (bench/every_shape.py), and the Python package against mha-run and
+# nn.MultiheadAttention (bench/python_vs_torch.py, in Debian's python3,
+# where python3-torch lives); --quick in BENCH_ARGS shortens both.
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
 	python3 bench/every_shape.py --bin $(BUILD_DIR)/bin \
+	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	/usr/bin/python3 bench/python_vs_torch.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:
