@@ -111,11 +111,19 @@ BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 
 # Then odd lengths and `?` sizes against the shapes the tiles divide
 # (bench/every_shape.py; --quick in BENCH_ARGS shortens it too).
+# Then decoding with a key/value cache against its bandwidth bound, today's
+# recompute and the PyTorch peer torch_decode.py, which is run where it is
+# (TORCH_DECODE; the row says so when it is absent), and the prefill against
+# the causal layer (bench/decode_vs_bound.py).
+TORCH_DECODE ?= ../shared/peers/torch_decode.py
+
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
 	python3 bench/every_shape.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	python3 bench/decode_vs_bound.py --bin $(BUILD_DIR)/bin \
+	  --torch-decode $(TORCH_DECODE) $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
