@@ -34,6 +34,11 @@ def MhaLowerToLinalg : Pass<"mha-lower-to-linalg", "func::FuncOp"> {
       write the head layout in place. Each projection's contraction carries
       the `mha.projection` unit attribute, which `mha-tile-projections`
       looks for;
+    - `mha.cache_append` becomes an `scf.for` over the sequences that
+      inserts each one's rows at its length (`tensor.insert_slice` into the
+      carried cache, in place once bufferized), skipping a sequence whose
+      rows do not fit (length < 0 or length + T > C);
+    - `mha.sdpa` with `positions` tests key <= position[b] + query;
     - splitting and concatenating heads become `tensor.expand_shape` /
       `tensor.collapse_shape` and a `linalg.transpose`;
     - `mha.sdpa` is decomposed into the score contraction, an explicit
@@ -51,6 +56,7 @@ def MhaLowerToLinalg : Pass<"mha-lower-to-linalg", "func::FuncOp"> {
     "arith::ArithDialect",
     "linalg::LinalgDialect",
     "math::MathDialect",
+    "scf::SCFDialect",
     "tensor::TensorDialect",
   ];
 }
@@ -229,6 +235,24 @@ def MhaLowerStridedCopies : Pass<"mha-lower-strided-copies", "func::FuncOp"> {
     `memref.copy` (a memcpy).
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def MhaDropArgumentResults
+    : Pass<"mha-drop-argument-results", "func::FuncOp"> {
+  let summary = "Drop the results that are argument buffers, also of public "
+                "functions";
+  let description = [{
+    Removes each result of a function (public ones included) whose returned
+    value is one of the function's memref arguments (through `memref.cast`)
+    of the same type: after one-shot bufferization, the key/value caches that
+    `mha.cache_append` updated in place. The caller passed those buffers and
+    sees them updated; returning them would only make the deallocation
+    pipeline clone them for the caller. Upstream's
+    `drop-equivalent-buffer-results` does the same for private functions
+    only. Callers of the function in the module are not updated: run it on
+    entry points.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
 }
 
 def MhaEmitCInterface : Pass<"mha-emit-c-interface", "func::FuncOp"> {

@@ -115,6 +115,16 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   // canonicalizer drops the self-copy.
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // A returned buffer that is always an argument's (a key/value cache that
+  // mha.cache_append updated in place) is no result: the caller has it
+  // already. Without this, the deallocation below would hand the caller a
+  // clone of the cache on every call. Both run after the canonicalizer,
+  // which makes the loop that appends to the cache return the argument
+  // itself (it only writes into it); upstream's pass handles private
+  // functions, ours the public entry points (whose ABI the runtime knows:
+  // GraphSignature's aliased results).
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  pm.addNestedPass<func::FuncOp>(createMhaDropArgumentResults());
 
   // Frees every temporary buffer. A returned buffer is never freed: the
   // ownership-based deallocation gives public functions' results to the

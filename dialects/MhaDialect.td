@@ -39,4 +39,7 @@ def Mha_FloatTensor : RankedTensorOf<[F16, BF16, F32]>;
 /// Attention masks: `true` where a query may attend to a key.
 def Mha_MaskTensor : RankedTensorOf<[I1]>;
 
+/// Per-sequence token counts of a key/value cache (`[B]`).
+def Mha_LengthsTensor : RankedTensorOf<[I64]>;
+
 #endif // MHA_DIALECT_TD

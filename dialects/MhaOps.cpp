@@ -319,10 +319,10 @@ static RankedTensorType inferSdpaType(RankedTensorType query,
 
 void SdpaOp::build(OpBuilder &builder, OperationState &state, Value query,
                    Value key, Value value, Value mask, bool causal,
-                   bool causalBottomRight, FloatAttr scale) {
+                   bool causalBottomRight, FloatAttr scale, Value positions) {
   build(builder, state,
         inferSdpaType(tensorType(query), tensorType(key), tensorType(value)),
-        query, key, value, mask, causal, causalBottomRight, scale);
+        query, key, value, mask, positions, causal, causalBottomRight, scale);
 }
 
 /// `scale` if set, else `1/√dk` (dimension 3 of `query`).
@@ -363,6 +363,28 @@ static LogicalResult verifyCausal(Operation *op, bool causal,
   return op->emitOpError()
          << "expects causal_bottom_right only together with causal, got "
             "causal_bottom_right without causal";
+}
+
+/// `positions [B]` put query `i` of sequence `b` at `positions[b] + i` on the
+/// top-left causal diagonal: they need `causal`, and say nothing about the
+/// bottom-right alignment, which places the queries itself.
+static LogicalResult verifyPositions(Operation *op, ShapeChecker &check,
+                                     Value positions, bool causal,
+                                     bool causalBottomRight, int64_t batch) {
+  if (!positions)
+    return success();
+  if (!causal)
+    return op->emitOpError()
+           << "expects positions only together with causal, got positions "
+              "without causal";
+  if (causalBottomRight)
+    return op->emitOpError()
+           << "expects positions with the top-left causal alignment, got "
+              "causal(bottom_right)";
+  if (failed(check.rank(positions, "positions", 1, "[B]")))
+    return failure();
+  return check.dim("positions size (B)", batch,
+                   tensorType(positions).getDimSize(0));
 }
 
 /// A scale multiplies the scores: it must be a positive finite number.
@@ -416,6 +438,9 @@ LogicalResult SdpaOp::verify() {
       failed(verifyMask(check, getMask(), refineDim(q[0], k[0]), q[2],
                         refineDim(k[2], v[2]))) ||
       failed(verifyCausal(*this, getCausal(), getCausalBottomRight())) ||
+      failed(verifyPositions(*this, check, getPositions(), getCausal(),
+                             getCausalBottomRight(),
+                             refineDim(refineDim(q[0], k[0]), v[0]))) ||
       failed(verifyScale(*this, getScale())))
     return failure();
   return check.result(inferResultType());
@@ -444,8 +469,8 @@ void AttentionWeightsOp::build(OpBuilder &builder, OperationState &state,
   build(builder, state,
         inferAttentionWeightsType(sdpa.getQuery().getType(),
                                   sdpa.getKey().getType()),
-        sdpa.getQuery(), sdpa.getKey(), sdpa.getMask(), sdpa.getCausal(),
-        sdpa.getCausalBottomRight(), sdpa.getScaleAttr());
+        sdpa.getQuery(), sdpa.getKey(), sdpa.getMask(), sdpa.getPositions(),
+        sdpa.getCausal(), sdpa.getCausalBottomRight(), sdpa.getScaleAttr());
 }
 
 double AttentionWeightsOp::getEffectiveScale() {
@@ -462,6 +487,8 @@ LogicalResult AttentionWeightsOp::verify() {
   ArrayRef<int64_t> k = getKey().getType().getShape();
   if (failed(verifyMask(check, getMask(), refineDim(q[0], k[0]), q[2], k[2])) ||
       failed(verifyCausal(*this, getCausal(), getCausalBottomRight())) ||
+      failed(verifyPositions(*this, check, getPositions(), getCausal(),
+                             getCausalBottomRight(), refineDim(q[0], k[0]))) ||
       failed(verifyScale(*this, getScale())))
     return failure();
   return check.result(inferResultType());
@@ -469,6 +496,40 @@ LogicalResult AttentionWeightsOp::verify() {
 
 RankedTensorType AttentionWeightsOp::inferResultType() {
   return inferAttentionWeightsType(getQuery().getType(), getKey().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// CacheAppendOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CacheAppendOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.sameElementType(
+          {{getCache(), "cache"}, {getUpdate(), "update"}})) ||
+      failed(check.rank(getUpdate(), "update", 4, "[B, Hkv, T, d]")) ||
+      failed(check.rank(getCache(), "cache", 4, "[B, Hkv, C, d]")) ||
+      failed(check.rank(getLengths(), "lengths", 1, "[B]")) ||
+      failed(check.isStatic(getCache(), "cache", 1, "head count")) ||
+      failed(check.isStatic(getCache(), "cache", 3, "row width")) ||
+      failed(check.isStatic(getUpdate(), "update", 1, "head count")) ||
+      failed(check.isStatic(getUpdate(), "update", 3, "row width")))
+    return failure();
+  ArrayRef<int64_t> u = getUpdate().getType().getShape();
+  ArrayRef<int64_t> c = getCache().getType().getShape();
+  int64_t lengths = getLengths().getType().getDimSize(0);
+  if (failed(check.dim("update batch", c[0], u[0])) ||
+      failed(check.dim("lengths size (B)", refineDim(c[0], u[0]), lengths)) ||
+      failed(check.dim("update heads (Hkv)", c[1], u[1])) ||
+      failed(check.dim("update row width (d)", c[3], u[3])))
+    return failure();
+  // The new rows must fit in an empty cache; whether they fit after the
+  // rows a sequence already has is only known at run time.
+  if (!ShapedType::isDynamic(u[2]) && !ShapedType::isDynamic(c[2]) &&
+      u[2] > c[2])
+    return emitOpError() << "expects the update length (T = " << u[2]
+                         << ") to be at most the cache capacity (C = " << c[2]
+                         << ")";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

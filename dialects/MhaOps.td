@@ -4,6 +4,7 @@
 #define MHA_OPS_TD
 
 include "dialects/MhaDialect.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -109,7 +110,7 @@ def Mha_SplitHeadsOp : Mha_Op<"split_heads", [Pure]> {
 // mha.sdpa
 //===----------------------------------------------------------------------===//
 
-def Mha_SdpaOp : Mha_Op<"sdpa", [Pure]> {
+def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention of every head";
   let description = [{
     For each batch element `b` and query head `h`:
@@ -131,6 +132,13 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure]> {
       before.
     - `mask [B or 1, T, S]` (`i1`, `true` = may attend), combined with
       `causal` by "and"; a leading 1 broadcasts over the batch.
+    - `causal positions(%len)` (`len : tensor<Bxi64>`, top-left `causal`
+      only): decoding with a key/value cache of capacity `S`
+      (`mha.cache_append`). Query `i` of sequence `b` sits at position
+      `len[b] + i` and may attend key `j` only when `j ≤ len[b] + i`; keys
+      past `len[b] + T − 1` are never read, so the unused capacity of the
+      cache costs nothing. Each sequence has its own length (ragged
+      batches).
     - A query row that may attend to no key gives zeros, never NaN.
 
     ```mlir
@@ -140,23 +148,28 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure]> {
     %d = mha.sdpa %q1, %kc, %vc causal(bottom_right)
         : (tensor<1x8x1x64xf32>, tensor<1x8x300x64xf32>,
            tensor<1x8x300x64xf32>) -> tensor<1x8x1x64xf32>
+    %c = mha.sdpa %q1, %kc, %vc causal positions(%len)
+        : (tensor<4x8x1x64xf32>, tensor<4x8x4096x64xf32>,
+           tensor<4x8x4096x64xf32>, tensor<4xi64>) -> tensor<4x8x1x64xf32>
     ```
   }];
   let arguments = (ins Mha_FloatTensor:$query, Mha_FloatTensor:$key,
                        Mha_FloatTensor:$value, Optional<Mha_MaskTensor>:$mask,
+                       Optional<Mha_LengthsTensor>:$positions,
                        UnitAttr:$causal, UnitAttr:$causal_bottom_right,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
     custom<Causal>($causal, $causal_bottom_right)
+    (`positions` `(` $positions^ `)`)?
     (`scale` `(` $scale^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
     // Infers the result type from the operands.
     OpBuilder<(ins "Value":$query, "Value":$key, "Value":$value,
                    "Value":$mask, "bool":$causal, "bool":$causalBottomRight,
-                   "FloatAttr":$scale)>
+                   "FloatAttr":$scale, CArg<"Value", "{}">:$positions)>
   ];
   let extraClassDeclaration = [{
     /// The result type the operands imply (`?` where they leave a size
@@ -172,12 +185,13 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure]> {
 // mha.attention_weights
 //===----------------------------------------------------------------------===//
 
-def Mha_AttentionWeightsOp : Mha_Op<"attention_weights", [Pure]> {
+def Mha_AttentionWeightsOp
+    : Mha_Op<"attention_weights", [Pure, AttrSizedOperandSegments]> {
   let summary = "the softmax probabilities of `mha.sdpa`, for inspection";
   let description = [{
     The attention weights `softmax(Q[b, h] · K[b, g]ᵀ · scale)` that
     `mha.sdpa` with the same `query`, `key`, `mask`, `causal` (either
-    alignment) and `scale` multiplies its values by: `query [B, H, T, dk]`, `key [B, Hkv, S, dk]`
+    alignment, or `positions`) and `scale` multiplies its values by: `query [B, H, T, dk]`, `key [B, Hkv, S, dk]`
     give `[B, H, T, S]`, row `t` of head `h` being the distribution of query
     `t` over the keys. Keys that may not be attended get exactly 0, and a
     query row that may attend to no key is all 0 (it sums to 0, not 1).
@@ -193,18 +207,20 @@ def Mha_AttentionWeightsOp : Mha_Op<"attention_weights", [Pure]> {
     ```
   }];
   let arguments = (ins Mha_FloatTensor:$query, Mha_FloatTensor:$key,
-                       Optional<Mha_MaskTensor>:$mask, UnitAttr:$causal,
-                       UnitAttr:$causal_bottom_right,
+                       Optional<Mha_MaskTensor>:$mask,
+                       Optional<Mha_LengthsTensor>:$positions,
+                       UnitAttr:$causal, UnitAttr:$causal_bottom_right,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key (`mask` `(` $mask^ `)`)?
     custom<Causal>($causal, $causal_bottom_right)
+    (`positions` `(` $positions^ `)`)?
     (`scale` `(` $scale^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
-    // The weights of `sdpa`: its query, key, mask, causal (and alignment)
-    // and scale.
+    // The weights of `sdpa`: its query, key, mask, causal (and alignment),
+    // positions and scale.
     OpBuilder<(ins "SdpaOp":$sdpa)>
   ];
   let extraClassDeclaration = [{
@@ -366,6 +382,50 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     bool isSplitFirst() { return getWQ().getType().getRank() == 3; }
     /// The tensor keys and values are computed from (`query` if no `kv`).
     Value getKeyValueSource() { return getKv() ? getKv() : getQuery(); }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.cache_append
+//===----------------------------------------------------------------------===//
+
+def Mha_CacheAppendOp : Mha_Op<"cache_append", [
+    Pure, DestinationStyleOpInterface, AllTypesMatch<["cache", "result"]>]> {
+  let summary = "append new keys or values to a cache at per-sequence "
+                "offsets";
+  let description = [{
+    Writes the `T` new rows of each sequence into the cache after the rows it
+    already holds: `result[b, g, lengths[b] + t, :] = update[b, g, t, :]`
+    for every `t < T`; every other row is the cache's.
+
+    - `update [B, Hkv, T, d]`, `cache [B, Hkv, C, d]` (capacity `C`),
+      `lengths [B]` (`i64`, the rows sequence `b` already has); the result
+      has the cache's type. `T ≤ C` where both are static.
+    - The op is destination-style with the cache as its init: bufferized,
+      the rows are written into the cache's buffer in place, so a function
+      that returns the result of an append to its argument updates the
+      caller's cache and copies nothing.
+    - The lengths are not updated: whoever calls the graph adds `T` after
+      each call. A sequence with `lengths[b] < 0` or `lengths[b] + T > C`
+      has no room: its rows are not written (the cache of that sequence is
+      left as it is), so a wrong length never writes outside the cache.
+
+    ```mlir
+    %kc = mha.cache_append %k into %k_cache at %len
+        : tensor<4x8x1x64xf32> into tensor<4x8x4096x64xf32> at tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Mha_FloatTensor:$update, Mha_FloatTensor:$cache,
+                       Mha_LengthsTensor:$lengths);
+  let results = (outs Mha_FloatTensor:$result);
+  let assemblyFormat = [{
+    $update `into` $cache `at` $lengths attr-dict
+    `:` type($update) `into` type($cache) `at` type($lengths)
+  }];
+  let extraClassDeclaration = [{
+    /// The cache is the destination (DestinationStyleOpInterface).
+    MutableOperandRange getDpsInitsMutable() { return getCacheMutable(); }
   }];
   let hasVerifier = 1;
 }

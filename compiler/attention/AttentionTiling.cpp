@@ -33,7 +33,8 @@ OpFoldResult knownSize(OpBuilder &b, Location loc,
 SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
                        int64_t keyTile)
     : op(op), loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
-      value(op.getValue()), mask(op.getMask()), causal(op.getCausal()),
+      value(op.getValue()), mask(op.getMask()), positions(op.getPositions()),
+      causal(op.getCausal()),
       causalBottomRight(op.getCausal() && op.getCausalBottomRight()),
       queryTile(queryTile), keyTile(keyTile) {
   heads = op.getQuery().getType().getDimSize(1);
@@ -126,6 +127,26 @@ Value SdpaTiling::sliceTrailing(OpBuilder &builder, Value source,
   SmallVector<OpFoldResult> strides(sizes.size(), builder.getIndexAttr(1));
   return tensor::ExtractSliceOp::create(builder, loc, type, source, offsets,
                                         sizes, strides);
+}
+
+Value SdpaTiling::loadPosition(OpBuilder &builder, Value b) const {
+  Value position = tensor::ExtractOp::create(builder, loc, positions, b);
+  return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
+                                    position);
+}
+
+OpFoldResult SdpaTiling::getPositionKeyEnd(OpBuilder &builder,
+                                           Value position) const {
+  AffineExpr d0 = builder.getAffineDimExpr(0),
+             d1 = builder.getAffineDimExpr(1);
+  MLIRContext *context = builder.getContext();
+  OpFoldResult end = affine::makeComposedFoldedAffineMin(
+      builder, loc, AffineMap::get(2, 0, {d0, d1}, context),
+      {numKeys, apply(builder, d0 + d1, {position, numQueries})});
+  return affine::makeComposedFoldedAffineMax(
+      builder, loc, AffineMap::get(1, 0, {d0, builder.getAffineConstantExpr(0)},
+                                   context),
+      {end});
 }
 
 Value SdpaTiling::createEmpty(OpBuilder &builder, RankedTensorType type,

@@ -52,6 +52,15 @@ struct SdpaTiling {
   /// block: every query tile of a head needs the same transposed keys.
   LogicalResult transposeKeys(RewriterBase &rewriter);
 
+  /// positions[b] as an index (`tensor.extract` at the builder's insertion
+  /// point); requires `positions`.
+  Value loadPosition(OpBuilder &builder, Value b) const;
+
+  /// The end of the keys that sequence `b` may see with `positions`:
+  /// clamp(position + T, 0, S) (queries of a cache never see past the
+  /// last new token, and a wrong position never reads outside the keys).
+  OpFoldResult getPositionKeyEnd(OpBuilder &builder, Value position) const;
+
   /// An empty tensor of `type`, sized by `sizes` where `type` is dynamic.
   Value createEmpty(OpBuilder &builder, RankedTensorType type,
                     ArrayRef<OpFoldResult> sizes) const;
@@ -69,9 +78,9 @@ struct SdpaTiling {
   /// The op, and where the ops that tile it go.
   SdpaOp op;
   Location loc;
-  /// Its operands; `mask` is null without a mask. `keysT`: Kᵀ once
-  /// `transposeKeys` ran, else null.
-  Value query, key, value, mask, keysT;
+  /// Its operands; `mask` and `positions` are null without them. `keysT`:
+  /// Kᵀ once `transposeKeys` ran, else null.
+  Value query, key, value, mask, positions, keysT;
   /// Its `causal`, `causal_bottom_right` and effective scale.
   bool causal, causalBottomRight;
   double scale;

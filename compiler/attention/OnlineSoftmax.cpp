@@ -187,9 +187,49 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
 }
 
 OnlineSoftmaxState
+OnlineSoftmaxBuilder::iterateKeyRange(const OnlineSoftmaxState &state,
+                                      OpFoldResult begin, OpFoldResult end,
+                                      bool causal) {
+  AffineExpr d0 = builder.getAffineDimExpr(0),
+             d1 = builder.getAffineDimExpr(1);
+  // An empty range (end < begin) stays empty in every loop below.
+  end = affine::makeComposedFoldedAffineMax(
+      builder, loc, AffineMap::get(2, 0, {d0, d1}, builder.getContext()),
+      {begin, end});
+  // The end of the whole blocks of `block` keys from `from`.
+  auto wholeBlocksEnd = [&](OpFoldResult from, int64_t block) {
+    return affine::makeComposedFoldedAffineApply(
+        builder, loc, d0 + (d1 - d0).floorDiv(block) * block, {from, end});
+  };
+  // A block size larger than a static key count would slice past the
+  // scratch (sized by the keys): no such block fits anyway.
+  int64_t keys = cast<RankedTensorType>(tile.key.getType()).getDimSize(0);
+  auto fits = [&](int64_t block) {
+    return ShapedType::isDynamic(keys) || block <= keys;
+  };
+  OnlineSoftmaxState next = state;
+  OpFoldResult from = begin;
+  if (fits(keyTile)) {
+    OpFoldResult fullEnd = wholeBlocksEnd(from, keyTile);
+    next = iterateKeyBlocks(next, from, fullEnd, causal, /*fullBlocks=*/true);
+    from = fullEnd;
+  }
+  if (keyTile > kTailKeys && fits(kTailKeys)) {
+    OpFoldResult tailEnd = wholeBlocksEnd(from, kTailKeys);
+    next = iterateKeyBlocks(next, from, tailEnd, causal,
+                            /*fullBlocks=*/true, kTailKeys);
+    from = tailEnd;
+  }
+  return iterateKeyBlocks(next, from, end, causal, /*fullBlocks=*/false,
+                          std::min(keyTile, kTailKeys));
+}
+
+OnlineSoftmaxState
 OnlineSoftmaxBuilder::iterateKeyBlocks(const OnlineSoftmaxState &state,
                                        OpFoldResult begin, OpFoldResult end,
-                                       bool causal, bool fullBlocks) {
+                                       bool causal, bool fullBlocks,
+                                       int64_t blockKeys) {
+  int64_t keyTile = blockKeys ? blockKeys : this->keyTile;
   Value lower = getValueOrCreateConstantIndexOp(builder, loc, begin);
   Value upper = getValueOrCreateConstantIndexOp(builder, loc, end);
   Value step = arith::ConstantIndexOp::create(builder, loc, keyTile);

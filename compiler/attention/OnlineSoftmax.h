@@ -80,7 +80,21 @@ public:
   /// that every block has exactly BK keys, so their shapes are static.
   OnlineSoftmaxState iterateKeyBlocks(const OnlineSoftmaxState &state,
                                       OpFoldResult begin, OpFoldResult end,
-                                      bool causal, bool fullBlocks);
+                                      bool causal, bool fullBlocks,
+                                      int64_t blockKeys = 0);
+
+  /// The blocks of [begin, end) where `end - begin` is only known at run
+  /// time: as many whole blocks of BK keys as fit, then whole blocks of
+  /// `kTailKeys` keys, then the rest (< kTailKeys keys). The first two loops
+  /// have static shapes (so they are vectorized); only the few keys of the
+  /// last have dynamic ones. Decoding needs it: a sequence's keys end at
+  /// its own length, which no tile size divides.
+  OnlineSoftmaxState iterateKeyRange(const OnlineSoftmaxState &state,
+                                     OpFoldResult begin, OpFoldResult end,
+                                     bool causal);
+
+  /// Keys per block of the tail of `iterateKeyRange`.
+  static constexpr int64_t kTailKeys = 16;
 
   /// out = l == 0 ? 0 : acc / l, in place of acc: a row that attended no
   /// key gives exactly 0.

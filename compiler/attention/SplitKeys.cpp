@@ -42,8 +42,9 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     bool bottomRight = op.getCausal() && op.getCausalBottomRight();
-    if (!SdpaTiling::isF32(op) || (op.getCausal() && !bottomRight) ||
-        maxSplits < 2)
+    bool positions = op.getCausal() && op.getPositions();
+    if (!SdpaTiling::isF32(op) ||
+        (op.getCausal() && !bottomRight && !positions) || maxSplits < 2)
       return rewriter.notifyMatchFailure(op, "no key splits");
     AttentionShape shape = *getAttentionShape(op);
     if (!chooseAttentionPath(shape, mode).fused)
@@ -114,20 +115,31 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
       ValueRange outs = forall.getRegionIterArgs();
 
       // Split p takes whole key blocks [p·chunk, min(S, (p + 1)·chunk)).
+      // With positions, the keys of sequence b end at positions[b] + T
+      // (the cache's capacity after that is never read): the splits share
+      // those.
       AffineExpr d0 = rewriter.getAffineDimExpr(0),
                  d1 = rewriter.getAffineDimExpr(1);
+      Value position;
+      OpFoldResult keysEnd = tiling.numKeys;
+      if (positions) {
+        position = tiling.loadPosition(rewriter, b);
+        keysEnd = tiling.getPositionKeyEnd(rewriter, position);
+      }
       OpFoldResult chunk =
           tiling.apply(rewriter, d0.ceilDiv(keyTile).ceilDiv(splits) * keyTile,
-                       {tiling.numKeys});
+                       {keysEnd});
       OpFoldResult begin = tiling.apply(rewriter, d0 * d1, {split, chunk});
       OpFoldResult end = affine::makeComposedFoldedAffineMin(
           rewriter, loc, AffineMap::get(2, 0, {d0, d1}, rewriter.getContext()),
-          {tiling.numKeys, tiling.apply(rewriter, d0 + d1, {begin, chunk})});
+          {keysEnd, tiling.apply(rewriter, d0 + d1, {begin, chunk})});
 
       OpFoldResult queryStart =
           tiling.apply(rewriter, d0 * queryTile, {tileIndex});
       OpFoldResult rows = tiling.getTileRows(rewriter, queryStart);
       AttentionTile tile = tiling.sliceTile(rewriter, b, h, queryStart, rows);
+      if (position)
+        tile.causalOffset = position;
       OpFoldResult zero = rewriter.getIndexAttr(0),
                    one = rewriter.getIndexAttr(1),
                    dv = rewriter.getIndexAttr(valueDim);
@@ -145,6 +157,14 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
           tiling.sliceTrailing(rewriter, outs[2], rowOffsets, rowSizes, 1));
       bool fullKeyBlocks = tiling.hasFullKeyBlocks(false);
       bool causalBlocks = false;
+      if (positions) {
+        // Each range ends where it ends at run time: whole blocks, then the
+        // tail (iterateKeyRange). One query sees exactly the keys below
+        // positions[b] + 1; more test the diagonal.
+        state = softmax.iterateKeyRange(
+            state, begin, end,
+            /*causal=*/!isConstantIntValue(tiling.numQueries, 1));
+      } else {
       OpFoldResult rangeEnd = end;
       // Decoding (T = 1): the one query is the last and sees every key, so
       // the ranges are those of attention without causality.
@@ -165,6 +185,7 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
       }
       state = softmax.iterateKeyBlocks(state, begin, rangeEnd, causalBlocks,
                                        fullKeyBlocks);
+      }
 
       rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
       auto insert = [&](Value source, Value dest,

@@ -81,8 +81,11 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
 
     // Every query tile of a head reads all its keys transposed: with more
     // than one tile per head, transpose each head once, up front.
+    // Not with positions: the keys are a cache, mostly unused capacity, and
+    // a tile reads only those below its sequence's length.
     std::optional<int64_t> tiles = getConstantIntValue(numQueryTiles);
-    if ((!tiles || *tiles > 1) && failed(tiling.transposeKeys(rewriter)))
+    if ((!tiles || *tiles > 1) && !tiling.positions &&
+        failed(tiling.transposeKeys(rewriter)))
       return rewriter.notifyMatchFailure(op, "could not tile Kᵀ");
 
     // The result, written tile by tile.
@@ -126,13 +129,51 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     OpFoldResult queryStart = apply(d0 * queryTile, {queryBlock});
     OpFoldResult rows = tiling.getTileRows(rewriter, queryStart);
     AttentionTile tile = tiling.sliceTile(rewriter, b, h, queryStart, rows);
+    // With positions, the diagonal of sequence b is moved by positions[b].
+    Value position;
+    if (tiling.positions)
+      tile.causalOffset = position = tiling.loadPosition(rewriter, b);
 
     OnlineSoftmaxBuilder softmax(rewriter, loc, tile, queryTile, keyTile);
     Value accInit = tiling.sliceTrailing(
         rewriter, out, {b, h, queryStart, zero}, {one, one, rows, dv}, 2);
     OnlineSoftmaxState state = softmax.initialize(accInit);
     bool fullKeyBlocks = tiling.hasFullKeyBlocks(causal);
-    if (causal) {
+    if (position) {
+      // Query i of the tile sees keys j <= position + queryStart + i: the
+      // keys end at the tile's last query's diagonal (never past the new
+      // tokens, so the unused capacity of the cache is never read), the
+      // whole blocks below the first query's diagonal need no test, and the
+      // rest (the diagonal blocks; the keys after the last whole block when
+      // decoding) is iterateKeyRange's.
+      MLIRContext *context = rewriter.getContext();
+      AffineMap pair = AffineMap::get(2, 0, {d0, d1}, context);
+      OpFoldResult diagonal = apply(d0 + d1, {queryStart, position});
+      OpFoldResult keyEnd = affine::makeComposedFoldedAffineMax(
+          rewriter, loc, pair,
+          {rewriter.getIndexAttr(0),
+           affine::makeComposedFoldedAffineMin(
+               rewriter, loc, pair,
+               {tiling.numKeys, apply(d0 + d1, {diagonal, rows})})});
+      // (A static key count below BK has no whole block.)
+      std::optional<int64_t> staticKeys = getConstantIntValue(tiling.numKeys);
+      OpFoldResult fullEnd = affine::makeComposedFoldedAffineMax(
+          rewriter, loc, pair,
+          {rewriter.getIndexAttr(0),
+           affine::makeComposedFoldedAffineMin(
+               rewriter, loc, pair,
+               {apply(d0.floorDiv(keyTile) * keyTile, {keyEnd}),
+                apply((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})})});
+      if (staticKeys && *staticKeys < keyTile)
+        fullEnd = zero;
+      else
+        state = softmax.iterateKeyBlocks(state, zero, fullEnd,
+                                         /*causal=*/false, /*fullBlocks=*/true);
+      // One query per tile sees exactly the keys below keyEnd.
+      bool oneQuery = isConstantIntValue(rows, 1);
+      state = softmax.iterateKeyRange(state, fullEnd, keyEnd,
+                                      /*causal=*/!oneQuery);
+    } else if (causal) {
       // Keys after the tile's last query are masked for every row: stop
       // there. Blocks that end at or before the first query are wholly
       // allowed and skip the test. Bottom-right aligned, both bounds move by

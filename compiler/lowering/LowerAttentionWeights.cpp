@@ -28,7 +28,8 @@ struct LowerAttentionWeights : OpConversionPattern<AttentionWeightsOp> {
       return rewriter.notifyMatchFailure(op, "only f32 is lowered");
     Value probabilities = buildAttentionProbabilities(
         rewriter, op.getLoc(), adaptor.getQuery(), adaptor.getKey(),
-        adaptor.getMask(), op.getCausal(), op.getCausalBottomRight(),
+        adaptor.getMask(), adaptor.getPositions(), op.getCausal(),
+        op.getCausalBottomRight(),
         op.getEffectiveScale());
     // The declared type may know sizes that the operands leave open.
     if (probabilities.getType() != op.getType())

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -355,6 +356,80 @@ struct LowerSplitHeads : F32Pattern<SplitHeadsOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// mha.cache_append
+//===----------------------------------------------------------------------===//
+
+/// An `scf.for` over the sequences that inserts each one's new rows into the
+/// cache at its own length (`tensor.insert_slice` at a dynamic offset),
+/// carrying the cache: bufferized, every insert writes the cache's buffer in
+/// place. A sequence whose rows do not fit (length < 0 or length + T > C) is
+/// skipped (`scf.if`), so that a wrong length never writes outside the
+/// cache; the tools check the lengths before a call and say so.
+struct LowerCacheAppend : F32Pattern<CacheAppendOp> {
+  using F32Pattern::F32Pattern;
+
+  Value lower(CacheAppendOp op, OpAdaptor adaptor,
+              LinalgBuilder &b) const override {
+    OpBuilder &builder = b.b;
+    Location loc = b.loc;
+    Value update = adaptor.getUpdate(), cache = adaptor.getCache(),
+          lengths = adaptor.getLengths();
+    auto cacheType = cast<RankedTensorType>(cache.getType());
+    int64_t heads = cacheType.getDimSize(1), width = cacheType.getDimSize(3);
+    Value batch = getValueOrCreateConstantIndexOp(
+        builder, loc, b.knownDim({{cache, 0}, {update, 0}, {lengths, 0}}));
+    OpFoldResult rows = b.dim(update, 2);
+    // C - T in i64: the largest length after which the rows still fit.
+    Type i64 = builder.getI64Type();
+    auto asI64 = [&](OpFoldResult size) -> Value {
+      Value index = getValueOrCreateConstantIndexOp(builder, loc, size);
+      return arith::IndexCastOp::create(builder, loc, i64, index);
+    };
+    Value room = arith::SubIOp::create(builder, loc, asI64(b.dim(cache, 2)),
+                                       asI64(rows));
+    Value zeroI64 = arith::ConstantIntOp::create(builder, loc, i64, 0);
+    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+    SmallVector<OpFoldResult> sizes = {builder.getIndexAttr(1),
+                                       builder.getIndexAttr(heads), rows,
+                                       builder.getIndexAttr(width)};
+    SmallVector<OpFoldResult> strides(4, builder.getIndexAttr(1));
+    auto loop = scf::ForOp::create(
+        builder, loc, zero, batch, one, ValueRange{cache},
+        [&](OpBuilder &nb, Location nloc, Value seq, ValueRange carried) {
+          Value length =
+              tensor::ExtractOp::create(nb, nloc, lengths, ValueRange{seq});
+          Value notNegative = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::sge, length, zeroI64);
+          Value fits = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::sle, length, room);
+          Value ok = arith::AndIOp::create(nb, nloc, notNegative, fits);
+          auto ifOp = scf::IfOp::create(
+              nb, nloc, ok,
+              [&](OpBuilder &tb, Location tloc) {
+                Value offset = arith::IndexCastOp::create(
+                    tb, tloc, tb.getIndexType(), length);
+                OpFoldResult zeroAttr = tb.getIndexAttr(0);
+                Value rowsOfSeq = tensor::ExtractSliceOp::create(
+                    tb, tloc, update,
+                    ArrayRef<OpFoldResult>{seq, zeroAttr, zeroAttr, zeroAttr},
+                    sizes, strides);
+                Value written = tensor::InsertSliceOp::create(
+                    tb, tloc, rowsOfSeq, carried[0],
+                    ArrayRef<OpFoldResult>{seq, zeroAttr, offset, zeroAttr},
+                    sizes, strides);
+                scf::YieldOp::create(tb, tloc, written);
+              },
+              [&](OpBuilder &eb, Location eloc) {
+                scf::YieldOp::create(eb, eloc, carried[0]);
+              });
+          scf::YieldOp::create(nb, nloc, ifOp.getResult(0));
+        });
+    return loop.getResult(0);
+  }
+};
+
 struct LowerConcatHeads : F32Pattern<ConcatHeadsOp> {
   using F32Pattern::F32Pattern;
 
@@ -425,17 +500,36 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
       AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3),
                  d4 = b.d(4);
       AffineExpr kvHead = d1.floorDiv(heads / kvHeads);
-      return b.contraction(
-          weights, value,
-          b.zeros(
-              {sizes.batch, b.index(heads), sizes.queries, b.index(valueDim)}),
-          {b.map(5, {d0, d1, d2, d4}), b.map(5, {d0, kvHead, d4, d3}),
-           b.map(5, {d0, d1, d2, d3})},
-          {kParallel, kParallel, kParallel, kParallel, kReduction});
+      Value init = b.zeros(
+          {sizes.batch, b.index(heads), sizes.queries, b.index(valueDim)});
+      SmallVector<AffineMap> maps = {b.map(5, {d0, d1, d2, d4}),
+                                     b.map(5, {d0, kvHead, d4, d3}),
+                                     b.map(5, {d0, d1, d2, d3})};
+      SmallVector<IteratorType> iterators = {kParallel, kParallel, kParallel,
+                                             kParallel, kReduction};
+      if (!adaptor.getPositions())
+        return b.contraction(weights, value, init, maps, iterators);
+      // With positions, the values past a sequence's length are unused
+      // capacity of a cache: whatever the caller's memory holds, possibly
+      // NaN, which a weight of 0 would not cancel (0 * NaN). Keys that may
+      // not be attended add nothing instead.
+      Value zero = b.f32Constant(0.0);
+      return b.generic(
+          {weights, value}, init, maps, iterators,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+            Value unused = arith::CmpFOp::create(
+                nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
+            product =
+                arith::SelectOp::create(nb, nloc, unused, zero, product);
+            Value sum = arith::AddFOp::create(nb, nloc, args[2], product);
+            linalg::YieldOp::create(nb, nloc, sum);
+          });
     };
-    return buildSoftmax(b, query, key, mask, op.getCausal(),
-                        op.getCausalBottomRight(), op.getEffectiveScale(),
-                        sizes, b.index(valueDim), weighValues);
+    return buildSoftmax(b, query, key, mask, adaptor.getPositions(),
+                        op.getCausal(), op.getCausalBottomRight(),
+                        op.getEffectiveScale(), sizes, b.index(valueDim),
+                        weighValues);
   }
 
   /// The sizes of the score matrix `[B, H, T, S]` other than the heads.
@@ -469,9 +563,11 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
   /// `[B, H, T, rowWidth]` divided by the weights' row sums, and 0 for a row
   /// that may attend no key. Shared by `mha.sdpa` (rows: the weights times
   /// the values) and `mha.attention_weights` (rows: the weights), so that the
-  /// two cannot disagree.
+  /// two cannot disagree. `positions [B]` (i64, or null) move the causal
+  /// diagonal of sequence b by positions[b].
   static Value buildSoftmax(LinalgBuilder &b, Value query, Value key,
-                            Value mask, bool causal, bool causalBottomRight,
+                            Value mask, Value positions, bool causal,
+                            bool causalBottomRight,
                             double scaleFactor, const ScoreSizes &sizes,
                             OpFoldResult rowWidth,
                             function_ref<Value(Value)> weigh) {
@@ -511,9 +607,11 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     // the batch) and, when causal, key index <= query index (+ S - T when
     // bottom-right aligned).
     Causality causality{
-        causal, causal ? buildCausalOffset(b.b, b.loc, causalBottomRight,
-                                           sizes.queries, sizes.keys)
-                       : Value()};
+        causal,
+        causal ? buildCausalOffset(b.b, b.loc, causalBottomRight,
+                                   sizes.queries, sizes.keys)
+               : Value(),
+        causal && positions};
     SmallVector<Value> maskInputs;
     SmallVector<AffineMap> maskMaps;
     if (mask) {
@@ -525,6 +623,12 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
         mask = broadcastMaskBatch(b, mask, batch);
       maskInputs.push_back(mask);
       maskMaps.push_back(b.map(4, {maskBatch, d2, d3}));
+    }
+    // The positions are one more input of the row-wise steps, after the
+    // mask: position[b] for every (head, query, key) of sequence b.
+    if (causality.positions) {
+      maskInputs.push_back(positions);
+      maskMaps.push_back(b.map(4, {d0}));
     }
 
     SmallVector<OpFoldResult> rowSizes = {batch, numHeads, sizes.queries};
@@ -606,28 +710,35 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
   }
 
 private:
-  /// Whether the causal rule applies, and the offset of its diagonal (null:
-  /// top-left, offset 0).
+  /// Whether the causal rule applies, the offset of its diagonal (null:
+  /// top-left, offset 0), and whether the row-wise steps get each
+  /// sequence's position as their last input (which then is the offset).
   struct Causality {
     bool causal;
     Value offset;
+    bool positions;
   };
 
-  /// The mask argument of a row-wise body: just before the output.
-  static unsigned maskArgIndex(ValueRange args) { return args.size() - 2; }
-
   /// Whether the key of this iteration may be attended: the mask element
-  /// (the last input) and, when causal, key index <= query index (+ the
-  /// offset; loop dimensions 3 and 2). Null when every key is allowed.
+  /// and, when causal, key index <= query index (+ the offset, or the
+  /// sequence's position; loop dimensions 3 and 2). The mask and the
+  /// position are the last inputs, in that order. Null when every key is
+  /// allowed.
   static Value allowedIn(OpBuilder &nb, Location nloc, ValueRange args,
                          Value mask, const Causality &causality) {
-    Value allowed = mask ? args[maskArgIndex(args)] : Value();
+    unsigned positionIndex = args.size() - 2;
+    unsigned maskIndex = positionIndex - (causality.positions ? 1 : 0);
+    Value allowed = mask ? args[maskIndex] : Value();
     if (!causality.causal)
       return allowed;
     Value queryIndex = linalg::IndexOp::create(nb, nloc, 2);
     Value keyIndex = linalg::IndexOp::create(nb, nloc, 3);
+    Value offset = causality.offset;
+    if (causality.positions)
+      offset = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(),
+                                          args[positionIndex]);
     Value beforeQuery =
-        buildCausalPredicate(nb, nloc, keyIndex, queryIndex, causality.offset);
+        buildCausalPredicate(nb, nloc, keyIndex, queryIndex, offset);
     if (!allowed)
       return beforeQuery;
     return arith::AndIOp::create(nb, nloc, allowed, beforeQuery);
@@ -691,7 +802,8 @@ struct MhaLowerToLinalgPass
     ConversionTarget target(getContext());
     target.addIllegalDialect<MhaDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
-                           math::MathDialect, tensor::TensorDialect>();
+                           math::MathDialect, scf::SCFDialect,
+                           tensor::TensorDialect>();
     target.addIllegalOp<tensor::ConcatOp>();
     RewritePatternSet patterns(&getContext());
     populateMhaToLinalgPatterns(patterns);
@@ -704,21 +816,19 @@ struct MhaLowerToLinalgPass
 
 void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerProject, LowerSplitHeads, LowerSdpa, LowerConcatHeads,
-               LowerOutputProject>(patterns.getContext());
+               LowerOutputProject, LowerCacheAppend>(patterns.getContext());
   populateAttentionWeightsToLinalgPatterns(patterns);
   // The packed weights of mha-fuse-projections.
   populateConcatToLinalgPatterns(patterns);
 }
 
-Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
-                                             Value query, Value key, Value mask,
-                                             bool causal,
-                                             bool causalBottomRight,
-                                             double scale) {
+Value mlir::mha::buildAttentionProbabilities(
+    OpBuilder &builder, Location loc, Value query, Value key, Value mask,
+    Value positions, bool causal, bool causalBottomRight, double scale) {
   LinalgBuilder b(builder, loc);
   auto sizes = LowerSdpa::ScoreSizes::of(b, query, key, /*value=*/{}, mask);
-  return LowerSdpa::buildSoftmax(b, query, key, mask, causal, causalBottomRight,
-                                 scale, sizes, sizes.keys,
+  return LowerSdpa::buildSoftmax(b, query, key, mask, positions, causal,
+                                 causalBottomRight, scale, sizes, sizes.keys,
                                  [](Value weights) { return weights; });
 }
 

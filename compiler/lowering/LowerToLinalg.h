@@ -21,9 +21,12 @@ namespace mha {
 /// lowering of `mha.sdpa` multiplies its values by, normalized. Keys that may
 /// not be attended get exactly 0, and a row that may attend no key is all 0.
 /// `causalBottomRight` moves the causal diagonal as `mha.sdpa`'s does.
+/// `positions [B]` (i64, or null) put query i of sequence b at
+/// positions[b] + i on the causal diagonal (mha.sdpa's `positions`).
 Value buildAttentionProbabilities(OpBuilder &builder, Location loc, Value query,
-                                  Value key, Value mask, bool causal,
-                                  bool causalBottomRight, double scale);
+                                  Value key, Value mask, Value positions,
+                                  bool causal, bool causalBottomRight,
+                                  double scale);
 
 /// The offset of the causal diagonal (key j is visible to query i when
 /// j <= i + offset): S - T for the bottom-right alignment, folded to a

@@ -40,7 +40,8 @@ resolveLayerConfig(const LayerOptions &o,
       {&o.kvSeqLen, "kv-seq"},   {&o.modelDim, "d-model"},
       {&o.kvDim, "kv-dim"},      {&o.numHeads, "heads"},
       {&o.numKvHeads, "kv-heads"}, {&o.headDim, "head-dim"},
-      {&o.valueDim, "value-dim"}, {&o.outDim, "out-dim"}};
+      {&o.valueDim, "value-dim"}, {&o.outDim, "out-dim"},
+      {&o.kvCache, "kv-cache"}};
   for (auto [option, name] : sizes) {
     if (!*option)
       continue; // its default, or one derived from sizes checked here
@@ -75,6 +76,31 @@ resolveLayerConfig(const LayerOptions &o,
   c.dynamicSeq = o.dynamicSeq;
   // Self-attention's keys are its queries.
   c.dynamicKvSeq = c.cross ? o.dynamicKvSeq : o.dynamicSeq;
+  c.kvCache = o.kvCache.value_or(0);
+  if (c.kvCache) {
+    // A decoding layer is causal self-attention from the tokens' positions
+    // in the caches: no second input, no mask, no other alignment; its
+    // keys and values are projected from each new token alone (split-first
+    // would read other columns of it, which is fine, but the layer has not
+    // been built that way).
+    std::pair<bool, StringRef> refused[] = {
+        {c.cross, o.kvSeqLen ? "kv-seq" : o.kvDim ? "kv-dim" : "cross"},
+        {c.mask, o.maskBroadcast ? "mask-broadcast" : "mask"},
+        {c.causalBottomRight, "causal-bottom-right"},
+        {c.splitFirst, "split-first"}};
+    for (auto [given, name] : refused)
+      if (given)
+        return usageError(optionName("kv-cache") + " cannot be combined with " +
+                          optionName(name) +
+                          " (a decoding layer is causal self-attention from "
+                          "the cache positions)");
+    c.causal = true;
+    if (!c.dynamicSeq && c.seqLen > c.kvCache)
+      return usageError(optionName("seq") + " (" + Twine(c.seqLen) +
+                        ") must be at most " + optionName("kv-cache") + " (" +
+                        Twine(c.kvCache) +
+                        "): the new tokens must fit in the cache");
+  }
 
   if (c.numHeads % c.numKvHeads != 0)
     return usageError(optionName("heads") + " (" + Twine(c.numHeads) +
@@ -107,6 +133,11 @@ resolveLayerConfig(const LayerOptions &o,
     shapes.push_back({"kv", {c.batch, keys, c.kvDim}});
   if (c.mask)
     shapes.push_back({"mask", {c.maskBroadcast ? 1 : c.batch, c.seqLen, keys}});
+  if (c.kvCache) {
+    shapes.push_back({"k_cache", {c.batch, c.numKvHeads, c.kvCache, c.headDim}});
+    shapes.push_back(
+        {"v_cache", {c.batch, c.numKvHeads, c.kvCache, c.valueDim}});
+  }
   for (const auto &[name, shape] : shapes)
     if (!checkedProduct(shape))
       return usageError(
@@ -118,8 +149,87 @@ resolveLayerConfig(const LayerOptions &o,
   return c;
 }
 
+/// The decoding layer of `buildLayerGraph` (`c.kvCache` set).
+static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
+                                                  const LayerConfig &c) {
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  Type f32 = builder.getF32Type();
+  int64_t batchSize = c.dynamicBatch ? ShapedType::kDynamic : c.batch;
+  int64_t queries = c.dynamicSeq ? ShapedType::kDynamic : c.seqLen;
+
+  SmallVector<std::pair<StringRef, Type>> args;
+  auto add = [&](StringRef name, ArrayRef<int64_t> shape, Type element) {
+    args.push_back({name, RankedTensorType::get(shape, element)});
+  };
+  add("x", {batchSize, queries, c.modelDim}, f32);
+  add("w_q", {c.modelDim, c.numHeads * c.headDim}, f32);
+  add("w_k", {c.modelDim, c.numKvHeads * c.headDim}, f32);
+  add("w_v", {c.modelDim, c.numKvHeads * c.valueDim}, f32);
+  add("w_o", {c.numHeads * c.valueDim, c.outDim}, f32);
+  if (c.bias) {
+    add("b_q", {c.numHeads * c.headDim}, f32);
+    add("b_k", {c.numKvHeads * c.headDim}, f32);
+    add("b_v", {c.numKvHeads * c.valueDim}, f32);
+    add("b_o", {c.outDim}, f32);
+  }
+  add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, f32);
+  add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, f32);
+  add("cache_lengths", {batchSize}, builder.getI64Type());
+
+  auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
+  SmallVector<Type> argTypes = llvm::map_to_vector(
+      args, [](const std::pair<StringRef, Type> &arg) { return arg.second; });
+  SmallVector<Type> resultTypes = {resultType, argTypes[argTypes.size() - 3],
+                                   argTypes[argTypes.size() - 2]};
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(
+      builder, loc, "mha", builder.getFunctionType(argTypes, resultTypes));
+  Block *body = func.addEntryBlock();
+  llvm::StringMap<Value> named;
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    func.setArgAttr(index, "mha.name", builder.getStringAttr(arg.first));
+    named[arg.first] = body->getArgument(index);
+  }
+  auto lookup = [&](StringRef name) { return named.lookup(name); };
+
+  // The five steps as mha-expand writes them, with the caches between the
+  // projections and the attention.
+  builder.setInsertionPointToEnd(body);
+  auto heads = [&](StringRef weight, StringRef bias, int64_t numHeads) {
+    Value projected = mlir::mha::ProjectOp::create(
+        builder, loc, lookup("x"), lookup(weight), lookup(bias));
+    return mlir::mha::SplitHeadsOp::create(builder, loc, projected, numHeads)
+        .getResult();
+  };
+  Value q = heads("w_q", "b_q", c.numHeads);
+  Value k = heads("w_k", "b_k", c.numKvHeads);
+  Value v = heads("w_v", "b_v", c.numKvHeads);
+  Value lengths = lookup("cache_lengths");
+  auto append = [&](Value rows, StringRef cache) {
+    Value dest = lookup(cache);
+    return mlir::mha::CacheAppendOp::create(builder, loc, dest.getType(), rows,
+                                            dest, lengths)
+        .getResult();
+  };
+  Value kc = append(k, "k_cache");
+  Value vc = append(v, "v_cache");
+  Value o = mlir::mha::SdpaOp::create(builder, loc, q, kc, vc, /*mask=*/{},
+                                      /*causal=*/true,
+                                      /*causalBottomRight=*/false,
+                                      /*scale=*/{}, lengths);
+  Value concat = mlir::mha::ConcatHeadsOp::create(builder, loc, o);
+  Value y = mlir::mha::OutputProjectOp::create(builder, loc, concat,
+                                               lookup("w_o"), lookup("b_o"));
+  func::ReturnOp::create(builder, loc, ValueRange{y, kc, vc});
+  return module;
+}
+
 OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
                                       const LayerConfig &c) {
+  if (c.kvCache)
+    return buildCacheLayerGraph(context, c);
   OpBuilder builder(&context);
   Location loc = builder.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);

@@ -36,6 +36,9 @@ struct LayerOptions {
   bool causalBottomRight = false;
   /// `?` batch, query length, key length (mha-gen's --dynamic sets all).
   bool dynamicBatch = false, dynamicSeq = false, dynamicKvSeq = false;
+  /// A decoding layer with key/value caches of this capacity (mha-gen's
+  /// --kv-cache): causal self-attention of T new tokens per call.
+  std::optional<int64_t> kvCache;
 };
 
 /// Every size of the layer, with the defaults filled in.
@@ -45,6 +48,8 @@ struct LayerConfig {
   bool cross, causal, causalBottomRight, mask, maskBroadcast, bias,
       splitFirst;
   bool dynamicBatch, dynamicSeq, dynamicKvSeq;
+  /// The caches' capacity C; 0 for a layer without caches.
+  int64_t kvCache;
 };
 
 /// Fills in the defaults (batch 1, T 128, D 512, H 8, S = T, D_kv = D,
@@ -57,6 +62,11 @@ resolveLayerConfig(const LayerOptions &options,
                    llvm::function_ref<std::string(llvm::StringRef)> optionName);
 
 /// Builds `func.func @mha(...)` around one `mha.attention` for `config`.
+/// With `kvCache`, builds the decoding layer instead: the five steps with
+/// `mha.cache_append` of the new keys and values into the arguments
+/// `k_cache [B, Hkv, C, dk]` and `v_cache [B, Hkv, C, dv]` at
+/// `cache_lengths [B]` (i64), and `mha.sdpa ... causal positions(...)`;
+/// it returns `y` and the two updated caches (in that order).
 /// `context` must have the mha and func dialects loaded.
 mlir::OwningOpRef<mlir::ModuleOp> buildLayerGraph(mlir::MLIRContext &context,
                                                   const LayerConfig &config);

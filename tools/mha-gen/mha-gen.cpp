@@ -92,6 +92,14 @@ cl::opt<bool> splitFirst(
 cl::opt<bool> dynamic("dynamic",
                       cl::desc("Make batch and sequence sizes dynamic (?)"),
                       cl::cat(genCategory));
+cl::opt<int64_t> kvCache(
+    "kv-cache",
+    cl::desc("A decoding layer with key/value caches of this capacity C: "
+             "arguments k_cache [B, Hkv, C, dk], v_cache [B, Hkv, C, dv] and "
+             "cache_lengths [B] (i64); appends the T new tokens' keys and "
+             "values at each sequence's length, attends causally from there, "
+             "and returns y and the caches (updated in place)"),
+    cl::init(0), cl::cat(genCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(genCategory));
@@ -129,6 +137,7 @@ std::optional<int64_t> given(const cl::opt<int64_t> &option) {
   o.bias = !noBias;
   o.splitFirst = splitFirst;
   o.dynamicBatch = o.dynamicSeq = o.dynamicKvSeq = dynamic;
+  o.kvCache = given(kvCache);
   return o;
 }
 } // namespace

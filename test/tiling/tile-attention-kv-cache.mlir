@@ -1,0 +1,62 @@
+// RUN: mha-opt %s -split-input-file -mha-tile-attention="query-tile=16 key-tile=8" \
+// RUN:   | FileCheck %s --implicit-check-not=mha.sdpa --implicit-check-not="permutation = [0, 1, 3, 2]"
+
+// Decoding: the key loop of sequence b ends at min(C, len[b] + T) (the
+// unused capacity of the cache is never read) and the cache is never
+// transposed as a whole (each key block is, into a scratch tile).
+
+// CHECK-DAG: #[[END:.+]] = affine_map<(d0, d1) -> (512, d0 + d1 * 16 + 1)>
+// CHECK-LABEL: func.func @decode(
+//  CHECK-SAME:     %[[LEN:[^:]+]]: tensor<2xi64>)
+//       CHECK:   scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) in (2, 4, 1)
+//       CHECK:     %[[L:.+]] = tensor.extract %[[LEN]][%[[B]]] : tensor<2xi64>
+//       CHECK:     %[[P:.+]] = arith.index_cast %[[L]] : i64 to index
+//       CHECK:     affine.min #[[END]](%[[P]], %{{.+}})
+// Whole blocks of 8 keys, then whole blocks of 8 up to the end, then the
+// blocks of the tail (static 8 keys here: the key tile is the tail's size),
+// then the last keys.
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c8
+//       CHECK:       tensor.extract_slice %{{.+}} [8, 16] [1, 1] : tensor<512x16xf32> to tensor<8x16xf32>
+//       CHECK:     scf.for
+//       CHECK:     scf.for
+//       CHECK:       affine.min
+//       CHECK:       tensor.extract_slice %{{.+}} [%{{.+}}, 16] [1, 1] : tensor<512x16xf32> to tensor<?x16xf32>
+func.func @decode(%q: tensor<2x4x1x16xf32>, %kc: tensor<2x2x512x16xf32>, %vc: tensor<2x2x512x16xf32>, %len: tensor<2xi64>) -> tensor<2x4x1x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<2x4x1x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>) -> tensor<2x4x1x16xf32>
+  return %o : tensor<2x4x1x16xf32>
+}
+
+// -----
+
+// One sequence of one head: too few query tiles for the two threads, so
+// the keys below len[0] + T are split in two ranges of whole blocks
+// (flash-decoding's split-K), merged in a fixed order.
+// CHECK-LABEL: func.func @split_keys(
+//  CHECK-SAME:     %[[LEN:[^:]+]]: tensor<1xi64>)
+//       CHECK:   scf.forall (%{{.+}}, %[[B:.+]], %{{.+}}, %{{.+}}) in (2, 1, 1, 1)
+//       CHECK:     tensor.extract %[[LEN]][%[[B]]] : tensor<1xi64>
+//       CHECK:     affine.min
+//       CHECK:     scf.for
+//       CHECK:   linalg.generic
+//       CHECK:     arith.maximumf
+func.func @split_keys(%q: tensor<1x1x1x16xf32>, %kc: tensor<1x1x512x16xf32>, %vc: tensor<1x1x512x16xf32>, %len: tensor<1xi64>) -> tensor<1x1x1x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<1x1x1x16xf32>, tensor<1x1x512x16xf32>, tensor<1x1x512x16xf32>, tensor<1xi64>) -> tensor<1x1x1x16xf32>
+  return %o : tensor<1x1x1x16xf32>
+}
+
+// -----
+
+// A prefill of T tokens into a cache: query tiles as for causal attention,
+// each query tile's diagonal moved by len[b]; the diagonal blocks are
+// tested (key <= len[b] + query).
+// CHECK-LABEL: func.func @prefill(
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 2)
+//       CHECK:     tensor.extract
+//       CHECK:     scf.for
+//       CHECK:     scf.for
+//       CHECK:       linalg.index 1
+//       CHECK:       arith.cmpi sle
+func.func @prefill(%q: tensor<1x2x32x16xf32>, %kc: tensor<1x2x64x16xf32>, %vc: tensor<1x2x64x16xf32>, %len: tensor<1xi64>) -> tensor<1x2x32x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<1x2x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1xi64>) -> tensor<1x2x32x16xf32>
+  return %o : tensor<1x2x32x16xf32>
+}
