@@ -31,13 +31,28 @@ std::string GraphSignature::listNames() const {
                     ", ");
 }
 
-/// The element types mha-run can pass: f32 data and i1 masks.
+/// The element types mha-run can pass: f32 data, i1 masks and i64 cache
+/// lengths.
 static std::optional<ElementType> toNpyType(Type type) {
   if (type.isF32())
     return ElementType::F32;
   if (type.isInteger(1))
     return ElementType::Bool;
+  if (type.isInteger(64))
+    return ElementType::I64;
   return std::nullopt;
+}
+
+/// The argument `value` is, updated in place: the argument itself, or the
+/// result of a chain of `mha.cache_append` whose destination is it.
+static std::optional<unsigned> aliasedArgument(func::FuncOp func,
+                                               Value value) {
+  while (auto append = value.getDefiningOp<mlir::mha::CacheAppendOp>())
+    value = append.getCache();
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (!argument || argument.getOwner() != &func.getBody().front())
+    return std::nullopt;
+  return argument.getArgNumber();
 }
 
 llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
@@ -51,7 +66,8 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
     if (!argument.type || !toNpyType(argument.type.getElementType()))
       return createStringError(
           llvm::formatv("argument '{0}' of @{1} has type {2}; mha-run passes "
-                        "ranked tensors of f32 (or i1 for masks)",
+                        "ranked tensors of f32 (or i1 for masks, i64 for "
+                        "cache lengths)",
                         argument.name, func.getSymName(), argType));
     // An input of a `?` size must be at least 1 long (checkInput); a size
     // written as 0 is no better, and the lowering does not handle it.
@@ -66,16 +82,46 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
                         func.getSymName(), argument.name));
     signature.arguments.push_back(std::move(argument));
   }
-  if (type.getNumResults() != 1)
+  // Every result but one is an argument updated in place (a key/value
+  // cache); the one left is the output.
+  auto ret = func.getBody().empty()
+                 ? func::ReturnOp()
+                 : dyn_cast<func::ReturnOp>(
+                       func.getBody().front().getTerminator());
+  std::optional<unsigned> output;
+  for (unsigned index = 0; index < type.getNumResults(); ++index) {
+    std::optional<unsigned> alias;
+    if (ret && type.getNumResults() > 1)
+      alias = aliasedArgument(func, ret.getOperand(index));
+    if (alias && type.getResult(index) != type.getInput(*alias))
+      return createStringError(llvm::formatv(
+          "result {0} of @{1} is argument '{2}' updated in place but has "
+          "type {3}, not the argument's {4}",
+          index, func.getSymName(), signature.arguments[*alias].name,
+          type.getResult(index), type.getInput(*alias)));
+    signature.resultAliases.push_back(alias);
+    if (alias)
+      continue;
+    if (output)
+      return createStringError(llvm::formatv(
+          "@{0} returns {1} values that are not arguments updated in place "
+          "(results {2} and {3}); mha-run runs functions with one result",
+          func.getSymName(), type.getNumResults(), *output,
+          index));
+    output = index;
+  }
+  if (!output)
     return createStringError(llvm::formatv(
-        "@{0} returns {1} values; mha-run runs functions with one result",
+        "@{0} returns {1} values and none is the output (each is an "
+        "argument updated in place); mha-run runs functions with one result",
         func.getSymName(), type.getNumResults()));
-  signature.result = dyn_cast<RankedTensorType>(type.getResult(0));
+  signature.resultIndex = *output;
+  signature.result = dyn_cast<RankedTensorType>(type.getResult(*output));
   if (!signature.result || !signature.result.getElementType().isF32())
     return createStringError(
         llvm::formatv("@{0} returns {1}; mha-run runs functions that return "
                       "a ranked f32 tensor",
-                      func.getSymName(), type.getResult(0)));
+                      func.getSymName(), type.getResult(*output)));
   // A graph whose relations cannot be derived still runs with data given;
   // only `--random` sizes and mha-compile need them.
   if (auto relations = deriveSizeRelations(func, signature))
@@ -125,6 +171,10 @@ static LogicalResult propagateShapes(func::FuncOp func) {
     // The return keeps the declared (dynamic) result type on purpose.
     if (isa<func::ReturnOp>(op))
       continue;
+    // A destination-style append has its cache's type, which is now the
+    // argument's more precise one.
+    if (auto append = dyn_cast<mlir::mha::CacheAppendOp>(op))
+      append.getResult().setType(append.getCache().getType());
     if (failed(verify(&op)))
       return failure();
     RankedTensorType refined =
@@ -168,10 +218,16 @@ llvm::Error checkShapesFitTogether(func::FuncOp func,
   }
   if (failed(propagateShapes(*copy)))
     return createStringError("the inputs do not fit together: " + messages);
+  // The output is the one result that is not an argument updated in place.
   if (resultType && body.mightHaveTerminator())
-    if (auto ret = dyn_cast<func::ReturnOp>(body.getTerminator()))
-      if (ret.getNumOperands() == 1)
-        *resultType = dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
+    if (auto ret = dyn_cast<func::ReturnOp>(body.getTerminator())) {
+      SmallVector<Value> outputs;
+      for (Value value : ret.getOperands())
+        if (ret.getNumOperands() == 1 || !aliasedArgument(*copy, value))
+          outputs.push_back(value);
+      if (outputs.size() == 1)
+        *resultType = dyn_cast<RankedTensorType>(outputs.front().getType());
+    }
   return llvm::Error::success();
 }
 
@@ -254,6 +310,33 @@ public:
   /// verifyMask: a mask batch is 1 or equal to the layer's batch.
   void oneOrEqual(Size mask, Size batch) { pending.push_back({mask, batch}); }
 
+  /// CacheAppendOp::verify: `a` is at most `b` (checked by the verifier
+  /// once both are static, which they are for real argument shapes).
+  void atMost(Size a, Size b) { bounds.push_back({a, b}); }
+
+  /// The `a <= b` rules that involve an argument's `?` size, once settled;
+  /// a rule between two numbers that fails is a conflict.
+  std::vector<std::pair<Size, Size>> atMostRules() {
+    std::vector<std::pair<Size, Size>> result;
+    for (auto [a, b] : bounds) {
+      Size lhs = resolve(a), rhs = resolve(b);
+      if (lhs.kind == Size::kAny || rhs.kind == Size::kAny)
+        continue;
+      if (lhs.kind == Size::kStatic && rhs.kind == Size::kStatic) {
+        if (lhs.value > rhs.value && !conflict)
+          conflict = llvm::formatv("{0} and at most {1}", lhs.value,
+                                   rhs.value)
+                         .str();
+        continue;
+      }
+      if (lhs.kind == Size::kSymbol && rhs.kind == Size::kSymbol &&
+          lhs.value == rhs.value)
+        continue;
+      result.push_back({lhs, rhs});
+    }
+    return result;
+  }
+
   /// The mask rules of verifyMask.
   void mask(const SymbolicShape &mask, Size batch, Size queries, Size keys) {
     oneOrEqual(mask[0], batch);
@@ -297,6 +380,7 @@ private:
   std::vector<unsigned> parent;
   std::vector<std::optional<int64_t>> fixedSize;
   std::vector<std::pair<Size, Size>> pending;
+  std::vector<std::pair<Size, Size>> bounds;
 };
 
 /// The size a rule reads as a number (a width, a head count), or "any" when
@@ -361,6 +445,8 @@ deriveOp(Operation &op, RelationDeriver &relations,
         relations.equal(k[2], v[2]);
         if (Value mask = sdpa.getMask())
           relations.mask(shapeOf(mask), batch, q[2], refine(k[2], v[2]));
+        if (Value positions = sdpa.getPositions())
+          relations.equal(refine(batch, v[0]), shapeOf(positions)[0]);
         return SymbolicShape{refine(batch, v[0]), q[1], q[2], v[3]};
       })
       .Case([&](mlir::mha::AttentionWeightsOp weights)
@@ -371,9 +457,24 @@ deriveOp(Operation &op, RelationDeriver &relations,
         relations.equal(q[3], k[3]);
         if (Value mask = weights.getMask())
           relations.mask(shapeOf(mask), refine(q[0], k[0]), q[2], k[2]);
+        if (Value positions = weights.getPositions())
+          relations.equal(refine(q[0], k[0]), shapeOf(positions)[0]);
         // checkShapesFitTogether does not refine this result: it keeps its
         // declared type, whose `?` sizes agree with anything.
         return fromType(weights.getType());
+      })
+      .Case([&](mlir::mha::CacheAppendOp append)
+                -> std::optional<SymbolicShape> {
+        SymbolicShape u = shapeOf(append.getUpdate());
+        SymbolicShape c = shapeOf(append.getCache());
+        SymbolicShape l = shapeOf(append.getLengths());
+        relations.equal(c[0], u[0]);
+        relations.equal(refine(c[0], u[0]), l[0]);
+        relations.equal(c[1], u[1]);
+        relations.equal(c[3], u[3]);
+        relations.atMost(u[2], c[2]);
+        // The result has the cache's type (destination-style).
+        return c;
       })
       .Case([&](mlir::mha::ConcatHeadsOp concat)
                 -> std::optional<SymbolicShape> {
@@ -460,6 +561,7 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
     shapes[op.getResult(0)] = *result;
   }
   relations.settle();
+  std::vector<std::pair<Size, Size>> atMostRules = relations.atMostRules();
   if (relations.conflict)
     return createStringError(llvm::formatv(
         "no sizes of @{0}'s '?' arguments fit its ops: a size would have to "
@@ -489,6 +591,18 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
     else
       broadcast.targetSize = batch.value;
     result.broadcasts.push_back(broadcast);
+  }
+  for (auto [lhs, rhs] : atMostRules) {
+    SizeRelations::AtMost bound;
+    if (lhs.kind == Size::kSymbol)
+      bound.lhsClass = classOf(lhs.value);
+    else
+      bound.lhsSize = lhs.value;
+    if (rhs.kind == Size::kSymbol)
+      bound.rhsClass = classOf(rhs.value);
+    else
+      bound.rhsSize = rhs.value;
+    result.bounds.push_back(bound);
   }
   return result;
 }
@@ -528,6 +642,19 @@ llvm::Error SizeRelations::check(llvm::ArrayRef<std::vector<int64_t>> shapes,
           llvm::formatv("{0} ({1}) must be 1 or equal {2} ({3})", name(mask),
                         sizeOf(mask), targetName, target));
   }
+  for (const AtMost &bound : bounds) {
+    auto side = [&](std::optional<unsigned> sizeClass, int64_t size) {
+      if (!sizeClass)
+        return std::pair(size, std::to_string(size));
+      ArgumentDim dim = classes[*sizeClass].members.front();
+      return std::pair(sizeOf(dim), name(dim));
+    };
+    auto [lhs, lhsName] = side(bound.lhsClass, bound.lhsSize);
+    auto [rhs, rhsName] = side(bound.rhsClass, bound.rhsSize);
+    if (lhs > rhs)
+      return createStringError(llvm::formatv(
+          "{0} ({1}) must be at most {2} ({3})", lhsName, lhs, rhsName, rhs));
+  }
   return llvm::Error::success();
 }
 
@@ -549,6 +676,18 @@ SizeRelations::pickShapes(llvm::ArrayRef<RankedTensorType> types,
   for (auto [index, size] : llvm::enumerate(wanted))
     if (size)
       sizes[index] = *size;
+  // A size that must be at most another: lower it to that one, or raise
+  // that one when it is the free one.
+  for (const AtMost &bound : bounds) {
+    int64_t rhs = bound.rhsClass ? sizes[*bound.rhsClass] : bound.rhsSize;
+    int64_t lhs = bound.lhsClass ? sizes[*bound.lhsClass] : bound.lhsSize;
+    if (lhs <= rhs)
+      continue;
+    if (bound.lhsClass && !classes[*bound.lhsClass].size)
+      sizes[*bound.lhsClass] = rhs;
+    else if (bound.rhsClass && !classes[*bound.rhsClass].size)
+      sizes[*bound.rhsClass] = lhs;
+  }
 
   std::vector<std::vector<int64_t>> shapes;
   for (RankedTensorType type : types)

@@ -63,9 +63,17 @@ struct SizeRelations {
     std::optional<unsigned> target;
     int64_t targetSize = 0;
   };
+  /// One size is at most another (the new tokens of `mha.cache_append`
+  /// fit in its cache: T <= C): each side is a class (`lhsClass`,
+  /// `rhsClass`) or, when that is empty, a number (`lhsSize`, `rhsSize`).
+  struct AtMost {
+    std::optional<unsigned> lhsClass, rhsClass;
+    int64_t lhsSize = 0, rhsSize = 0;
+  };
   /// Every `?` size of the arguments is in exactly one class.
   std::vector<SizeClass> classes;
   std::vector<Broadcast> broadcasts;
+  std::vector<AtMost> bounds;
 
   /// Checks `shapes` (one per argument, each of the declared rank and with
   /// the declared static sizes) against the relations; the error names the
@@ -74,7 +82,9 @@ struct SizeRelations {
                     llvm::ArrayRef<std::string> names) const;
   /// Returns argument shapes that satisfy the relations: the declared static
   /// sizes, and for each class its fixed size, else `freeSize`, and for a
-  /// broadcast mask batch the batch it is broadcast against.
+  /// broadcast mask batch the batch it is broadcast against; a class that
+  /// must be at most another size is lowered to it (or the other raised,
+  /// when only that one is free).
   std::vector<std::vector<int64_t>>
   pickShapes(llvm::ArrayRef<mlir::RankedTensorType> types,
              int64_t freeSize) const;
@@ -84,8 +94,18 @@ struct SizeRelations {
 struct GraphSignature {
   /// The arguments in call order.
   std::vector<GraphArgument> arguments;
-  /// The type of the single result.
+  /// The type of the one result that is not an argument updated in place
+  /// (`y`, the layer's output).
   mlir::RankedTensorType result;
+  /// The index of that result among the function's results.
+  unsigned resultIndex = 0;
+  /// For each result of the function, the argument it is, updated in place
+  /// (a key/value cache: the value of a chain of `mha.cache_append` whose
+  /// destination is that argument, or the argument itself), or nothing for
+  /// `result`. The compiled function returns `result` only
+  /// (mha-drop-argument-results): a caller passes the buffers of these
+  /// arguments and finds them updated.
+  std::vector<std::optional<unsigned>> resultAliases;
   /// What the `?` sizes of the arguments must be (deriveSizeRelations), if
   /// they could be derived.
   std::optional<SizeRelations> sizeRelations;
@@ -94,11 +114,18 @@ struct GraphSignature {
   int findArgument(llvm::StringRef name) const;
   /// Returns the argument names, comma-separated, for messages.
   std::string listNames() const;
+  /// True when some result is an argument updated in place (a graph that
+  /// appends to key/value caches).
+  bool hasUpdatedArguments() const {
+    return resultAliases.size() > 1;
+  }
 };
 
-/// Reads the signature of `func` (which verifies): ranked f32 or i1 tensors
-/// without sizes of 0 in, one ranked f32 tensor out; anything else is an
-/// error naming the argument. Derives the size relations where it can.
+/// Reads the signature of `func` (which verifies): ranked f32, i1 or i64
+/// tensors without sizes of 0 in; out, one ranked f32 tensor and any number
+/// of arguments updated in place (see `resultAliases`); anything else is an
+/// error naming the argument or result. Derives the size relations where it
+/// can.
 llvm::Expected<GraphSignature> readSignature(mlir::func::FuncOp func);
 
 /// Checks that `array` can be passed as `argument`: same element type, same

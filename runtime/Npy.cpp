@@ -78,6 +78,8 @@ llvm::StringRef mha::runtime::getElementTypeName(ElementType type) {
     return "float32";
   case ElementType::Bool:
     return "bool";
+  case ElementType::I64:
+    return "int64";
   }
   llvm_unreachable("unknown element type");
 }
@@ -88,6 +90,8 @@ size_t mha::runtime::getElementSize(ElementType type) {
     return sizeof(float);
   case ElementType::Bool:
     return 1;
+  case ElementType::I64:
+    return sizeof(int64_t);
   }
   llvm_unreachable("unknown element type");
 }
@@ -117,6 +121,16 @@ uint8_t *NpyArray::bools() {
 const uint8_t *NpyArray::bools() const {
   assert(elementType == ElementType::Bool && "not a bool array");
   return reinterpret_cast<const uint8_t *>(data.data());
+}
+
+int64_t *NpyArray::i64() {
+  assert(elementType == ElementType::I64 && "not an int64 array");
+  return reinterpret_cast<int64_t *>(data.data());
+}
+
+const int64_t *NpyArray::i64() const {
+  assert(elementType == ElementType::I64 && "not an int64 array");
+  return reinterpret_cast<const int64_t *>(data.data());
 }
 
 NpyArray NpyArray::zeros(ElementType elementType,
@@ -335,6 +349,8 @@ llvm::Error HeaderParser::parse(NpyHeader &header) {
 static std::optional<ElementType> parseDescr(StringRef descr) {
   if (descr == "<f4")
     return ElementType::F32;
+  if (descr == "<i8")
+    return ElementType::I64;
   // numpy writes '|b1'; '?' and '|?' are the other spellings of bool.
   if (descr == "|b1" || descr == "?" || descr == "|?")
     return ElementType::Bool;
@@ -451,7 +467,7 @@ static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
   if (!type)
     return makeError(name, "unsupported dtype '" + header.descr +
                                "' (supported: '<f4' for float32, '|b1' for "
-                               "bool)");
+                               "bool, '<i8' for int64)");
   if (header.fortranOrder)
     return makeError(name, "Fortran-order arrays are not supported; save "
                            "with np.ascontiguousarray");
@@ -554,7 +570,10 @@ llvm::Expected<std::string> mha::runtime::serializeNpy(const NpyArray &array,
 
   std::string dict;
   llvm::raw_string_ostream os(dict);
-  os << "{'descr': '" << (array.elementType == ElementType::F32 ? "<f4" : "|b1")
+  StringRef descr = array.elementType == ElementType::F32    ? "<f4"
+                    : array.elementType == ElementType::Bool ? "|b1"
+                                                             : "<i8";
+  os << "{'descr': '" << descr
      << "', 'fortran_order': False, 'shape': (";
   llvm::interleave(array.shape, os, ", ");
   os << (array.shape.size() == 1 ? ",), }" : "), }");

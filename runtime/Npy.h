@@ -21,10 +21,12 @@
 namespace mha {
 namespace runtime {
 
-/// The element types mha reads and writes: NumPy's '<f4' and '|b1'.
-enum class ElementType { F32, Bool };
+/// The element types mha reads and writes: NumPy's '<f4', '|b1' and '<i8'
+/// (the lengths of key/value caches).
+enum class ElementType { F32, Bool, I64 };
 
-/// Returns the NumPy name of `type` ("float32" or "bool") for messages.
+/// Returns the NumPy name of `type` ("float32", "bool" or "int64") for
+/// messages.
 llvm::StringRef getElementTypeName(ElementType type);
 
 /// Returns the size in bytes of one element of `type`.
@@ -61,6 +63,10 @@ struct NpyArray {
   /// Returns the elements as bytes that are 0 or 1; only valid for Bool
   /// arrays.
   const uint8_t *bools() const;
+  /// Returns the elements as int64; only valid for I64 arrays.
+  int64_t *i64();
+  /// Returns the elements as int64; only valid for I64 arrays.
+  const int64_t *i64() const;
 
   /// Returns an array of `shape` filled with zeros (false for Bool); the
   /// dimensions must be non-negative.
@@ -68,7 +74,7 @@ struct NpyArray {
 };
 
 /// Parses the contents of a .npy file (format versions 1.0, 2.0 and 3.0,
-/// dtypes '<f4' and '|b1', C order). `name` (usually the file's path) starts
+/// dtypes '<f4', '|b1' and '<i8', C order). `name` (usually the file's path) starts
 /// every error message. A header longer than 1 MiB, an array larger than the
 /// memory limit (runtime/MemoryLimit.h), data shorter or longer than the
 /// shape needs, and a bool byte other than 0 or 1 are errors.

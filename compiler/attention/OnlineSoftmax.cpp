@@ -157,6 +157,10 @@ OnlineSoftmaxBuilder::OnlineSoftmaxBuilder(OpBuilder &builder, Location loc,
   valueDim = cast<RankedTensorType>(tile.value.getType()).getDimSize(1);
 }
 
+bool OnlineSoftmaxBuilder::isOneQuery() const {
+  return !tile.keyT && isConstantIntValue(tile.numQueries, 1);
+}
+
 OnlineSoftmaxState
 OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
   TileOps ops{builder, loc};
@@ -180,7 +184,10 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
   int64_t maxKeys =
       ShapedType::isDynamic(keys) ? keyTile : std::min(keyTile, keys);
   state.scores = ops.alloc({maxRows, maxKeys});
-  state.keysT = ops.alloc({keyDim, maxKeys});
+  // One query against its keys reads each key row once, along dk
+  // (updateBlock): the scratch holds the products [keys, dk], not Kᵀ.
+  state.keysT = isOneQuery() ? ops.alloc({maxKeys, keyDim})
+                             : ops.alloc({keyDim, maxKeys});
   state.newMax = ops.alloc({maxRows});
   state.correction = ops.alloc({maxRows});
   return state;
@@ -291,11 +298,45 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   if (mask)
     maskInput.push_back(mask);
 
-  // Kᵀ of the block, so that the score loop's innermost dimension is the
-  // contiguous key index: a view of the head's Kᵀ when there is one, else a
-  // transpose into the scratch.
+  // One query (decoding): S[0, j] = Σ_k q[k]·K[j, k], read along the
+  // contiguous key rows: the products [tk, dk] (one vector of dk per key)
+  // into the scratch, then one sum per key. Transposing K first would move
+  // every key twice for a single dot product each.
   Value keysT;
-  if (tile.keyT) {
+  Value scores;
+  Type f32 = b.getF32Type();
+  if (isOneQuery()) {
+    SmallVector<OpFoldResult> unit(2, b.getIndexAttr(1));
+    Value queryRow = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({keyDim}, f32), tile.query,
+        ArrayRef<OpFoldResult>{zero, zero},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), dk}, unit);
+    keysT = slice(b, loc, state.keysT, {zero, zero}, {numKeys, dk});
+    keysT = ops.generic(
+        {queryRow, keys}, keysT,
+        {ops.map(2, {1}), ops.map(2, {0, 1}), ops.map(2, {0, 1})},
+        {kPar, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::MulFOp::create(nb, nloc, args[0], args[1])
+              .getResult();
+        });
+    std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
+    auto rowType = RankedTensorType::get(
+        {staticKeys.value_or(ShapedType::kDynamic)}, f32);
+    Value scoreRow = tensor::ExtractSliceOp::create(
+        b, loc, rowType, state.scores, ArrayRef<OpFoldResult>{zero, zero},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
+    scoreRow = ops.fill(zeroF, scoreRow);
+    scoreRow = ops.generic(
+        {keysT}, scoreRow, {ops.map(2, {0, 1}), ops.map(2, {0})},
+        {kPar, kRed}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::AddFOp::create(nb, nloc, args[1], args[0])
+              .getResult();
+        });
+    scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
+    scores = tensor::InsertSliceOp::create(
+        b, loc, scoreRow, scores, ArrayRef<OpFoldResult>{zero, zero},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
+  } else if (tile.keyT) {
     keysT = slice(b, loc, tile.keyT, {zero, keyStart}, {dk, numKeys});
   } else {
     keysT = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
@@ -305,15 +346,17 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   }
 
   // S = Q · Kᵀ over (query i, dk k, key j).
-  Value scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
-  scores = ops.fill(zeroF, scores);
-  scores = ops.generic(
-      {tile.query, keysT}, scores,
-      {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
-      {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
-        return arith::AddFOp::create(nb, nloc, args[2], product).getResult();
-      });
+  if (!isOneQuery()) {
+    scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
+    scores = ops.fill(zeroF, scores);
+    scores = ops.generic(
+        {tile.query, keysT}, scores,
+        {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
+        {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+          return arith::AddFOp::create(nb, nloc, args[2], product).getResult();
+        });
+  }
 
   // blockMax = max over allowed j of S·scale, from -inf. It does not start
   // from m: the vectorizer's canonicalization would fold a copy of m away
@@ -411,8 +454,11 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   next.scores =
       unslice(b, loc, weights, state.scores, {zero, zero}, {rows, numKeys});
   next.keysT = tile.keyT ? state.keysT
-                         : unslice(b, loc, keysT, state.keysT, {zero, zero},
-                                   {dk, numKeys});
+               : isOneQuery()
+                   ? unslice(b, loc, keysT, state.keysT, {zero, zero},
+                             {numKeys, dk})
+                   : unslice(b, loc, keysT, state.keysT, {zero, zero},
+                             {dk, numKeys});
   next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
   next.correction =
       unslice(b, loc, correction, state.correction, {zero}, {rows});

@@ -101,6 +101,10 @@ public:
   Value finalize(const OnlineSoftmaxState &state);
 
 private:
+  /// A tile of one (static) query without a transposed view of its keys:
+  /// the scores are dot products along each key row.
+  bool isOneQuery() const;
+
   /// The update of `state` by the block of `numKeys` keys from `keyStart`.
   OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
                                  const OnlineSoftmaxState &state,

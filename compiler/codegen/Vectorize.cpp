@@ -244,8 +244,15 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
   if (linalg::isaContractionOpInterface(op)) {
     FailureOr<linalg::ContractionDimensions> dims =
         linalg::inferContractionDims(op);
-    if (failed(dims) || dims->m.empty() || dims->n.empty())
+    if (failed(dims) || dims->n.empty())
       return std::nullopt;
+    // A vector times a matrix (a projection of one token per head, as
+    // decoding has): the columns along the lanes, the reduction one step
+    // at a time; each step is one broadcast-FMA per register of columns.
+    if (dims->m.empty()) {
+      alongLanes(dims->n.back(), options.cols);
+      return blocks;
+    }
     // Rows are broadcasts, one FMA each, so any count of them fills the
     // registers: a divisor of a static row count needs no mask, unless it is
     // so small (5 of 100) that each block reuses a row of the right operand

@@ -138,6 +138,25 @@ TEST_F(NpyFileTest, RoundTripBool) {
   }
 }
 
+// The lengths of key/value caches: '<i8', values beyond 32 bits and
+// negative ones kept exactly.
+TEST_F(NpyFileTest, RoundTripInt64) {
+  NpyArray array = NpyArray::zeros(ElementType::I64, {4});
+  const int64_t values[] = {0, 4096, -1, int64_t(1) << 40};
+  for (int64_t i = 0; i < 4; ++i)
+    array.i64()[i] = values[i];
+  expectRoundTrip(array, path("l.npy"));
+  llvm::Expected<std::string> bytes = serializeNpy(array);
+  ASSERT_TRUE(bool(bytes));
+  EXPECT_TRUE(StringRef(*bytes).contains(
+      "{'descr': '<i8', 'fortran_order': False, 'shape': (4,), }"));
+  llvm::Expected<NpyArray> parsed = parseNpy(*bytes, "l.npy");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_EQ(parsed->elementType, ElementType::I64);
+  EXPECT_EQ(parsed->i64()[3], int64_t(1) << 40);
+  EXPECT_EQ(parsed->i64()[2], -1);
+}
+
 TEST(NpyTest, WritesWhatNumpyWrites) {
   for (const char *file :
        {"causal/b_o.npy", "causal/x.npy", "padmask/mask.npy"}) {
@@ -341,7 +360,7 @@ TEST(NpyErrorTest, BigEndianFloat) {
       makeNpy("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }",
               floatBytes(1)),
       "unsupported dtype '>f4' (supported: '<f4' for float32, '|b1' for "
-      "bool)"));
+      "bool, '<i8' for int64)"));
 }
 
 TEST(NpyErrorTest, Float64) {

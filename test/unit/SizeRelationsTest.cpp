@@ -4,8 +4,8 @@
 // deriveSizeRelations reads off the mha ops, while mha-run verifies a copy of
 // the graph specialized to the input shapes (checkShapesFitTogether). The two
 // are written separately, so this differential test holds them together: on
-// every graph of test/aot/Inputs/graphs and many argument shapes, both accept
-// exactly the same ones.
+// every graph of test/aot/Inputs/graphs and test/unit/Inputs/graphs and many
+// argument shapes, both accept exactly the same ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,14 +45,19 @@ std::string describe(llvm::ArrayRef<std::vector<int64_t>> shapes,
   return text;
 }
 
-/// Graphs to compare on; the folder is passed in by CMake.
+/// Graphs to compare on: those of the ahead-of-time tests, and those only
+/// this test needs (a KV-cache layer with `?` batch, length and capacity,
+/// whose T <= C is a bound, not an equality); the folders are passed in by
+/// CMake.
 std::vector<std::string> graphFiles() {
   std::vector<std::string> files;
-  std::error_code error;
-  for (llvm::sys::fs::directory_iterator it(MHA_AOT_GRAPHS_DIR, error), end;
-       it != end && !error; it.increment(error))
-    if (llvm::sys::path::extension(it->path()) == ".mlir")
-      files.push_back(it->path());
+  for (const char *folder : {MHA_AOT_GRAPHS_DIR, MHA_UNIT_GRAPHS_DIR}) {
+    std::error_code error;
+    for (llvm::sys::fs::directory_iterator it(folder, error), end;
+         it != end && !error; it.increment(error))
+      if (llvm::sys::path::extension(it->path()) == ".mlir")
+        files.push_back(it->path());
+  }
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -167,5 +172,50 @@ TEST(SizeRelationsTest, StaticQueryFixesTheKeyBatch) {
   llvm::Error wrongMask = relations.check(shapes(2, 3), names);
   EXPECT_EQ(llvm::toString(std::move(wrongMask)),
             "mask[0] (3) must be 1 or equal 2 (2)");
+}
+/// A KV-cache layer with `?` batch, new tokens and capacity: the batch is
+/// shared by x, the caches and the lengths, both caches have one capacity,
+/// and the new tokens must fit in it (T <= C, a bound); pickShapes picks
+/// shapes that fit.
+TEST(SizeRelationsTest, CacheCapacityBoundsTheNewTokens) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::func::FuncDialect, mlir::mha::MhaDialect>();
+  llvm::SmallString<256> file(MHA_UNIT_GRAPHS_DIR);
+  llvm::sys::path::append(file, "kv-cache-dynamic.mlir");
+  auto graph = loadGraph(file, "", context);
+  ASSERT_TRUE(bool(graph)) << llvm::toString(graph.takeError());
+  const GraphSignature &signature = graph->signature;
+  EXPECT_EQ(signature.resultIndex, 0u);
+  ASSERT_EQ(signature.resultAliases.size(), 3u);
+  EXPECT_EQ(signature.resultAliases[1], std::optional<unsigned>(5));
+  EXPECT_EQ(signature.resultAliases[2], std::optional<unsigned>(6));
+  ASSERT_TRUE(signature.sizeRelations.has_value());
+  const SizeRelations &relations = *signature.sizeRelations;
+  std::vector<std::string> names;
+  for (const GraphArgument &argument : signature.arguments)
+    names.push_back(argument.name);
+  auto shapes = [](int64_t batch, int64_t tokens, int64_t kCapacity,
+                   int64_t vCapacity, int64_t lengths) {
+    return std::vector<std::vector<int64_t>>{
+        {batch, tokens, 8}, {8, 8},  {8, 4},   {8, 2},
+        {4, 8},             {batch, 2, kCapacity, 2},
+        {batch, 2, vCapacity, 1},    {lengths}};
+  };
+  EXPECT_FALSE(bool(relations.check(shapes(2, 3, 3, 3, 2), names)));
+  EXPECT_FALSE(bool(checkShapesFitTogether(graph->entry, shapes(2, 3, 3, 3, 2))));
+  llvm::Error over = relations.check(shapes(2, 4, 3, 3, 2), names);
+  EXPECT_EQ(llvm::toString(std::move(over)),
+            "x[1] (4) must be at most k_cache[2] (3)");
+  EXPECT_TRUE(bool(checkShapesFitTogether(graph->entry, shapes(2, 4, 3, 3, 2))));
+  llvm::Error capacities = relations.check(shapes(2, 1, 3, 4, 2), names);
+  EXPECT_EQ(llvm::toString(std::move(capacities)),
+            "v_cache[2] (4) must equal k_cache[2] (3)");
+  llvm::Error lengths = relations.check(shapes(2, 1, 3, 3, 3), names);
+  EXPECT_EQ(llvm::toString(std::move(lengths)),
+            "cache_lengths[0] (3) must equal x[0] (2)");
+  std::vector<mlir::RankedTensorType> types;
+  for (const GraphArgument &argument : signature.arguments)
+    types.push_back(argument.type);
+  EXPECT_FALSE(bool(relations.check(relations.pickShapes(types, 5), names)));
 }
 } // namespace

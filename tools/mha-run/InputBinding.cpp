@@ -188,8 +188,12 @@ getRandomShapes(const GraphSignature &signature, llvm::StringRef dimsSpec) {
 }
 
 ElementType getElementType(const GraphArgument &argument) {
-  return argument.type.getElementType().isInteger(1) ? ElementType::Bool
-                                                     : ElementType::F32;
+  mlir::Type element = argument.type.getElementType();
+  if (element.isInteger(1))
+    return ElementType::Bool;
+  if (element.isInteger(64))
+    return ElementType::I64;
+  return ElementType::F32;
 }
 
 /// Checks, before anything is allocated, that random data for `argument`
@@ -217,6 +221,10 @@ NpyArray randomArray(const GraphArgument &argument,
                      llvm::ArrayRef<int64_t> shape, std::mt19937_64 &engine) {
   bool isMask = getElementType(argument) == ElementType::Bool;
   NpyArray array = NpyArray::zeros(getElementType(argument), shape);
+  // Cache lengths: 0, an empty cache (any other number would have to fit
+  // the cache's capacity).
+  if (array.elementType == ElementType::I64)
+    return array;
   if (isMask) {
     std::bernoulli_distribution allowed(0.8);
     for (int64_t i = 0; i < array.numElements(); ++i)

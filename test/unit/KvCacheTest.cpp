@@ -1,0 +1,310 @@
+//===- KvCacheTest.cpp - Decoding with key/value caches, end to end -------===//
+//
+// Builds the decoding layer of `mha-gen --kv-cache` (LayerGraph), compiles it
+// with the whole pipeline and the JIT, and decodes as the KV-cache contract
+// says: one prefill call of T0 tokens into empty caches (lengths 0), then N
+// calls of one token each, the lengths advanced by the caller, the caches
+// updated in place between calls. Every output row must equal the row of
+// the plain causal layer (runtime/ReferenceAttention, computed on the whole
+// sequence at once) within 1e-5. The caches start as NaN: the compiled code
+// must never read the unused capacity (0 * NaN would show). Ragged batches
+// start the steps at other lengths (the prefill's rows past them are
+// overwritten before any query sees them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipelines.h"
+#include "compiler/Registration.h"
+#include "dialects/MhaDialect.h"
+#include "runtime/GraphLoader.h"
+#include "runtime/JitRunner.h"
+#include "runtime/ReferenceAttention.h"
+#include "tools/mha-gen/LayerGraph.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+
+using namespace mha::runtime;
+
+namespace {
+
+/// One decoding scenario.
+struct DecodeCase {
+  const char *name;
+  int64_t batch, prefill, steps, modelDim, heads, kvHeads, headDim, valueDim;
+  bool bias, dynamic;
+  /// Where each sequence's steps start (<= prefill); empty: at `prefill`.
+  std::vector<int64_t> starts;
+  /// Unused capacity past the last token.
+  int64_t spare = 5;
+  /// Pipeline options ("" for the defaults).
+  const char *options = "";
+};
+
+/// A compiled layer and its signature.
+struct Compiled {
+  mlir::MLIRContext context;
+  LoadedGraph graph;
+  std::unique_ptr<CompiledFunction> function;
+};
+
+std::unique_ptr<Compiled> compile(const DecodeCase &c, int64_t seq,
+                                  int64_t capacity) {
+  auto compiled = std::make_unique<Compiled>();
+  mlir::DialectRegistry registry;
+  mlir::mha::registerMhaDialects(registry);
+  compiled->context.appendDialectRegistry(registry);
+  compiled->context.loadDialect<mlir::mha::MhaDialect,
+                                mlir::func::FuncDialect>();
+  mha::tools::LayerOptions options;
+  options.batch = c.batch;
+  options.seqLen = seq;
+  options.modelDim = c.modelDim;
+  options.numHeads = c.heads;
+  options.numKvHeads = c.kvHeads;
+  options.headDim = c.headDim;
+  options.valueDim = c.valueDim;
+  options.bias = c.bias;
+  options.kvCache = capacity;
+  options.dynamicBatch = options.dynamicSeq = c.dynamic;
+  auto config = mha::tools::resolveLayerConfig(
+      options, [](llvm::StringRef name) { return name.str(); });
+  EXPECT_TRUE(bool(config)) << llvm::toString(config.takeError());
+  if (!config)
+    return nullptr;
+  auto module = mha::tools::buildLayerGraph(compiled->context, *config);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  auto loaded = loadGraphBuffer(llvm::MemoryBuffer::getMemBufferCopy(text),
+                                "", compiled->context, llvm::errs());
+  EXPECT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
+  if (!loaded)
+    return nullptr;
+  compiled->graph = std::move(*loaded);
+  mlir::OwningOpRef<mlir::ModuleOp> lowered = compiled->graph.module->clone();
+  mlir::PassManager pm(&compiled->context);
+  mlir::mha::MhaPipelineOptions pipeline;
+  EXPECT_TRUE(succeeded(pipeline.parseFromString(c.options)));
+  mlir::mha::buildMhaToLLVMPipeline(pm, pipeline);
+  EXPECT_TRUE(succeeded(pm.run(*lowered)));
+  auto function = CompiledFunction::create(
+      *lowered, "mha", compiled->graph.signature.result.getRank(),
+      {MHA_LIBOMP_PATH});
+  EXPECT_TRUE(bool(function)) << llvm::toString(function.takeError());
+  if (!function)
+    return nullptr;
+  compiled->function = std::move(*function);
+  return compiled;
+}
+
+/// max(worst, |a - b|), where a NaN counts as infinitely wrong (std::max
+/// would drop it).
+double worse(double worst, float a, float b) {
+  double error = std::fabs(double(a) - double(b));
+  return std::isnan(error) ? std::numeric_limits<double>::infinity()
+                           : std::max(worst, error);
+}
+
+NpyArray randomArray(std::vector<int64_t> shape, double bound,
+                     std::mt19937_64 &engine) {
+  NpyArray array = NpyArray::zeros(ElementType::F32, shape);
+  std::uniform_real_distribution<float> value(-bound, bound);
+  for (int64_t i = 0; i < array.numElements(); ++i)
+    array.f32()[i] = value(engine);
+  return array;
+}
+
+/// The decoding of `c`, checked row by row against the reference.
+void decode(const DecodeCase &c) {
+  SCOPED_TRACE(c.name);
+  std::vector<int64_t> starts = c.starts;
+  if (starts.empty())
+    starts.assign(c.batch, c.prefill);
+  int64_t longest = 0;
+  for (int64_t start : starts)
+    longest = std::max(longest, start);
+  int64_t capacity = std::max(c.prefill, longest + c.steps) + c.spare;
+  int64_t total = std::max(c.prefill, longest + c.steps);
+
+  std::unique_ptr<Compiled> prefill = compile(c, c.prefill, capacity);
+  std::unique_ptr<Compiled> stepOwned;
+  if (!c.dynamic)
+    stepOwned = compile(c, 1, capacity);
+  ASSERT_TRUE(prefill && (c.dynamic || stepOwned));
+  Compiled &step = c.dynamic ? *prefill : *stepOwned;
+  const GraphSignature &signature = prefill->graph.signature;
+  ASSERT_EQ(signature.resultAliases.size(), 3u);
+  EXPECT_EQ(signature.resultIndex, 0u);
+
+  std::mt19937_64 engine(7);
+  int64_t D = c.modelDim, H = c.heads, Hkv = c.kvHeads, dk = c.headDim,
+          dv = c.valueDim;
+  // Every token of every sequence, [B, total, D].
+  NpyArray tokens = randomArray({c.batch, total, D}, 1.0, engine);
+  std::map<std::string, NpyArray> weights;
+  weights["w_q"] = randomArray({D, H * dk}, 1.0 / std::sqrt(D), engine);
+  weights["w_k"] = randomArray({D, Hkv * dk}, 1.0 / std::sqrt(D), engine);
+  weights["w_v"] = randomArray({D, Hkv * dv}, 1.0 / std::sqrt(D), engine);
+  weights["w_o"] = randomArray({H * dv, D}, 1.0 / std::sqrt(H * dv), engine);
+  if (c.bias) {
+    weights["b_q"] = randomArray({H * dk}, 0.1, engine);
+    weights["b_k"] = randomArray({Hkv * dk}, 0.1, engine);
+    weights["b_v"] = randomArray({Hkv * dv}, 0.1, engine);
+    weights["b_o"] = randomArray({D}, 0.1, engine);
+  }
+  // The caches start as NaN: the unused capacity must never be read.
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  NpyArray kCache = NpyArray::zeros(ElementType::F32, {c.batch, Hkv, capacity, dk});
+  NpyArray vCache = NpyArray::zeros(ElementType::F32, {c.batch, Hkv, capacity, dv});
+  std::fill_n(kCache.f32(), kCache.numElements(), nan);
+  std::fill_n(vCache.f32(), vCache.numElements(), nan);
+  NpyArray lengths = NpyArray::zeros(ElementType::I64, {c.batch});
+
+  // The reference: each sequence's causal layer over its own tokens.
+  AttentionShape shape;
+  shape.batch = 1;
+  shape.modelDim = shape.kvDim = shape.outDim = D;
+  shape.numHeads = H;
+  shape.numKvHeads = Hkv;
+  shape.headDim = dk;
+  shape.valueDim = dv;
+  shape.causal = true;
+  shape.scale = 1.0 / std::sqrt(double(dk));
+  auto reference = [&](int64_t b, int64_t length) {
+    shape.seqLen = shape.kvSeqLen = length;
+    AttentionOperands operands;
+    operands.x = tokens.f32() + b * total * D;
+    operands.wQ = weights["w_q"].f32();
+    operands.wK = weights["w_k"].f32();
+    operands.wV = weights["w_v"].f32();
+    operands.wO = weights["w_o"].f32();
+    if (c.bias) {
+      operands.bQ = weights["b_q"].f32();
+      operands.bK = weights["b_k"].f32();
+      operands.bV = weights["b_v"].f32();
+      operands.bO = weights["b_o"].f32();
+    }
+    std::vector<float> y(length * D);
+    referenceAttention(shape, operands, y.data());
+    return y;
+  };
+
+  auto call = [&](Compiled &compiled, const NpyArray &x) {
+    std::vector<const NpyArray *> inputs;
+    for (const GraphArgument &argument : compiled.graph.signature.arguments) {
+      if (argument.name == "x")
+        inputs.push_back(&x);
+      else if (argument.name == "k_cache")
+        inputs.push_back(&kCache);
+      else if (argument.name == "v_cache")
+        inputs.push_back(&vCache);
+      else if (argument.name == "cache_lengths")
+        inputs.push_back(&lengths);
+      else
+        inputs.push_back(&weights.at(argument.name));
+    }
+    auto prepared = compiled.function->prepare(inputs);
+    EXPECT_TRUE(bool(prepared)) << llvm::toString(prepared.takeError());
+    auto y = compiled.function->call(inputs);
+    EXPECT_TRUE(bool(y)) << llvm::toString(y.takeError());
+    return y ? std::move(*y) : NpyArray();
+  };
+
+  double worst = 0;
+  // The prefill: T0 tokens into empty caches.
+  NpyArray x0 = NpyArray::zeros(ElementType::F32, {c.batch, c.prefill, D});
+  for (int64_t b = 0; b < c.batch; ++b)
+    std::memcpy(x0.f32() + b * c.prefill * D, tokens.f32() + b * total * D,
+                c.prefill * D * sizeof(float));
+  NpyArray y0 = call(*prefill, x0);
+  ASSERT_EQ(y0.shape, (std::vector<int64_t>{c.batch, c.prefill, D}));
+  for (int64_t b = 0; b < c.batch; ++b) {
+    std::vector<float> expected = reference(b, c.prefill);
+    for (int64_t i = 0; i < c.prefill * D; ++i)
+      worst = worse(worst, y0.f32()[b * c.prefill * D + i], expected[i]);
+  }
+  EXPECT_LE(worst, 1e-5) << "prefill";
+
+  // The steps: sequence b continues from starts[b].
+  for (int64_t b = 0; b < c.batch; ++b)
+    lengths.i64()[b] = starts[b];
+  std::vector<std::vector<float>> expected;
+  for (int64_t b = 0; b < c.batch; ++b)
+    expected.push_back(reference(b, starts[b] + c.steps));
+  for (int64_t n = 0; n < c.steps; ++n) {
+    NpyArray x = NpyArray::zeros(ElementType::F32, {c.batch, 1, D});
+    for (int64_t b = 0; b < c.batch; ++b)
+      std::memcpy(x.f32() + b * D,
+                  tokens.f32() + (b * total + starts[b] + n) * D,
+                  D * sizeof(float));
+    NpyArray y = call(step, x);
+    ASSERT_EQ(y.shape, (std::vector<int64_t>{c.batch, 1, D}));
+    double stepWorst = 0;
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t i = 0; i < D; ++i)
+        stepWorst = worse(stepWorst, y.f32()[b * D + i],
+                          expected[b][(starts[b] + n) * D + i]);
+    EXPECT_LE(stepWorst, 1e-5) << "step " << n;
+    for (int64_t b = 0; b < c.batch; ++b)
+      lengths.i64()[b] += 1;
+  }
+
+  // A call whose rows do not fit (a length past C - T, a negative one)
+  // writes nothing: the caches stay as they were.
+  std::vector<char> kBefore = kCache.data, vBefore = vCache.data;
+  for (int64_t b = 0; b < c.batch; ++b)
+    lengths.i64()[b] = b % 2 ? -1 : capacity;
+  NpyArray x = randomArray({c.batch, 1, D}, 1.0, engine);
+  call(step, x);
+  EXPECT_TRUE(kCache.data == kBefore);
+  EXPECT_TRUE(vCache.data == vBefore);
+}
+
+class KvCacheTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  }
+};
+
+TEST_F(KvCacheTest, MultiHead) {
+  decode({"multi-head", 2, 5, 4, 32, 4, 4, 8, 8, true, false});
+}
+
+TEST_F(KvCacheTest, DynamicGqaValueDimNoBiasRagged) {
+  decode({"gqa", 3, 6, 5, 32, 4, 2, 8, 4, false, true, {6, 2, 0}});
+}
+
+// One sequence of one head: the keys are split across the threads
+// (flash-decoding), over several key blocks and a tail.
+TEST_F(KvCacheTest, SplitKeysLongContext) {
+  decode({"split-keys", 1, 300, 3, 16, 1, 1, 16, 16, true, false});
+}
+
+// Ragged starts in a static graph with a context of several key blocks.
+TEST_F(KvCacheTest, RaggedLongContext) {
+  decode({"ragged", 2, 200, 3, 32, 2, 1, 16, 8, true, false, {200, 61}});
+}
+
+// The decomposed path (the whole score matrix) computes the same rows.
+TEST_F(KvCacheTest, Decomposed) {
+  decode({"decomposed", 2, 7, 3, 16, 2, 2, 8, 8, true, false, {7, 3}, 4,
+          "attention=decomposed"});
+}
+
+} // namespace
