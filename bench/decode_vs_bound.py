@@ -239,10 +239,10 @@ def main():
         f"--kv-heads={hkv}", "--causal"])
 
     def stream(mib=None):
-        command = [tools["stream_read"], f"--threads={args.threads}",
-                   f"--passes={args.stream_passes}"]
+        command = [tools["stream_read"], "--threads", str(args.threads),
+                   "--passes", str(args.stream_passes)]
         if mib or args.stream_mib:
-            command += [f"--mib={mib or args.stream_mib}"]
+            command += ["--mib", str(mib or args.stream_mib)]
         value, error = measured(STREAM, command)
         if error:
             sys.exit(f"decode_vs_bound.py: error: stream_read: {error}")

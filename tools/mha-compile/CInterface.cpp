@@ -371,6 +371,20 @@ std::string writeHeader(const LibraryInterface &interface) {
                ? name(relations.classes[*broadcast.target].members.front())
                : std::to_string(broadcast.targetSize))
        << "\n";
+  if (!relations.bounds.empty())
+    os << " *\n * Sizes that must be at most others (new tokens and a cache's"
+       << " capacity):\n";
+  std::set<std::string> writtenBounds; // the K and V caches repeat theirs
+  for (const runtime::SizeRelations::AtMost &bound : relations.bounds) {
+    auto side = [&](std::optional<unsigned> sizeClass, int64_t size) {
+      return sizeClass ? name(relations.classes[*sizeClass].members.front())
+                       : std::to_string(size);
+    };
+    std::string line = " *   " + side(bound.lhsClass, bound.lhsSize) +
+                       " <= " + side(bound.rhsClass, bound.rhsSize) + "\n";
+    if (writtenBounds.insert(line).second)
+      os << line;
+  }
   os << " *\n * A call with sizes that break any of these, or a mask byte"
      << " other than 0 or 1,\n * returns " << llvm::StringRef(n).upper()
      << "_BAD_ARGUMENT before the graph runs.\n";
@@ -526,6 +540,28 @@ static void writeChecks(llvm::raw_ostream &os,
          mask + " (%lld) must be 1 or equal " + target + " (%lld)",
          "(long long)" + mask + ", (long long)" + target);
   }
+  // Sizes that must be at most others (a cache_append's new tokens and its
+  // cache's capacity), as far as these arguments have them.
+  std::set<std::string> checkedBounds; // the K and V caches repeat theirs
+  for (const runtime::SizeRelations::AtMost &bound : relations.bounds) {
+    auto side = [&](std::optional<unsigned> sizeClass,
+                    int64_t size) -> std::optional<std::string> {
+      if (!sizeClass)
+        return std::to_string(size);
+      std::optional<runtime::ArgumentDim> dim =
+          firstKnown(relations.classes[*sizeClass]);
+      if (!dim)
+        return std::nullopt;
+      return name(*dim);
+    };
+    std::optional<std::string> lhs = side(bound.lhsClass, bound.lhsSize);
+    std::optional<std::string> rhs = side(bound.rhsClass, bound.rhsSize);
+    if (lhs && rhs && (bound.lhsClass || bound.rhsClass) &&
+        checkedBounds.insert(*lhs + " <= " + *rhs).second)
+      fail(*lhs + " > " + *rhs,
+           *lhs + " (%lld) must be at most " + *rhs + " (%lld)",
+           "(long long)" + *lhs + ", (long long)" + *rhs);
+  }
   // A mask byte is read by its low bit; refuse the bytes that would mean
   // something other than what the caller wrote. Sizes are checked by now.
   for (auto [index, argument] : llvm::enumerate(arguments)) {
@@ -542,25 +578,33 @@ static void writeChecks(llvm::raw_ostream &os,
   }
   // A cache graph's lengths: the new tokens must fit after each sequence's
   // own, or the compiled code would write past the cache.
+  // A `?` capacity is the cache argument's own size.
   std::optional<CacheLayout> cache = findCache(interface);
   if (cache && takes(interface, which, cache->x) &&
-      takes(interface, which, cache->lengths)) {
+      takes(interface, which, cache->lengths) &&
+      takes(interface, which, cache->keyCache)) {
     std::string x = toCIdentifier(arguments[cache->x].name);
     std::string lengths = toCIdentifier(arguments[cache->lengths].name);
-    std::string capacity = std::to_string(cache->capacity);
+    std::string capacity =
+        ShapedType::isDynamic(cache->capacity)
+            ? "(long long)" + toCIdentifier(arguments[cache->keyCache].name) +
+                  "_shape[2]"
+            : std::to_string(cache->capacity);
     os << "  if (" << x << "_shape[1] > " << capacity << ")\n    return " << n
        << "_fail(" << upper << "_BAD_ARGUMENT, \"" << x
-       << ": %lld new tokens do not fit in the cache's capacity of "
-       << capacity << "\", (long long)" << x << "_shape[1]);\n"
+       << ": %lld new tokens do not fit in the cache's capacity of %lld\", "
+       << "(long long)" << x << "_shape[1], (long long)" << capacity
+       << ");\n"
        << "  for (int64_t b = 0; b < " << lengths << "_shape[0]; ++b)\n"
        << "    if (" << lengths << "[b] < 0 || " << lengths << "[b] > "
        << capacity << " - " << x << "_shape[1])\n"
        << "      return " << n << "_fail(" << upper << "_BAD_ARGUMENT, \""
        << lengths << ": sequence %lld holds %lld tokens; with %lld new ones "
-       << "it must be between 0 and %lld (the capacity " << capacity
-       << " minus the new tokens)\", (long long)b, (long long)" << lengths
-       << "[b], (long long)" << x << "_shape[1], (long long)(" << capacity
-       << " - " << x << "_shape[1]));\n";
+       << "it must be between 0 and %lld (the capacity %lld minus the new "
+          "tokens)\", (long long)b, (long long)"
+       << lengths << "[b], (long long)" << x << "_shape[1], (long long)("
+       << capacity << " - " << x << "_shape[1]), (long long)" << capacity
+       << ");\n";
   }
 }
 
