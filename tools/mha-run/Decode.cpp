@@ -366,7 +366,7 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
     return failWith(llvm::formatv(
         "@{0} takes {1} token(s) per call (x {2}); --prefill {3} --steps {4} "
         "needs calls of {3} and of 1 token: write the graph with a `?` "
-        "token count (mha-gen --seq '?' --dynamic --kv-cache C)",
+        "token count (mha-gen --dynamic --kv-cache C)",
         entry.getSymName(), graph.declaredTokens,
         typeText(signature.arguments[graph.x].type), prefill, steps));
   // The prefill's capacity first: it needs no input. The steps' is checked
@@ -378,6 +378,24 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
         prefill, capacity,
         declaredShape(signature.arguments[graph.keyCache].type)));
 
+  // The steps too, where no input is needed (and before x of T + N rows is
+  // made): without --lengths every sequence holds T tokens after the
+  // prefill, and none can take more steps than the capacity.
+  auto pastCapacity = [&](int64_t sequence, int64_t length, int64_t longest) {
+    return failWith(llvm::formatv(
+        "--steps {0}: sequence {1} would reach {2} + {0} = {3} tokens, past "
+        "the cache's capacity of {4} (k_cache {5}); at most {6} steps fit",
+        steps, sequence, length, length + steps, capacity,
+        declaredShape(signature.arguments[graph.keyCache].type),
+        capacity - longest));
+  };
+  if (steps > capacity)
+    return failWith(llvm::formatv("--steps {0} is more than the cache's "
+                                  "capacity of {1} tokens",
+                                  steps, capacity));
+  if (options.lengths.empty() && steps > capacity - prefill)
+    return pastCapacity(0, prefill, prefill);
+
   // The inputs, x with the prefill's rows and the steps'.
   GraphSignature binding = bindingSignature(signature, graph, prefill + steps);
   auto bound = bindInputs(binding, inputOptions, &os);
@@ -388,14 +406,10 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
   auto lengths = parseLengths(options.lengths, batch, prefill);
   if (!lengths)
     return fail(lengths.takeError(), kBadInput);
+  int64_t longest = *std::max_element(lengths->begin(), lengths->end());
   for (auto [b, length] : llvm::enumerate(*lengths))
     if (length + steps > capacity)
-      return failWith(llvm::formatv(
-          "--steps {0}: sequence {1} would reach {2} + {0} = {3} tokens, past "
-          "the cache's capacity of {4} (k_cache {5}); at most {6} steps fit",
-          steps, b, length, length + steps, capacity,
-          declaredShape(signature.arguments[graph.keyCache].type),
-          capacity - *std::max_element(lengths->begin(), lengths->end())));
+      return pastCapacity(b, length, longest);
 
   // The decoder's own arrays: the caches, zeroed once, and the lengths.
   std::vector<int64_t> keyShape = {batch, graph.kvHeads, capacity,
