@@ -108,14 +108,19 @@ run: build
 BENCH_ARGS ?=
 # The benchmark's peers need a tuned BLAS: NumPy (the GEMM ceiling) and
 # PyTorch use whatever libblas.so.3 points at, and Debian's reference BLAS
-# is no yardstick. python3-torch is optional (large): without it the table
-# has our figures and the ceiling only.
+# is no yardstick. (python3-torch, the PyTorch peers, is in PACKAGES.)
 BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 
 # Then odd lengths and `?` sizes against the shapes the tiles divide
 # (bench/every_shape.py), and the Python package against mha-run and
 # nn.MultiheadAttention (bench/python_vs_torch.py, in Debian's python3,
-# where python3-torch lives); --quick in BENCH_ARGS shortens both.
+# where python3-torch lives); --quick in BENCH_ARGS shortens them.
+# Then decoding with a key/value cache against its bandwidth bound, today's
+# recompute and the PyTorch peer torch_decode.py, which is run where it is
+# (TORCH_DECODE; the row says so when it is absent), and the prefill against
+# the causal layer (bench/decode_vs_bound.py).
+TORCH_DECODE ?= ../shared/peers/torch_decode.py
+
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
@@ -123,6 +128,8 @@ bench: build
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 	/usr/bin/python3 bench/python_vs_torch.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	python3 bench/decode_vs_bound.py --bin $(BUILD_DIR)/bin \
+	  --torch-decode $(TORCH_DECODE) $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
