@@ -7,7 +7,8 @@
 // functions (a public function's signature is its ABI); the graphs' entry
 // points are public, and their callers (the runtime, the libraries of
 // mha-compile) expect exactly this ABI: the caches are arguments that the
-// call updates, and only the other results are returned.
+// call updates, and only the other results are returned. This pass can go
+// once upstream's pass takes an option to include public functions.
 //
 //===----------------------------------------------------------------------===//
 
