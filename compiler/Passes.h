@@ -45,10 +45,6 @@ void populateTileAttentionPatterns(RewritePatternSet &patterns,
 void populateSplitKeysPatterns(RewritePatternSet &patterns,
                                const MhaTileAttentionOptions &options);
 
-/// The unit attribute that `mha-lower-to-linalg` puts on the linalg op of
-/// each projection, and that `mha-tile-projections` tiles.
-inline constexpr llvm::StringLiteral kProjectionAttrName = "mha.projection";
-
 /// Adds the patterns that fold `mha.split_heads` into the projection that
 /// produces it or the per-head projection that reads it, and
 /// `mha.concat_heads` into the `mha.output_project` that reads it.
@@ -58,12 +54,7 @@ void populateFoldHeadLayoutsPatterns(RewritePatternSet &patterns);
 /// one projection by the concatenated weights, plus slices.
 void populateFuseProjectionsPatterns(RewritePatternSet &patterns);
 
-/// Adds the conversion pattern that rewrites `tensor.concat` (the packed
-/// weights) into `linalg.copy` of each operand into a slice of the result,
-/// whose bufferization needs no runtime copy function.
-void populateConcatToLinalgPatterns(RewritePatternSet &patterns);
-
-/// Adds the pattern that tiles each linalg op marked `kProjectionAttrName`
+/// Adds the pattern that tiles each linalg op marked `mha.projection`
 /// into an `scf.forall` over its parallel result dimensions, with the tile
 /// sizes of `options`.
 void populateTileProjectionsPatterns(RewritePatternSet &patterns,
@@ -76,11 +67,6 @@ void populateAttentionWeightsToLinalgPatterns(RewritePatternSet &patterns);
 /// The name of the function that `mha-extract-attention-weights` adds for
 /// `function`: `<function>_attention_weights`.
 std::string getAttentionWeightsFunctionName(llvm::StringRef function);
-
-/// The name of the `index`th function that `mha-prepare-weights` splits off
-/// `function`: `<function>_prepare<index>`.
-std::string getPreparedWeightsFunctionName(llvm::StringRef function,
-                                           unsigned index);
 
 /// For each argument of `function`, whether `mha-prepare-weights` treats it
 /// as a weight: every use of it, through pure ops outside the mha dialect,

@@ -127,7 +127,9 @@ def MhaPrepareWeights : Pass<"mha-prepare-weights", "ModuleOp"> {
     `@<name>_prepare<i>` with the same arguments, which returns it
     flattened to a 1-D f32 tensor. `@<name>` gets that tensor as a new last
     argument (named `<name>_prepare<i>`) and reshapes it back; the ops that
-    only computed it are erased. Views (`expand_shape`, `extract_slice`, ...)
+    only computed it are erased. `@<name>` records the prepare functions,
+    in the order of its new arguments, in its `mha.prepare_functions`
+    attribute: what a runtime reads to know what to call. Views (`expand_shape`, `extract_slice`, ...)
     stay in place, since they cost nothing.
 
     A runtime calls the prepare functions once after compiling and passes
@@ -230,7 +232,8 @@ def MhaLowerStridedCopies : Pass<"mha-lower-strided-copies", "func::FuncOp"> {
     is not contiguous to a call of `memrefCopy` from MLIR's C runner
     utilities, which neither the JIT of `mha-run` nor the libraries of
     `mha-compile` link. This pass rewrites those copies (bufferization
-    makes them for strided tiles) into `linalg.copy`, which
+    makes them for strided tiles and for the `tensor.concat` of the packed
+    weights) into `linalg.copy`, which
     `convert-linalg-to-loops` lowers to loops. Contiguous copies stay
     `memref.copy` (a memcpy).
   }];

@@ -4,6 +4,7 @@
 #include "dialects/MhaOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -44,4 +45,33 @@ LogicalResult MhaDialect::verifyRegionArgAttribute(Operation *op,
                               "got "
                            << name;
   return success();
+}
+
+// The attributes of `discardableAttrs` (MhaDialect.td); any other `mha.`
+// attribute on an operation is a typo or a stale graph, refused here rather
+// than ignored by the pass that would have looked for it.
+LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  Attribute value = attribute.getValue();
+  if (name == ProjectionAttrHelper::getNameStr() ||
+      name == RegisterBlockAttrHelper::getNameStr()) {
+    if (!isa<UnitAttr>(value))
+      return op->emitError() << "expects " << name
+                             << " to be a unit attribute, got " << value;
+    return success();
+  }
+  if (name == PrepareFunctionsAttrHelper::getNameStr()) {
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError() << "expects " << name << " on a function";
+    auto functions = dyn_cast<ArrayAttr>(value);
+    if (!functions ||
+        !llvm::all_of(functions, llvm::IsaPred<FlatSymbolRefAttr>))
+      return op->emitError() << "expects " << name
+                             << " to be an array of function symbols, got "
+                             << value;
+    return success();
+  }
+  return op->emitError() << "unknown attribute " << name
+                         << " of the mha dialect (on an operation)";
 }

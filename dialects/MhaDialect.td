@@ -27,6 +27,24 @@ def Mha_Dialect : Dialect {
   // file name under `mha-run --inputs DIR`, a C identifier in the headers of
   // `mha-compile`. The verifier keeps it a C identifier.
   let hasRegionArgAttrVerify = 1;
+  // The attributes the compiler puts on ops of other dialects, declared so
+  // that their names are spelled once (the generated `get...AttrHelper()`)
+  // and verified by the dialect (`verifyOperationAttribute`):
+  // - `mha.projection`: the linalg contraction of a projection, which
+  //   `mha-tile-projections` tiles;
+  // - `mha.register_block`: a tile `mha-vectorize` has cut to the size of a
+  //   register block, to be vectorized;
+  // - `mha.prepare_functions`: on a layer function, the functions that
+  //   `mha-prepare-weights` split off it, in the order of the extra
+  //   arguments they fill. This is the ABI between compiled code and a
+  //   runtime: the JIT and the libraries of `mha-compile` read it instead of
+  //   guessing names.
+  let discardableAttrs = (ins
+    "::mlir::UnitAttr":$projection,
+    "::mlir::UnitAttr":$register_block,
+    "::mlir::ArrayAttr":$prepare_functions
+  );
+  let hasOperationAttrVerify = 1;
 }
 
 /// Base class of every op of the dialect.

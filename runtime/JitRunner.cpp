@@ -2,7 +2,8 @@
 
 #include "runtime/JitRunner.h"
 
-#include "compiler/Passes.h"
+#include "dialects/MhaDialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "runtime/BufferCache.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -134,6 +135,19 @@ CompiledFunction::create(mlir::ModuleOp module, llvm::StringRef entry,
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   options.sharedLibPaths = sharedLibs;
+  // What each function's `mha.prepare_functions` declares, read before the
+  // module is gone: the compiled code's symbols alone cannot tell.
+  auto prepareTable = std::make_shared<PrepareTable>();
+  module.walk([&](mlir::FunctionOpInterface function) {
+    mlir::ArrayAttr listed =
+        mlir::mha::MhaDialect::PrepareFunctionsAttrHelper(module.getContext())
+            .getAttr(function);
+    if (!listed)
+      return;
+    std::vector<std::string> &names = (*prepareTable)[function.getName()];
+    for (auto symbol : listed.getAsRange<mlir::FlatSymbolRefAttr>())
+      names.push_back(symbol.getValue().str());
+  });
   auto engine =
       mlir::ExecutionEngine::create(module, options, std::move(*targetMachine));
   if (!engine)
@@ -152,36 +166,29 @@ CompiledFunction::create(mlir::ModuleOp module, llvm::StringRef entry,
         llvm::JITSymbolFlags::Exported};
     return symbols;
   });
-  return bind(std::move(*engine), entry, resultRank);
+  return bind(std::move(*engine), std::move(prepareTable), entry, resultRank);
 }
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CompiledFunction::sibling(llvm::StringRef entry, int64_t resultRank) const {
-  return bind(engine, entry, resultRank);
+  return bind(engine, prepareTable, entry, resultRank);
 }
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CompiledFunction::bind(std::shared_ptr<mlir::ExecutionEngine> engine,
+                       std::shared_ptr<const PrepareTable> prepareTable,
                        llvm::StringRef entry, int64_t resultRank) {
   std::unique_ptr<CompiledFunction> function(new CompiledFunction());
   function->engine = std::move(engine);
+  function->prepareTable = std::move(prepareTable);
   function->resultRank = resultRank;
   function->entry = entry.str();
   auto packed = function->engine->lookupPacked(("_mlir_ciface_" + entry).str());
   if (!packed)
     return packed.takeError();
   function->packed = *packed;
-  function->unprepared = function->hasPrepareFunction(0);
+  function->unprepared = function->prepareTable->contains(entry);
   return function;
-}
-
-bool CompiledFunction::hasPrepareFunction(unsigned index) const {
-  std::string name = mlir::mha::getPreparedWeightsFunctionName(entry, index);
-  auto found = engine->lookupPacked("_mlir_ciface_" + name);
-  if (found)
-    return true;
-  llvm::consumeError(found.takeError());
-  return false;
 }
 
 std::vector<CompiledFunction::BufferRef>
@@ -242,11 +249,11 @@ CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
 llvm::Expected<unsigned>
 CompiledFunction::prepareBuffers(llvm::ArrayRef<BufferRef> inputs) {
   prepared.clear();
-  unsigned count = 0;
-  for (; hasPrepareFunction(count); ++count) {
-    auto function =
-        bind(engine, mlir::mha::getPreparedWeightsFunctionName(entry, count),
-             /*resultRank=*/1);
+  auto listed = prepareTable->find(entry);
+  if (listed == prepareTable->end())
+    return 0;
+  for (const std::string &name : listed->second) {
+    auto function = bind(engine, prepareTable, name, /*resultRank=*/1);
     if (!function)
       return function.takeError();
     auto result = (*function)->callBuffers(inputs);
@@ -264,7 +271,7 @@ CompiledFunction::prepareBuffers(llvm::ArrayRef<BufferRef> inputs) {
     prepared.push_back(std::move(packed));
   }
   unprepared = false;
-  return count;
+  return listed->second.size();
 }
 
 llvm::Expected<CompiledFunction::ResultBuffer>

@@ -14,6 +14,7 @@
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -38,9 +39,9 @@ public:
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   sibling(llvm::StringRef entry, int64_t resultRank) const;
 
-  /// Calls the prepare functions that `mha-prepare-weights` split off
-  /// (`<entry>_prepare0`, `<entry>_prepare1`, ..., each returning a flat
-  /// float32 buffer) once on `inputs`, and keeps their results: every later
+  /// Calls the prepare functions that `mha-prepare-weights` split off (those
+  /// the entry's `mha.prepare_functions` attribute lists, each returning a
+  /// flat float32 buffer) once on `inputs`, and keeps their results: every later
   /// `call` passes them after its own inputs, which must hold the same
   /// weights. Returns how many there were (0 for a graph compiled without
   /// that pass). A function that has any must be prepared before it is
@@ -96,16 +97,19 @@ private:
   static std::vector<BufferRef>
   asBuffers(llvm::ArrayRef<const NpyArray *> inputs);
 
-  /// Whether the module has `<entry>_prepare<index>`.
-  bool hasPrepareFunction(unsigned index) const;
+  /// For each function of the compiled module that has prepare functions,
+  /// their names in argument order (its `mha.prepare_functions`).
+  using PrepareTable = llvm::StringMap<std::vector<std::string>>;
 
   /// The function `entry` of `engine`.
   static llvm::Expected<std::unique_ptr<CompiledFunction>>
-  bind(std::shared_ptr<mlir::ExecutionEngine> engine, llvm::StringRef entry,
+  bind(std::shared_ptr<mlir::ExecutionEngine> engine,
+       std::shared_ptr<const PrepareTable> prepareTable, llvm::StringRef entry,
        int64_t resultRank);
 
   /// Shared by the functions of one module, which live as long as it does.
   std::shared_ptr<mlir::ExecutionEngine> engine;
+  std::shared_ptr<const PrepareTable> prepareTable;
   std::string entry;
   void (*packed)(void **) = nullptr;
   int64_t resultRank = 0;

@@ -118,7 +118,7 @@ struct TileProjection : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op->hasAttr(kProjectionAttrName))
+    if (!op->hasAttr(MhaDialect::ProjectionAttrHelper::getNameStr()))
       return rewriter.notifyMatchFailure(op, "not a projection");
     if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1)
       return rewriter.notifyMatchFailure(op, "not one result on tensors");
@@ -155,7 +155,7 @@ struct TileProjection : OpInterfaceRewritePattern<linalg::LinalgOp> {
       if (tile->getName() != op->getName())
         continue;
       rewriter.modifyOpInPlace(tile,
-                               [&] { tile->removeAttr(kProjectionAttrName); });
+                               [&] { tile->removeAttr(MhaDialect::ProjectionAttrHelper::getNameStr()); });
       if (auto generic = dyn_cast<linalg::GenericOp>(tile))
         genericTiles.push_back(generic);
     }

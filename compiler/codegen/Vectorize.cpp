@@ -59,7 +59,8 @@ using namespace mlir::mha;
 
 namespace {
 /// Marks the register blocks of one op while its loops are tiled and peeled.
-constexpr StringLiteral kRegisterBlockAttr = "mha.register_block";
+constexpr StringLiteral kRegisterBlockAttr =
+    MhaDialect::RegisterBlockAttrHelper::getNameStr();
 
 /// The largest divisor of `extent` that is at most `limit`: tiles that
 /// divide their loop keep every tile static, so no masks are needed.

@@ -6,8 +6,9 @@
 // it changes only when the weights do. This pass moves each such computation
 // into a function of its own, `@<name>_prepare<i>`, which returns it as a
 // flat f32 buffer, and passes that buffer to `@<name>` as a new last
-// argument. A runtime calls the prepare functions once, after compiling, and
-// passes their results to every call (mha-run does): the weights are packed
+// argument; `@<name>`'s `mha.prepare_functions` lists them in that order. A
+// runtime calls the prepare functions once, after compiling, and passes their
+// results to every call (mha-run does): the weights are packed
 // once per compiled graph, as oneDNN reorders weights once into its blocked
 // layout.
 //
@@ -138,6 +139,13 @@ private:
   llvm::SetVector<Operation *> ops;
 };
 
+/// The name of the `index`th function split off `function`. Runtimes do not
+/// rely on it: they read `mha.prepare_functions`.
+std::string getPreparedWeightsFunctionName(StringRef function,
+                                           unsigned index) {
+  return (function + "_prepare" + Twine(index)).str();
+}
+
 struct MhaPrepareWeightsPass
     : mha::impl::MhaPrepareWeightsBase<MhaPrepareWeightsPass> {
   void runOnOperation() override {
@@ -179,6 +187,7 @@ struct MhaPrepareWeightsPass
     FunctionType preparedType = function.getFunctionType();
     ArrayAttr argAttrs = function.getAllArgAttrs();
     Operation *insertAfter = function;
+    SmallVector<Attribute> prepareFunctions;
     for (auto [index, root] : llvm::enumerate(roots)) {
       std::string name =
           getPreparedWeightsFunctionName(function.getSymName(), index);
@@ -208,6 +217,7 @@ struct MhaPrepareWeightsPass
       if (argAttrs)
         prepare.setAllArgAttrs(argAttrs);
       symbols.insert(prepare);
+      prepareFunctions.push_back(FlatSymbolRefAttr::get(prepare));
       Block *body = prepare.addEntryBlock();
       builder.setInsertionPointToStart(body);
       IRMapping mapping;
@@ -239,6 +249,10 @@ struct MhaPrepareWeightsPass
       result.replaceAllUsesWith(prepared);
     }
 
+    // The runtime's list of what to call once, in argument order.
+    MhaDialect::PrepareFunctionsAttrHelper(context).setAttr(
+        function, builder.getArrayAttr(prepareFunctions));
+
     // What only the prepared results needed is dead now; users come after
     // their operands, so one backward sweep erases whole chains.
     Block &block = function.getBody().front();
@@ -249,11 +263,6 @@ struct MhaPrepareWeightsPass
   }
 };
 } // namespace
-
-std::string mlir::mha::getPreparedWeightsFunctionName(StringRef function,
-                                                      unsigned index) {
-  return (function + "_prepare" + Twine(index)).str();
-}
 
 SmallVector<bool> mlir::mha::getWeightArguments(func::FuncOp function) {
   return llvm::map_to_vector(function.getArguments(), [](BlockArgument arg) {

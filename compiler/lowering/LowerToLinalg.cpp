@@ -213,7 +213,7 @@ public:
   /// Tags the op of a projection's contraction, so that
   /// `mha-tile-projections` finds it among attention's contractions.
   Value markProjection(Value contraction) {
-    contraction.getDefiningOp()->setAttr(kProjectionAttrName,
+    contraction.getDefiningOp()->setAttr(MhaDialect::ProjectionAttrHelper::getNameStr(),
                                          UnitAttr::get(ctx));
     return contraction;
   }
@@ -804,7 +804,6 @@ struct MhaLowerToLinalgPass
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect>();
-    target.addIllegalOp<tensor::ConcatOp>();
     RewritePatternSet patterns(&getContext());
     populateMhaToLinalgPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
@@ -818,8 +817,6 @@ void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerProject, LowerSplitHeads, LowerSdpa, LowerConcatHeads,
                LowerOutputProject, LowerCacheAppend>(patterns.getContext());
   populateAttentionWeightsToLinalgPatterns(patterns);
-  // The packed weights of mha-fuse-projections.
-  populateConcatToLinalgPatterns(patterns);
 }
 
 Value mlir::mha::buildAttentionProbabilities(

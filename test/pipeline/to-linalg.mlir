@@ -15,11 +15,8 @@
 // CHECK-LABEL: func.func @mha
 //  CHECK-SAME:   (%[[X:.+]]: tensor<?x?x16xf32>, %[[WQ:.+]]: tensor<16x16xf32>, %[[WK:.+]]: tensor<16x8xf32>, %[[WV:.+]]: tensor<16x8xf32>, %[[WO:.+]]: tensor<16x16xf32>, %[[BQ:.+]]: tensor<16xf32>)
 // The weights side by side [16, 16 + 8 + 8], the biases too (K and V: 0).
-//       CHECK:   linalg.copy ins(%[[WQ]] : tensor<16x16xf32>)
-//       CHECK:   linalg.copy ins(%[[WK]] : tensor<16x8xf32>)
-//       CHECK:   %[[WKV:.+]] = linalg.copy ins(%[[WV]] : tensor<16x8xf32>)
-//       CHECK:   %[[PACKED:.+]] = tensor.insert_slice %[[WKV]] into %{{.+}}[0, 24] [16, 8] [1, 1] : tensor<16x8xf32> into tensor<16x32xf32>
-//       CHECK:   linalg.copy ins(%[[BQ]] : tensor<16xf32>)
+//       CHECK:   %[[PACKED:.+]] = tensor.concat dim(1) %[[WQ]], %[[WK]], %[[WV]] : (tensor<16x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x32xf32>
+//       CHECK:   tensor.concat dim(0) %[[BQ]], %{{.+}}, %{{.+}} : (tensor<16xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<32xf32>
 //       CHECK:   %[[W3:.+]] = tensor.expand_shape %[[PACKED]] {{\[}}[0], [1, 2]] output_shape [16, 8, 4] : tensor<16x32xf32> into tensor<16x8x4xf32>
 // One parallel projection into 4 + 2 + 2 heads: one tile per (batch, head,
 // 32 tokens), each a matmul of the tokens by the head's 4 columns.

@@ -8,6 +8,7 @@
 // CHECK-LABEL: func.func @layer
 //  CHECK-SAME:   (%[[X:[^:]+]]: tensor<?x?x16xf32> {mha.name = "x"}, %{{.+}}: tensor<16x16xf32> {mha.name = "w_q"}, %{{.+}}: tensor<16x8xf32> {mha.name = "w_k"}, %{{.+}}: tensor<16x8xf32> {mha.name = "w_v"}, %[[WO:[^:]+]]: tensor<16x16xf32> {mha.name = "w_o"}, %{{.+}}: tensor<16xf32> {mha.name = "b_q"},
 //  CHECK-SAME:    %[[W:[^:]+]]: tensor<512xf32> {mha.name = "layer_prepare0"}, %[[B:[^:]+]]: tensor<32xf32> {mha.name = "layer_prepare1"})
+//  CHECK-SAME:    attributes {mha.prepare_functions = [@layer_prepare0, @layer_prepare1]}
 //   CHECK-NOT:   tensor.concat
 //       CHECK:   %[[W2:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1]] output_shape [16, 32] : tensor<512xf32> into tensor<16x32xf32>
 //       CHECK:   mha.project %[[X]], %[[W2]] bias(%[[B]]) heads(8)

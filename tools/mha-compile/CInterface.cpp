@@ -205,7 +205,7 @@ std::string writeHeader(const LibraryInterface &interface) {
         "decides):\n *   "
      << (weightNames.empty() ? "none" : llvm::join(weightNames, ", "))
      << ".\n * The graph packs what depends on them alone in "
-     << interface.numPrepared << " prepare\n * function(s); a handle runs them"
+     << interface.prepareSymbols.size() << " prepare\n * function(s); a handle runs them"
      << " once, " << n << "_run on every call.\n */\n\n";
 
   os << "/* Weights checked, copied and prepared once; then any number of "
@@ -366,7 +366,7 @@ std::string writeWrapper(const LibraryInterface &interface,
   std::string upper = llvm::StringRef(n).upper();
   const auto &arguments = interface.signature.arguments;
   int64_t resultRank = interface.signature.result.getRank();
-  unsigned numPrepared = interface.numPrepared;
+  unsigned numPrepared = interface.prepareSymbols.size();
   std::string allParameters = argumentParameters(interface, Arguments::All);
   std::string weightParameters =
       argumentParameters(interface, Arguments::Weights);
@@ -403,7 +403,7 @@ std::string writeWrapper(const LibraryInterface &interface,
     os << ", " << memref1 << " *";
   os << ");\n";
   for (unsigned i = 0; i < numPrepared; ++i) {
-    os << "void " << interface.graphSymbol << "_prepare" << i << "(" << memref1
+    os << "void " << interface.prepareSymbols[i] << "(" << memref1
        << " *";
     for (const GraphArgument &argument : arguments)
       os << ", " << descriptorType(n, argument.type.getRank()) << " *";
@@ -585,8 +585,7 @@ std::string writeWrapper(const LibraryInterface &interface,
     describeArguments();
     for (unsigned i = 0; i < numPrepared; ++i)
       os << "  memset(&prepared[" << i << "], 0, sizeof prepared[" << i
-         << "]);\n  " << interface.graphSymbol << "_prepare" << i
-         << "(&prepared[" << i << "]" << argumentPointers() << ");\n";
+         << "]);\n  " << interface.prepareSymbols[i] << "(&prepared[" << i << "]" << argumentPointers() << ");\n";
     os << "}\n\n"
        << "static void " << n << "_release_prepared(" << allParameters << ", "
        << memref1 << " prepared[" << numPrepared << "]) {\n"

@@ -45,10 +45,10 @@ struct LibraryInterface {
   /// For each argument, whether it is a weight (mlir::mha::getWeightArguments):
   /// `NAME_create` takes the weights, `NAME_call` the other arguments.
   std::vector<bool> isWeight;
-  /// How many prepare functions the compiled graph has
-  /// (`<graphSymbol>_prepare<i>`); the graph takes their results as extra
-  /// rank-1 arguments after its own, in order.
-  unsigned numPrepared = 0;
+  /// The C-interface symbols of the graph's prepare functions, as its
+  /// `mha.prepare_functions` lists them; the graph takes their results as
+  /// extra rank-1 arguments after its own, in this order.
+  std::vector<std::string> prepareSymbols;
 };
 
 /// Returns the text of the header declaring the C API (`NAME_create`,

@@ -179,12 +179,17 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*graph->module)))
     return reportError("lowering " + graphFile + " failed (see above)"),
            kCompileFailed;
-  // The prepare functions mha-prepare-weights added, if any: the wrapper
-  // calls them and passes their results to the graph.
-  while (SymbolTable::lookupSymbolIn(*graph->module,
-                                     mlir::mha::getPreparedWeightsFunctionName(
-                                         graphName, interface.numPrepared)))
-    ++interface.numPrepared;
+  // The prepare functions mha-prepare-weights added, if any, as the graph
+  // declares them: the wrapper calls them and passes their results to the
+  // graph.
+  if (auto graphFunction =
+          SymbolTable::lookupSymbolIn(*graph->module, graphName))
+    if (ArrayAttr listed =
+            mlir::mha::MhaDialect::PrepareFunctionsAttrHelper(&context)
+                .getAttr(graphFunction))
+      for (auto symbol : listed.getAsRange<FlatSymbolRefAttr>())
+        interface.prepareSymbols.push_back(
+            ("_mlir_ciface_" + symbol.getValue()).str());
 
   // Object code and the wrapper go to a temporary folder; the library and
   // the header to where they were asked for.

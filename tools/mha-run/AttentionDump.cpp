@@ -4,7 +4,7 @@
 #include "compiler/attention/AttentionPath.h"
 #include "dialects/MhaOps.h"
 #include "runtime/AttentionProblem.h"
-#include "runtime/Heatmap.h"
+#include "tools/support/Heatmap.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_RUNTIME_HEATMAP_H
-#define MHA_RUNTIME_HEATMAP_H
+#ifndef MHA_TOOLS_SUPPORT_HEATMAP_H
+#define MHA_TOOLS_SUPPORT_HEATMAP_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -81,4 +81,4 @@ llvm::Error writeHeatmapPng(llvm::StringRef path, const float *values,
 } // namespace runtime
 } // namespace mha
 
-#endif // MHA_RUNTIME_HEATMAP_H
+#endif // MHA_TOOLS_SUPPORT_HEATMAP_H
