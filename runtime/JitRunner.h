@@ -49,7 +49,11 @@ public:
   llvm::Expected<unsigned> prepare(llvm::ArrayRef<const NpyArray *> inputs);
 
   /// Calls the function on `inputs` (in argument order) and returns its
-  /// result as a float32 array. If the compiled code cannot allocate a
+  /// result as a float32 array. The arguments that the graph updates in
+  /// place (GraphSignature::resultAliases: the key/value caches of a graph
+  /// with `mha.cache_append`) are written through their buffers, so the
+  /// caller's arrays hold the updated caches afterwards; the compiled
+  /// function returns only the output (mha-drop-argument-results). If the compiled code cannot allocate a
   /// buffer, the process prints `error: ... out of memory` and exits with
   /// code 2 (the code itself cannot handle a failed malloc).
   llvm::Expected<NpyArray> call(llvm::ArrayRef<const NpyArray *> inputs);

@@ -322,8 +322,11 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
     std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
     auto rowType = RankedTensorType::get(
         {staticKeys.value_or(ShapedType::kDynamic)}, f32);
+    // The row is sliced out of the block's scores and written back into
+    // them, so that bufferization keeps both in the scratch.
+    scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
     Value scoreRow = tensor::ExtractSliceOp::create(
-        b, loc, rowType, state.scores, ArrayRef<OpFoldResult>{zero, zero},
+        b, loc, rowType, scores, ArrayRef<OpFoldResult>{zero, zero},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
     scoreRow = ops.fill(zeroF, scoreRow);
     scoreRow = ops.generic(
@@ -332,7 +335,6 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
           return arith::AddFOp::create(nb, nloc, args[1], args[0])
               .getResult();
         });
-    scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
     scores = tensor::InsertSliceOp::create(
         b, loc, scoreRow, scores, ArrayRef<OpFoldResult>{zero, zero},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);

@@ -25,13 +25,16 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -238,6 +241,10 @@ void decode(const DecodeCase &c) {
       worst = worse(worst, y0.f32()[b * c.prefill * D + i], expected[i]);
   }
   EXPECT_LE(worst, 1e-5) << "prefill";
+  // Every step's output, [N, B, D], for the NumPy check of
+  // test/integration/kv-cache.test.
+  NpyArray stepOutputs =
+      NpyArray::zeros(ElementType::F32, {c.steps, c.batch, D});
 
   // The steps: sequence b continues from starts[b].
   for (int64_t b = 0; b < c.batch; ++b)
@@ -253,6 +260,8 @@ void decode(const DecodeCase &c) {
                   D * sizeof(float));
     NpyArray y = call(step, x);
     ASSERT_EQ(y.shape, (std::vector<int64_t>{c.batch, 1, D}));
+    std::memcpy(stepOutputs.f32() + n * c.batch * D, y.f32(),
+                c.batch * D * sizeof(float));
     double stepWorst = 0;
     for (int64_t b = 0; b < c.batch; ++b)
       for (int64_t i = 0; i < D; ++i)
@@ -261,6 +270,35 @@ void decode(const DecodeCase &c) {
     EXPECT_LE(stepWorst, 1e-5) << "step " << n;
     for (int64_t b = 0; b < c.batch; ++b)
       lengths.i64()[b] += 1;
+  }
+
+  // With MHA_KV_DUMP_DIR set, the case's tokens, weights, starts and
+  // outputs go to DIR/<name>/ for test/integration/kv_cache_check.py, an
+  // independent float64 NumPy check of the same rows.
+  if (const char *dump = std::getenv("MHA_KV_DUMP_DIR")) {
+    llvm::SmallString<256> dir(dump);
+    llvm::sys::path::append(dir, c.name);
+    ASSERT_FALSE(llvm::sys::fs::create_directories(dir));
+    auto save = [&](llvm::StringRef name, const NpyArray &array) {
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, name + ".npy");
+      llvm::Error error = writeNpy(path, array);
+      EXPECT_FALSE(bool(error)) << llvm::toString(std::move(error));
+    };
+    save("tokens", tokens);
+    for (const auto &[name, array] : weights)
+      save(name, array);
+    NpyArray startArray = NpyArray::zeros(ElementType::I64, {c.batch});
+    for (int64_t b = 0; b < c.batch; ++b)
+      startArray.i64()[b] = starts[b];
+    save("starts", startArray);
+    save("prefill", y0);
+    save("steps", stepOutputs);
+    NpyArray sizes = NpyArray::zeros(ElementType::I64, {3});
+    sizes.i64()[0] = H;
+    sizes.i64()[1] = Hkv;
+    sizes.i64()[2] = c.prefill;
+    save("sizes", sizes);
   }
 
   // A call whose rows do not fit (a length past C - T, a negative one)
