@@ -110,11 +110,14 @@ BENCH_ARGS ?=
 BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 
 # Then odd lengths and `?` sizes against the shapes the tiles divide
-# (bench/every_shape.py; --quick in BENCH_ARGS shortens it too).
+# (bench/every_shape.py; --quick in BENCH_ARGS shortens it too), and bf16
+# next to float32, ours and PyTorch's (bench/bf16_vs_f32.py).
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
 	python3 bench/every_shape.py --bin $(BUILD_DIR)/bin \
+	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	python3 bench/bf16_vs_f32.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:
