@@ -2,7 +2,8 @@
 """bf16 next to float32, same run (issue 16): our layer from
 `mha-gen --dtype bf16` and from plain mha-gen, and PyTorch's
 nn.MultiheadAttention in float32 and `.to(torch.bfloat16)` (under
-inference_mode), on the issue's shapes, 2 threads by default.
+inference_mode, in layer_vs_torch.py's tuned environment), on the issue's
+shapes, 2 threads by default.
 
 Per shape: our float32 and bf16 medians (ms, GFLOP/s), bf16 / float32
 GFLOP/s (issue 16 targets >= 1.6x), PyTorch's float32 and bf16 medians and
@@ -23,8 +24,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from layer_vs_torch import (MEDIAN, importable, last_line, parse_shape,  # noqa: E402
-                            run_child)
+from layer_vs_torch import (MEDIAN, cpu_model, default_coretype,  # noqa: E402
+                            importable, last_line, parse_shape, run_child)
 
 SHAPES = ["1,512,512,8", "8,512,512,8", "1,2048,1024,16"]
 BF16_TARGET = 1.6
@@ -65,11 +66,22 @@ def measure_ours(mha_run, graph, args):
     return float(median.group(1)), None
 
 
+def torch_env(args):
+    """layer_vs_torch.py's "tuned" environment of PyTorch: OpenBLAS's
+    AVX-512 kernels, OpenMP threads that do not spin, P threads."""
+    coretype = default_coretype(cpu_model()[1])
+    tuned = {"OMP_WAIT_POLICY": "passive"}
+    if coretype:
+        tuned["OPENBLAS_CORETYPE"] = coretype
+    return dict(os.environ, **tuned, OPENBLAS_NUM_THREADS=str(args.threads),
+                OMP_NUM_THREADS=str(args.threads))
+
+
 def measure_torch(shape, dtype, args):
     code, out, err = run_child(
         [args.python, "-c", TORCH_CHILD, str(shape.batch), str(shape.seq),
          str(shape.width), str(shape.heads), dtype, str(args.repeat),
-         str(args.warmup), str(args.threads)], None, args.timeout)
+         str(args.warmup), str(args.threads)], torch_env(args), args.timeout)
     if code != 0:
         return None, last_line(err or out)
     return json.loads(last_line(out))["median_ms"], None
