@@ -16,11 +16,14 @@ FUZZ_SECONDS   ?= 60
 # libcairo2-dev: draws the attention maps of mha-run --dump-attention (PNG).
 # python3-numpy: the reference of the differential test (test/differential/),
 # and with python3-dev and pybind11-dev the Python package mha (python/).
-# Optional, not installed here: python3-torch for tools/torch_export.py and
-# mha.torch (their tests are skipped without it).
+# python3-torch: the reference of mha.torch and tools/torch_export.py, so
+# that `make test` runs their tests (test/python/torch.test,
+# test/tools/torch-export.test; lit skips them, saying so, where it is
+# missing); large, hence --no-install-recommends.
 PACKAGES := llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools \
             libomp-22-dev clang-22 libclang-rt-22-dev cmake ninja-build ccache \
-            libgtest-dev libcairo2-dev python3-numpy python3-dev pybind11-dev
+            libgtest-dev libcairo2-dev python3-numpy python3-dev pybind11-dev \
+            python3-torch
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -105,18 +108,29 @@ run: build
 BENCH_ARGS ?=
 # The benchmark's peers need a tuned BLAS: NumPy (the GEMM ceiling) and
 # PyTorch use whatever libblas.so.3 points at, and Debian's reference BLAS
-# is no yardstick. python3-torch is optional (large): without it the table
-# has our figures and the ceiling only.
+# is no yardstick. (python3-torch, the PyTorch peers, is in PACKAGES.)
 BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 
 # Then odd lengths and `?` sizes against the shapes the tiles divide
-# (bench/every_shape.py; --quick in BENCH_ARGS shortens it too), and bf16
-# next to float32, ours and PyTorch's (bench/bf16_vs_f32.py).
+# (bench/every_shape.py), and the Python package against mha-run and
+# nn.MultiheadAttention (bench/python_vs_torch.py, in Debian's python3,
+# where python3-torch lives); --quick in BENCH_ARGS shortens them.
+# Then decoding with a key/value cache against its bandwidth bound, today's
+# recompute and the PyTorch peer torch_decode.py, which is run where it is
+# (TORCH_DECODE; the row says so when it is absent), and the prefill against
+# the causal layer (bench/decode_vs_bound.py).
+# Then bf16 next to float32, ours and PyTorch's (bench/bf16_vs_f32.py).
+TORCH_DECODE ?= ../shared/peers/torch_decode.py
+
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
 	python3 bench/every_shape.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	/usr/bin/python3 bench/python_vs_torch.py --bin $(BUILD_DIR)/bin \
+	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	python3 bench/decode_vs_bound.py --bin $(BUILD_DIR)/bin \
+	  --torch-decode $(TORCH_DECODE) $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 	python3 bench/bf16_vs_f32.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 

@@ -5,22 +5,28 @@
 // it with the same pipeline and defaults, JIT-compiles it and calls it on
 // NumPy arrays. float32 arrays in C order go to the compiled code as they
 // are, and the result buffer the compiled code returns becomes the NumPy
-// array that comes out: no copies on the way in or out.
+// array that comes out: no copies on the way in or out. The attention
+// weights come from a second function compiled on demand, as for mha-run
+// --dump-attention.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
 #include "compiler/Registration.h"
 #include "dialects/MhaDialect.h"
+#include "dialects/MhaOps.h"
 #include "runtime/GraphLoader.h"
 #include "runtime/GraphSignature.h"
 #include "runtime/JitRunner.h"
+#include "runtime/MemoryLimit.h"
 #include "tools/mha-gen/LayerGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -29,6 +35,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <mutex>
 #include <shared_mutex>
 
@@ -36,13 +43,15 @@ namespace py = pybind11;
 using namespace ::mha::runtime;
 
 #ifndef MHA_LIBOMP_PATH
-#error "MHA_LIBOMP_PATH: the libomp the compiled code calls (python/CMakeLists.txt)"
+#error "MHA_LIBOMP_PATH: the compiled code's libomp (python/CMakeLists.txt)"
 #endif
 
 namespace {
 
 /// The message of `error`, consumed.
-std::string message(llvm::Error error) { return llvm::toString(std::move(error)); }
+std::string message(llvm::Error error) {
+  return llvm::toString(std::move(error));
+}
 
 /// `what`, then the diagnostics printed since `from` (file, line, column),
 /// which say what `what` only summarizes.
@@ -69,9 +78,9 @@ public:
     if (failed(pipelineOptions.parseFromString(options, parseStream))) {
       // llvm::cl prints a bad value's message to stderr itself.
       std::string why = llvm::StringRef(parseErrors).trim().str();
-      throw py::value_error("bad pipeline options '" + options + "': " +
-                            (why.empty() ? "a value the option does not take"
-                                         : why));
+      throw py::value_error(
+          "bad pipeline options '" + options +
+          "': " + (why.empty() ? "a value the option does not take" : why));
     }
     if (auto error = pipelineOptions.validate())
       throw py::value_error(message(std::move(error)));
@@ -80,6 +89,8 @@ public:
     mlir::mha::registerMhaDialects(registry);
     context = std::make_unique<mlir::MLIRContext>(registry);
     context->loadAllAvailableDialects();
+    // An exception says where in the graph, not the whole op again.
+    context->printOpOnDiagnostic(false);
 
     std::unique_ptr<llvm::MemoryBuffer> buffer;
     if (isText) {
@@ -88,12 +99,11 @@ public:
       auto read = readGraphFile(source);
       if (!read)
         throw py::value_error(llvm::formatv("cannot read graph '{0}': {1}",
-                                            source,
-                                            message(read.takeError())));
+                                            source, message(read.takeError())));
       buffer = std::move(*read);
     }
-    auto loaded =
-        loadGraphBuffer(std::move(buffer), entryName, *context, diagnosticsStream);
+    auto loaded = loadGraphBuffer(std::move(buffer), entryName, *context,
+                                  diagnosticsStream);
     if (!loaded)
       throw py::value_error(
           withDiagnostics(message(loaded.takeError()), diagnostics, 0));
@@ -111,16 +121,16 @@ public:
     mlir::PassManager pm(context.get());
     mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
     if (failed(pm.run(*lowered)))
-      throw std::runtime_error(withDiagnostics(
-          "lowering the graph failed", diagnostics, logged));
+      throw std::runtime_error(
+          withDiagnostics("lowering the graph failed", diagnostics, logged));
     llvm::StringRef libomp = MHA_LIBOMP_PATH;
-    auto compiled = CompiledFunction::create(
-        *lowered, graph.entry.getSymName(), graph.signature.result.getRank(),
-        {libomp});
+    auto compiled =
+        CompiledFunction::create(*lowered, graph.entry.getSymName(),
+                                 graph.signature.result.getRank(), {libomp});
     if (!compiled)
       throw std::runtime_error("JIT compilation failed: " +
                                message(compiled.takeError()));
-    function = std::move(*compiled);
+    layer.function = std::move(*compiled);
     bound.resize(graph.signature.arguments.size());
   }
 
@@ -144,28 +154,94 @@ public:
       arrays.push_back(snapshot[i]
                            ? py::reinterpret_borrow<py::array>(snapshot[i])
                            : placeholder(i));
-    checkFitTogether(arrays);
+    checkFitTogether(shapesOf(arrays));
     std::vector<CompiledFunction::BufferRef> buffers = describe(arrays);
     llvm::Expected<unsigned> count = 0u;
     {
       // The GIL first, then the lock: a call holding the lock needs the
       // GIL back only after it let the lock go.
       py::gil_scoped_release release;
-      std::unique_lock<std::shared_mutex> lock(mutex);
-      count = function->prepareBuffers(buffers);
+      std::unique_lock<std::shared_mutex> lock(layer.mutex);
+      count = layer.function->prepareBuffers(buffers);
+      // The weights function, if compiled, prepares with these weights
+      // when it is next called.
+      if (weights.function) {
+        std::unique_lock<std::shared_mutex> weightsLock(weights.mutex);
+        weights.prepared = false;
+      }
     }
     if (!count)
       throw std::runtime_error(message(count.takeError()));
     bound = std::move(snapshot);
+    layer.prepared = true;
     prepared = true;
   }
 
   /// Calls the layer: positional arguments in the graph's order, then
   /// keywords; what prepare bound fills the rest.
   py::array call(const py::args &args, const py::kwargs &kwargs) {
+    std::vector<py::array> arrays = gather(args, kwargs);
+    checkFitTogether(shapesOf(arrays));
+    return run(layer, describe(arrays));
+  }
+
+  /// The attention weights [B, H, T, S] of the layer's one attention for
+  /// the same arguments as a call, from a second compiled function
+  /// (mha-extract-attention-weights, as `mha-run --dump-attention`),
+  /// compiled at the first use.
+  py::array attentionWeights(const py::args &args, const py::kwargs &kwargs) {
+    std::vector<py::array> arrays = gather(args, kwargs);
+    std::vector<std::vector<int64_t>> shapes = shapesOf(arrays);
+    checkFitTogether(shapes);
+    compileWeights();
+    std::vector<int64_t> shape = weightsShape(shapes);
+    checkMemory(shape, "the attention weights of shape " + formatShape(shape) +
+                           " float32");
+    return run(weights, describe(arrays));
+  }
+
+  /// The arguments: (name, shape with None for `?`, dtype name).
+  py::list arguments() const {
+    py::list list;
+    for (const GraphArgument &argument : graph.signature.arguments)
+      list.append(py::make_tuple(
+          argument.name, declaredShape(argument.type),
+          argument.type.getElementType().isF32() ? "float32" : "bool"));
+    return list;
+  }
+
+  /// The names prepare() bound.
+  std::vector<std::string> boundNames() const {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < bound.size(); ++i)
+      if (bound[i])
+        names.push_back(name(i));
+    return names;
+  }
+
+  py::tuple resultShape() const {
+    return declaredShape(graph.signature.result);
+  }
+
+  std::string entry() { return graph.entry.getSymName().str(); }
+
+private:
+  static py::tuple declaredShape(mlir::RankedTensorType type) {
+    py::list shape;
+    for (int64_t size : type.getShape())
+      shape.append(mlir::ShapedType::isDynamic(size)
+                       ? py::object(py::none())
+                       : py::object(py::int_(size)));
+    return py::tuple(shape);
+  }
+
+  /// The arrays of one call: positional arguments fill, in the graph's
+  /// order, those prepare() did not bind, then keywords; what prepare bound
+  /// fills the rest. Each is checked (checkArray).
+  std::vector<py::array> gather(const py::args &args,
+                                const py::kwargs &kwargs) {
     size_t count = bound.size();
     std::vector<py::handle> given(count);
-    // Positional arguments fill those prepare() did not bind, in order.
     size_t next = 0;
     for (py::handle arg : args) {
       while (next < count && bound[next])
@@ -200,67 +276,158 @@ public:
                              graph.signature.listNames() + ")");
       }
     }
-    checkFitTogether(arrays);
+    return arrays;
+  }
 
-    std::vector<CompiledFunction::BufferRef> buffers = describe(arrays);
+  static std::vector<std::vector<int64_t>>
+  shapesOf(const std::vector<py::array> &arrays) {
+    std::vector<std::vector<int64_t>> shapes;
+    shapes.reserve(arrays.size());
+    for (const py::array &array : arrays)
+      shapes.emplace_back(array.shape(), array.shape() + array.ndim());
+    return shapes;
+  }
+
+  /// A function of the layer, the lock its calls share (its preparing
+  /// takes it alone) and whether it was prepared with the bound weights.
+  struct Compiled {
+    std::unique_ptr<CompiledFunction> function;
+    std::shared_mutex mutex;
+    std::atomic<bool> prepared{false};
+  };
+
+  /// Calls `compiled` on `buffers` with the GIL released. Its prepare
+  /// functions run first, under the exclusive lock, once for the weights
+  /// prepare() bound, or in every call that passes the weights itself.
+  py::array run(Compiled &compiled,
+                const std::vector<CompiledFunction::BufferRef> &buffers) {
     llvm::Expected<CompiledFunction::ResultBuffer> result =
         CompiledFunction::ResultBuffer();
     {
-      // Without prepared weights (or with weights passed in this call),
-      // the prepare functions run first, under the exclusive lock.
       // The GIL first, then the lock (see prepare).
       py::gil_scoped_release release;
-      std::shared_lock<std::shared_mutex> shared(mutex, std::defer_lock);
-      std::unique_lock<std::shared_mutex> exclusive(mutex, std::defer_lock);
-      if (prepared || !pipelineOptions.prepareWeights) {
+      std::shared_lock<std::shared_mutex> shared(compiled.mutex,
+                                                 std::defer_lock);
+      std::unique_lock<std::shared_mutex> exclusive(compiled.mutex,
+                                                    std::defer_lock);
+      if (!pipelineOptions.prepareWeights || (prepared && compiled.prepared)) {
         shared.lock();
       } else {
         exclusive.lock();
-        if (auto count = function->prepareBuffers(buffers); !count)
-          result = count.takeError();
+        if (!prepared || !compiled.prepared) {
+          bool once = prepared;
+          if (auto count = compiled.function->prepareBuffers(buffers); !count)
+            result = count.takeError();
+          else if (once)
+            compiled.prepared = true;
+        }
       }
       if (result)
-        result = function->callBuffers(buffers);
+        result = compiled.function->callBuffers(buffers);
     }
     if (!result)
       throw std::runtime_error(message(result.takeError()));
     return wrapResult(std::move(*result));
   }
 
-  /// The arguments: (name, shape with None for `?`, dtype name).
-  py::list arguments() const {
-    py::list list;
-    for (const GraphArgument &argument : graph.signature.arguments)
-      list.append(py::make_tuple(argument.name, declaredShape(argument.type),
-                                 argument.type.getElementType().isF32()
-                                     ? "float32"
-                                     : "bool"));
-    return list;
+  /// Raises MemoryError when an array of `shape` (float32) would not fit in
+  /// memory (runtime/MemoryLimit.h): the compiled code cannot survive a
+  /// failed allocation, which would end the interpreter.
+  static void checkMemory(llvm::ArrayRef<int64_t> shape,
+                          const std::string &what, uint64_t besides = 0) {
+    std::optional<int64_t> bytes = getByteCount(shape, ElementType::F32);
+    llvm::Error error =
+        !bytes ? llvm::createStringError(what + ": its byte count overflows")
+               : checkMemoryLimit(*bytes + besides,
+                                  besides ? what + " and the inputs together"
+                                          : what);
+    if (error) {
+      PyErr_SetString(PyExc_MemoryError, message(std::move(error)).c_str());
+      throw py::error_already_set();
+    }
   }
 
-  /// The names prepare() bound.
-  std::vector<std::string> boundNames() const {
-    std::vector<std::string> names;
-    for (size_t i = 0; i < bound.size(); ++i)
-      if (bound[i])
-        names.push_back(name(i));
-    return names;
+  /// Adds the function that returns the attention weights, once, to a copy
+  /// of the graph (mha-extract-attention-weights) whose entry is dropped:
+  /// weightsModule and weightsEntry. Raises ValueError for a graph the pass
+  /// refuses (not exactly one attention).
+  void extractWeights() {
+    if (weightsModule)
+      return;
+    size_t logged = diagnostics.size();
+    std::string entryName = graph.entry.getSymName().str();
+    mlir::OwningOpRef<mlir::ModuleOp> extracted = graph.module->clone();
+    mlir::PassManager extract(context.get());
+    extract.addPass(mlir::mha::createMhaExtractAttentionWeights({entryName}));
+    if (failed(extract.run(*extracted)))
+      throw py::value_error(withDiagnostics(
+          "cannot compute the attention weights of @" + entryName, diagnostics,
+          logged));
+    // Only the weights are compiled from it; the layer is compiled already.
+    if (auto layerFunction =
+            extracted->lookupSymbol<mlir::func::FuncOp>(entryName))
+      layerFunction.erase();
+    weightsEntry = extracted->lookupSymbol<mlir::func::FuncOp>(
+        mlir::mha::getAttentionWeightsFunctionName(entryName));
+    weightsModule = std::move(extracted);
   }
 
-  py::tuple resultShape() const {
-    return declaredShape(graph.signature.result);
+  /// Compiles the function that returns the attention weights, once, with
+  /// the layer's pipeline.
+  void compileWeights() {
+    if (weights.function)
+      return;
+    extractWeights();
+    size_t logged = diagnostics.size();
+    mlir::OwningOpRef<mlir::ModuleOp> lowered = weightsModule->clone();
+    mlir::PassManager pm(context.get());
+    mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
+    if (failed(pm.run(*lowered)))
+      throw std::runtime_error(withDiagnostics(
+          "lowering the attention weights failed", diagnostics, logged));
+    llvm::StringRef libomp = MHA_LIBOMP_PATH;
+    auto compiled = CompiledFunction::create(
+        *lowered, weightsEntry.getSymName(), /*rank=*/4, {libomp});
+    if (!compiled)
+      throw std::runtime_error("JIT compilation failed: " +
+                               message(compiled.takeError()));
+    weights.function = std::move(*compiled);
   }
 
-  std::string entry() { return graph.entry.getSymName().str(); }
-
-private:
-  static py::tuple declaredShape(mlir::RankedTensorType type) {
-    py::list shape;
-    for (int64_t size : type.getShape())
-      shape.append(mlir::ShapedType::isDynamic(size)
-                       ? py::object(py::none())
-                       : py::object(py::int_(size)));
-    return py::tuple(shape);
+  /// The shape of the attention weights for argument shapes `shapes` that
+  /// fit together: the weights function specialized to them, each mha op
+  /// given the type its operands imply (checkShapesFitTogether leaves the
+  /// declared, `?` type of mha.attention_weights, which it does not need).
+  std::vector<int64_t>
+  weightsShape(const std::vector<std::vector<int64_t>> &shapes) {
+    mlir::OwningOpRef<mlir::func::FuncOp> copy = weightsEntry.clone();
+    mlir::Block &body = copy->getBody().front();
+    for (auto [argument, shape] : llvm::zip(body.getArguments(), shapes))
+      argument.setType(
+          mlir::cast<mlir::RankedTensorType>(argument.getType()).clone(shape));
+    mlir::Value result;
+    for (mlir::Operation &op : body) {
+      if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
+        result = ret.getOperand(0);
+        break;
+      }
+      mlir::RankedTensorType refined =
+          llvm::TypeSwitch<mlir::Operation *, mlir::RankedTensorType>(&op)
+              .Case<mlir::mha::ProjectOp, mlir::mha::SplitHeadsOp,
+                    mlir::mha::SdpaOp, mlir::mha::ConcatHeadsOp,
+                    mlir::mha::OutputProjectOp, mlir::mha::AttentionOp,
+                    mlir::mha::AttentionWeightsOp>(
+                  [](auto op) { return op.inferResultType(); })
+              .Default(
+                  [](mlir::Operation *) { return mlir::RankedTensorType(); });
+      if (refined)
+        op.getResult(0).setType(refined);
+    }
+    auto type = mlir::cast<mlir::RankedTensorType>(result.getType());
+    if (!type.hasStaticShape())
+      throw std::runtime_error("the attention weights have no static shape "
+                               "for these inputs");
+    return type.getShape().vec();
   }
 
   const std::string &name(size_t index) const {
@@ -284,7 +451,8 @@ private:
     if (!py::isinstance<py::array>(value))
       throw py::type_error(llvm::formatv(
           "input '{0}': expected a NumPy array, got {1}", argument.name,
-          py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>()));
+          py::str(py::type::handle_of(value).attr("__name__"))
+              .cast<std::string>()));
     auto array = py::reinterpret_borrow<py::array>(value);
     bool wantsF32 = argument.type.getElementType().isF32();
     py::dtype expected =
@@ -311,7 +479,8 @@ private:
   /// A C-order copy of `array`.
   static py::array copyToC(const py::array &array) {
     py::module_ numpy = py::module_::import("numpy");
-    return numpy.attr("array")(array, py::arg("order") = "C", py::arg("copy") = true)
+    return numpy
+        .attr("array")(array, py::arg("order") = "C", py::arg("copy") = true)
         .cast<py::array>();
   }
 
@@ -337,24 +506,59 @@ private:
         .cast<py::array>();
   }
 
-  /// Checks that the arrays' shapes fit together (runtime::
+  /// Whether the graph has exactly one attention, whose scores' shape
+  /// weightsShape can tell.
+  bool checkOneAttention() {
+    int count = 0;
+    graph.entry.walk([&](mlir::Operation *op) {
+      count += mlir::isa<mlir::mha::AttentionOp, mlir::mha::SdpaOp>(op);
+    });
+    if (count != 1)
+      return false;
+    extractWeights();
+    return true;
+  }
+
+  /// Checks that the arguments' shapes fit together (runtime::
   /// checkShapesFitTogether, which verifies a specialized copy of the
-  /// graph); the last shapes that passed are remembered, so a layer called
-  /// again with the same shapes is not checked again.
-  void checkFitTogether(const std::vector<py::array> &arrays) {
-    std::vector<std::vector<int64_t>> shapes;
-    shapes.reserve(arrays.size());
-    for (const py::array &array : arrays)
-      shapes.emplace_back(array.shape(), array.shape() + array.ndim());
+  /// graph) and that the result fits in memory next to the inputs, as
+  /// mha-run does; the last shapes that passed are remembered, so a layer
+  /// called again with the same shapes is not checked again.
+  void checkFitTogether(std::vector<std::vector<int64_t>> shapes) {
     {
       std::lock_guard<std::mutex> lock(shapesMutex);
       if (shapes == acceptedShapes)
         return;
     }
     size_t logged = diagnostics.size();
-    if (auto error = checkShapesFitTogether(graph.entry, shapes))
+    mlir::RankedTensorType resultType;
+    if (auto error = checkShapesFitTogether(graph.entry, shapes, &resultType))
       throw py::value_error(
           withDiagnostics(message(std::move(error)), diagnostics, logged));
+    if (resultType && resultType.hasStaticShape()) {
+      uint64_t inputBytes = 0;
+      for (size_t i = 0; i < shapes.size(); ++i)
+        inputBytes +=
+            getByteCount(
+                shapes[i],
+                graph.signature.arguments[i].type.getElementType().isF32()
+                    ? ElementType::F32
+                    : ElementType::Bool)
+                .value_or(0);
+      std::string what = "the output of shape " +
+                         formatShape(resultType.getShape()) + " float32";
+      checkMemory(resultType.getShape(), what);
+      checkMemory(resultType.getShape(), what, inputBytes);
+    }
+    // The decomposed path holds every score [B, H, T, S] at once (the
+    // fused one a tile of them; `auto` decomposes only T*S < 16).
+    if (pipelineOptions.attention == mlir::mha::AttentionMode::Decomposed &&
+        checkOneAttention()) {
+      std::vector<int64_t> scores = weightsShape(shapes);
+      checkMemory(scores, "the attention scores of shape " +
+                              formatShape(scores) +
+                              " float32 (attention=decomposed)");
+    }
     std::lock_guard<std::mutex> lock(shapesMutex);
     acceptedShapes = std::move(shapes);
   }
@@ -400,13 +604,16 @@ private:
   std::unique_ptr<mlir::MLIRContext> context;
   LoadedGraph graph;
   std::map<std::string, unsigned> argumentIndex;
-  std::unique_ptr<CompiledFunction> function;
+  /// The layer, and the function returning its attention weights (compiled
+  /// at the first attention_weights call, from weightsModule, whose
+  /// weightsEntry is its unlowered form).
+  Compiled layer, weights;
+  mlir::OwningOpRef<mlir::ModuleOp> weightsModule;
+  mlir::func::FuncOp weightsEntry;
   /// The arrays prepare() bound (null where it bound none), copies the
   /// layer owns; whether prepare() ran.
   std::vector<py::object> bound;
-  bool prepared = false;
-  /// Calls share it; preparing takes it alone.
-  std::shared_mutex mutex;
+  std::atomic<bool> prepared{false};
   std::mutex shapesMutex;
   std::vector<std::vector<int64_t>> acceptedShapes;
 };
@@ -422,11 +629,23 @@ std::string layerGraph(const py::kwargs &kwargs) {
     if (kwargs.contains(key))
       field = kwargs[key].cast<bool>();
   };
-  static const char *known[] = {
-      "batch",  "seq",         "kv_seq",   "d_model",  "kv_dim",
-      "heads",  "kv_heads",    "head_dim", "value_dim", "out_dim",
-      "cross",  "causal",      "mask",     "mask_broadcast", "bias",
-      "split_first", "causal_bottom_right"};
+  static const char *known[] = {"batch",
+                                "seq",
+                                "kv_seq",
+                                "d_model",
+                                "kv_dim",
+                                "heads",
+                                "kv_heads",
+                                "head_dim",
+                                "value_dim",
+                                "out_dim",
+                                "cross",
+                                "causal",
+                                "mask",
+                                "mask_broadcast",
+                                "bias",
+                                "split_first",
+                                "causal_bottom_right"};
   for (auto [key, value] : kwargs) {
     std::string name = py::cast<std::string>(key);
     if (llvm::find(known, name) == std::end(known))
@@ -487,6 +706,7 @@ PYBIND11_MODULE(_mha, m) {
            py::arg("options"))
       .def("__call__", &Layer::call)
       .def("prepare", &Layer::prepare)
+      .def("attention_weights", &Layer::attentionWeights)
       .def_property_readonly("arguments", &Layer::arguments)
       .def_property_readonly("bound", &Layer::boundNames)
       .def_property_readonly("result_shape", &Layer::resultShape)

@@ -1,14 +1,19 @@
 #!/usr/bin/python3
 """Run a PyTorch nn.MultiheadAttention through mha and report the error.
 
-Builds an nn.MultiheadAttention (batch_first) or loads one, writes its
-weights as .npy files in mha's layout (X·W with W [D_in, D_out]), writes the
-matching graph with mha-gen, runs mha-run on the same inputs with --expect
-against PyTorch's output and --dump-attention, and prints the largest
-differences of the output and of the attention weights.
+Builds an nn.MultiheadAttention (batch_first) or loads one, runs it through
+mha's Python package (mha.torch.MultiheadAttention: the same compiler and
+runtime as mha-run, in this process) on the same inputs, with the attention
+weights per head (need_weights=True, average_attn_weights=False), and prints
+the largest differences of the output and of the attention weights. It also
+writes what mha-run needs to repeat the run: the weights as .npy files in
+mha's layout (X·W with W [D_in, D_out]), the inputs, the matching graph
+(what mha-gen prints) and both outputs.
 
     tools/torch_export.py --seq 16 --d-model 64 --heads 4 --causal
     tools/torch_export.py --load mha.pt --seq 32 --out /tmp/export
+    build/bin/mha-run torch-export/graph.mlir --inputs torch-export \
+        --expect torch-export/y.npy --dump-attention torch-export/maps
 
 PyTorch stores nn.Linear weights as [D_out, D_in] and computes x·Wᵀ + b, so
 w_q = in_proj_weight[0:D].T, w_k = in_proj_weight[D:2D].T,
@@ -18,14 +23,13 @@ value widths, q/k/v_proj_weight are used instead). Causal is the boolean
 attn_mask triu(ones(T, S), 1) (True = masked out in nn.MultiheadAttention):
 query i sees keys j <= i, which is mha's `causal`.
 
-Needs PyTorch (Debian: apt-get install python3-torch, which brings NumPy);
-it is an optional dependency of mha, used by this tool only. Exit codes: 0
-within the tolerance, 1 outside it, 2 bad usage or a failing tool.
+Needs PyTorch (Debian: apt-get install python3-torch, which brings NumPy)
+and mha's Python package (built by `make` into build/python); PyTorch is an
+optional dependency of mha. Exit codes: 0 within the tolerance, 1 outside
+it, 2 bad usage or a missing package.
 """
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -58,12 +62,15 @@ def parse_args():
                         help="seed of the weights and inputs (default 0)")
     parser.add_argument("--out", default="torch-export",
                         help="folder for graph.mlir, the .npy files and the "
-                             "maps (default ./torch-export)")
+                             "weights maps/attention.npy (default ./torch-export)")
     parser.add_argument("--bin", default=os.path.join(REPO_ROOT, "build", "bin"),
-                        help="folder of mha-gen and mha-run (default build/bin)")
+                        help="folder of mha's tools of the build whose Python "
+                             "package (BIN/../python) runs the layer "
+                             "(default build/bin)")
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-4)
-    parser.add_argument("--threads", type=int, help="mha-run --threads")
+    parser.add_argument("--threads", type=int,
+                        help="OpenMP threads of the compiled code (default: all cores)")
     return parser.parse_args()
 
 
@@ -133,12 +140,16 @@ def export_weights(module, np):
     return arrays
 
 
-def run(command):
-    """Runs a tool; its output goes to ours. Returns (exit code, stdout)."""
-    print("$ " + " ".join(command), flush=True)
-    result = subprocess.run(command, stdout=subprocess.PIPE, text=True)
-    sys.stdout.write(result.stdout)
-    return result.returncode, result.stdout
+def import_mha(bin_dir):
+    """mha's Python package of the build at BIN/../python."""
+    sys.path.insert(0, os.path.join(bin_dir, "..", "python"))
+    try:
+        import mha
+        import mha.torch
+    except ImportError as error:
+        fail("no Python package mha in %s (build mha first, or give --bin): %s"
+             % (os.path.normpath(os.path.join(bin_dir, "..", "python")), error))
+    return mha
 
 
 def main():
@@ -148,11 +159,9 @@ def main():
         import torch
     except ImportError as error:
         fail("needs PyTorch and NumPy (apt-get install python3-torch): %s" % error)
-    tools = {}
-    for name in ("mha-gen", "mha-run"):
-        tools[name] = os.path.join(args.bin, name)
-        if not shutil.which(tools[name]):
-            fail("no %s in %s (build mha first, or give --bin)" % (name, args.bin))
+    mha = import_mha(args.bin)
+    if args.threads:
+        mha.set_num_threads(args.threads)
 
     torch.manual_seed(args.seed)
     module = build_module(args, torch)
@@ -170,6 +179,16 @@ def main():
                         average_attn_weights=False)
     y, weights = y.detach(), weights.detach()
 
+    # The same call through mha: the causal mask is recognized as `causal`.
+    try:
+        layer = mha.torch.MultiheadAttention.from_torch(module)
+        with torch.no_grad():
+            y_mha, weights_mha = layer(x, kv, kv, attn_mask=mask,
+                                       need_weights=True,
+                                       average_attn_weights=False)
+    except (ValueError, NotImplementedError, MemoryError) as error:
+        fail(str(error))
+
     os.makedirs(args.out, exist_ok=True)
     arrays = export_weights(module, np)
     arrays["x"] = x.numpy()
@@ -178,35 +197,23 @@ def main():
     for name, value in arrays.items():
         np.save(os.path.join(args.out, name + ".npy"), value)
     np.save(os.path.join(args.out, "y.npy"), y.numpy())
-
-    graph = os.path.join(args.out, "graph.mlir")
-    generate = [tools["mha-gen"], "--batch", str(args.batch), "--seq",
-                str(args.seq), "--d-model", str(args.d_model), "--heads",
-                str(args.heads), "-o", graph]
+    np.save(os.path.join(args.out, "y_mha.npy"), y_mha.numpy())
+    os.makedirs(os.path.join(args.out, "maps"), exist_ok=True)
+    np.save(os.path.join(args.out, "maps", "attention.npy"), weights_mha.numpy())
+    options = dict(batch=args.batch, seq=args.seq, d_model=args.d_model,
+                   heads=args.heads, causal=args.causal, bias=not args.no_bias)
     if cross:
-        generate += ["--kv-seq", str(kv_seq), "--kv-dim", str(kv_dim)]
-    if args.causal:
-        generate.append("--causal")
-    if args.no_bias:
-        generate.append("--no-bias")
-    if run(generate)[0] != 0:
-        fail("mha-gen failed")
+        options.update(cross=True, kv_seq=kv_seq, kv_dim=kv_dim)
+    with open(os.path.join(args.out, "graph.mlir"), "w") as f:
+        f.write(mha.layer_graph(**options))
+    print("wrote graph.mlir, the inputs, y.npy (PyTorch), y_mha.npy and "
+          "maps/attention.npy to %s" % args.out)
 
-    maps = os.path.join(args.out, "maps")
-    output = os.path.join(args.out, "y_mha.npy")
-    command = [tools["mha-run"], graph, "--inputs", args.out, "--expect",
-               os.path.join(args.out, "y.npy"), "--atol", str(args.atol),
-               "--rtol", str(args.rtol), "--output", output,
-               "--dump-attention", maps]
-    if args.threads:
-        command += ["--threads", str(args.threads)]
-    status, _ = run(command)
-    if status not in (0, 1):
-        fail("mha-run failed with exit code %d" % status)
-
-    output_error = float(np.abs(np.load(output) - y.numpy()).max())
-    weights_error = float(np.abs(np.load(os.path.join(maps, "attention.npy")) -
-                                 weights.numpy()).max())
+    # mha-run --expect's rule: |got - want| <= atol + rtol * |want|.
+    difference = (y_mha - y).abs()
+    output_ok = bool((difference <= args.atol + args.rtol * y.abs()).all())
+    output_error = difference.max().item()
+    weights_error = (weights_mha - weights).abs().max().item()
     print("torch %s, nn.MultiheadAttention(%d, %d%s), x %s%s%s"
           % (torch.__version__, module.embed_dim, module.num_heads,
              ", bias=False" if args.no_bias else "", list(x.shape),
@@ -214,7 +221,7 @@ def main():
              ", causal" if args.causal else ""))
     print("max abs error against PyTorch: output %.2e, attention weights %.2e "
           "(atol %g)" % (output_error, weights_error, args.atol))
-    ok = status == 0 and weights_error <= args.atol
+    ok = output_ok and weights_error <= args.atol
     print("ok" if ok else "FAILED")
     return 0 if ok else 1
 

@@ -2,18 +2,42 @@
 
     from mha.torch import MultiheadAttention
     fast = MultiheadAttention.from_torch(module)    # an nn.MultiheadAttention
-    y, _ = fast(x, x, x, need_weights=False)         # as module(x, x, x, ...)
+    y, w = fast(x, x, x)                             # as module(x, x, x, ...)
+    y, _ = fast(x, x, x, need_weights=False)         # the fast call
 
 The weights are converted once (docs/from-pytorch.md: w_q = in_proj_weight[
-0:E].T, ...) and bound with prepare(); each variant the calls need (self- or
-cross-attention, causal, a mask) is compiled once with `?` batch and
-sequence sizes. What mha cannot do raises NotImplementedError saying so.
-Needs PyTorch (Debian's python3-torch).
+0:E].T, ...) and bound with prepare(); later changes to the module's
+parameters are not seen. Each variant the calls need (self-attention,
+cross-attention with keys and values from one tensor or from two, causal,
+a mask) is compiled once, with `?` batch and sequence sizes, at its first
+call. Tensors go to the compiled code without a copy where their layout
+allows (float32, C order; batch_first=False inputs with a batch above 1 are
+copied into mha's [B, T, E]), and the output is a view of the compiled
+code's own buffer.
+
+What it takes, as nn.MultiheadAttention does: batched [N, L, E] (or
+[L, N, E]) and unbatched [L, E] inputs; bias or not; kdim and vdim; a bool
+attn_mask [L, S] or [N*H, L, S] (the same for every head), or a float one of
+0 and -inf only; a bool key_padding_mask [N, S]; is_causal=True (query i
+sees keys j <= i; as in PyTorch 2, an attn_mask given too must be that mask);
+need_weights with average_attn_weights (the weights come from a second
+compiled function, mha's attention-weights path). What mha cannot do raises
+NotImplementedError saying so: dropout in training mode, add_bias_kv,
+add_zero_attn, float masks with other values, a mask that differs between
+heads, gradients. A query row whose mask allows no key gives b_o (weights
+0) where PyTorch gives NaN. Needs PyTorch (Debian's python3-torch).
 """
 import numpy as np
 import torch
 
 import mha
+
+__all__ = ["MultiheadAttention"]
+
+
+def _numpy(tensor):
+    """A parameter as a C-order float32 array (a copy: the layer keeps it)."""
+    return np.ascontiguousarray(tensor.detach().cpu().to(torch.float32).numpy())
 
 
 class MultiheadAttention:
@@ -26,105 +50,253 @@ class MultiheadAttention:
         if module.bias_k is not None or module.add_zero_attn:
             raise NotImplementedError("add_bias_kv and add_zero_attn have no "
                                       "equivalent in mha")
-        self.embed_dim = module.embed_dim
+        self.embed_dim = e = module.embed_dim
         self.num_heads = module.num_heads
         self.batch_first = module.batch_first
         self.kdim, self.vdim = module.kdim, module.vdim
-        if self.kdim != self.vdim:
-            raise NotImplementedError("mha takes keys and values from one "
-                                      "input: kdim must equal vdim")
         self.dropout = module.dropout
         self.module = module
         self.pipeline_options = pipeline_options
-        e = self.embed_dim
-
-        def numpy(tensor):
-            return np.ascontiguousarray(tensor.detach().cpu().to(torch.float32).numpy())
 
         if module._qkv_same_embed_dim:
             w = module.in_proj_weight
             w_q, w_k, w_v = w[0:e], w[e:2 * e], w[2 * e:]
         else:
-            w_q, w_k, w_v = module.q_proj_weight, module.k_proj_weight, module.v_proj_weight
-        self.weights = {"w_q": numpy(w_q.T), "w_k": numpy(w_k.T),
-                        "w_v": numpy(w_v.T), "w_o": numpy(module.out_proj.weight.T)}
-        self.bias = module.in_proj_bias is not None
+            w_q, w_k, w_v = (module.q_proj_weight, module.k_proj_weight,
+                             module.v_proj_weight)
+        self.weights = {"w_q": _numpy(w_q.T), "w_k": _numpy(w_k.T),
+                        "w_v": _numpy(w_v.T),
+                        "w_o": _numpy(module.out_proj.weight.T)}
+        in_bias, out_bias = module.in_proj_bias, module.out_proj.bias
+        self.bias = in_bias is not None or out_bias is not None
         if self.bias:
-            b = module.in_proj_bias
-            self.weights.update(b_q=numpy(b[0:e]), b_k=numpy(b[e:2 * e]),
-                                b_v=numpy(b[2 * e:]), b_o=numpy(module.out_proj.bias))
+            # mha's layers take all four biases or none: a missing one is 0.
+            if in_bias is None:
+                in_bias = torch.zeros(3 * e)
+            if out_bias is None:
+                out_bias = torch.zeros(e)
+            self.weights.update(b_q=_numpy(in_bias[0:e]),
+                                b_k=_numpy(in_bias[e:2 * e]),
+                                b_v=_numpy(in_bias[2 * e:]),
+                                b_o=_numpy(out_bias))
         self.layers = {}
+        # The causal [L, S] masks seen so far, to recognize one in attn_mask.
+        self._causal_masks = {}
 
     @classmethod
     def from_torch(cls, module, **pipeline_options):
-        """The mha layer for `module` (compiled with pipeline_options)."""
+        """The mha layer for `module` (compiled with pipeline_options, e.g.
+        attention="fused"; mha.compile's)."""
         return cls(module, **pipeline_options)
 
-    def _layer(self, cross, causal, mask, broadcast):
-        key = (cross, causal, mask, broadcast)
-        if key not in self.layers:
-            options = dict(d_model=self.embed_dim, heads=self.num_heads,
-                           causal=causal, bias=self.bias, mask=mask,
-                           mask_broadcast=broadcast)
-            if cross:
-                options.update(cross=True, kv_dim=self.kdim, kv_seq=None)
-            layer = mha.layer(**options, **self.pipeline_options)
+    # -- the compiled variants -------------------------------------------
+
+    def _layer(self, kind, causal, mask, broadcast):
+        """The layer for `kind` ("self": x; "cross": x and kv, keys and values
+        from one tensor; "separate": x, key and value), compiled and prepared
+        at its first use."""
+        key = (kind, causal, mask, broadcast)
+        layer = self.layers.get(key)
+        if layer is None:
+            if kind == "separate":
+                layer = mha.compile(self._separate_graph(causal, mask, broadcast),
+                                    **self.pipeline_options)
+            else:
+                options = dict(d_model=self.embed_dim, heads=self.num_heads,
+                               causal=causal, bias=self.bias, mask=mask,
+                               mask_broadcast=broadcast)
+                if kind == "cross":
+                    options.update(cross=True, kv_dim=self.kdim, kv_seq=None)
+                layer = mha.layer(**options, **self.pipeline_options)
             layer.prepare(**self.weights)
             self.layers[key] = layer
-        return self.layers[key]
+        return layer
 
-    def _batched(self, tensor, name):
+    def _separate_graph(self, causal, mask, broadcast):
+        """The layer with keys and values from two inputs, written step by
+        step (mha.attention takes one key/value input): project each,
+        split the heads, sdpa, output projection."""
+        e, h, k, v = self.embed_dim, self.num_heads, self.kdim, self.vdim
+        d = e // h
+        f = "tensor<%sxf32>"
+        act = lambda width: f % ("?x?x%d" % width)
+        heads = f % ("?x%dx?x%d" % (h, d))
+        args = ['%%x: %s {mha.name = "x"}' % act(e),
+                '%%key: %s {mha.name = "key"}' % act(k),
+                '%%value: %s {mha.name = "value"}' % act(v)]
+        mask_type = "tensor<%s?x?xi1>" % ("1x" if broadcast else "?x")
+        if mask:
+            args.append('%%mask: %s {mha.name = "mask"}' % mask_type)
+        args += ['%%w_q: %s {mha.name = "w_q"}' % (f % ("%dx%d" % (e, e))),
+                 '%%w_k: %s {mha.name = "w_k"}' % (f % ("%dx%d" % (k, e))),
+                 '%%w_v: %s {mha.name = "w_v"}' % (f % ("%dx%d" % (v, e))),
+                 '%%w_o: %s {mha.name = "w_o"}' % (f % ("%dx%d" % (e, e)))]
+        if self.bias:
+            args += ['%%b_%s: %s {mha.name = "b_%s"}' % (n, f % e, n)
+                     for n in "qkvo"]
+
+        def project(name, source, width):
+            bias = " bias(%%b_%s)" % name if self.bias else ""
+            types = [act(width), f % ("%dx%d" % (width, e))]
+            types += [f % e] if self.bias else []
+            return ("  %%%s = mha.project %%%s, %%w_%s%s : (%s) -> %s\n"
+                    "  %%%sh = mha.split_heads %%%s heads(%d) : %s -> %s\n"
+                    % (name, source, name, bias, ", ".join(types), act(e),
+                       name, name, h, act(e), heads))
+
+        sdpa_types = [heads] * 3 + ([mask_type] if mask else [])
+        out_types = [heads, f % ("%dx%d" % (e, e))] + ([f % e] if self.bias else [])
+        return ("func.func @mha(%s) -> %s {\n" % (", ".join(args), act(e))
+                + project("q", "x", e) + project("k", "key", k)
+                + project("v", "value", v)
+                + "  %%o = mha.sdpa %%qh, %%kh, %%vh%s%s : (%s) -> %s\n"
+                % (" mask(%mask)" if mask else "", " causal" if causal else "",
+                   ", ".join(sdpa_types), heads)
+                + "  %%y = mha.output_project %%o, %%w_o%s : (%s) -> %s\n"
+                % (" bias(%b_o)" if self.bias else "", ", ".join(out_types),
+                   act(e))
+                + "  return %%y : %s\n}\n" % act(e))
+
+    # -- the arguments ---------------------------------------------------
+
+    def _array(self, tensor, name, rank):
+        """`tensor` as a NumPy [N, L, E] view (no copy) of rank 3."""
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError("%s: expected a torch.Tensor, got %s"
+                            % (name, type(tensor).__name__))
         if tensor.dtype != torch.float32:
-            raise ValueError("%s: mha computes in float32, got %s" % (name, tensor.dtype))
-        array = tensor.detach().cpu().numpy()
-        if array.ndim == 2:
+            raise ValueError("%s: mha computes in float32, got %s"
+                             % (name, tensor.dtype))
+        if tensor.device.type != "cpu":
+            raise ValueError("%s: mha runs on the CPU, got a tensor on %s"
+                             % (name, tensor.device))
+        if tensor.dim() != rank:
+            expected = ("[N, L, E] or [L, N, E] (batched), or [L, E]"
+                        if name == "query" else
+                        "%dD, as query is" % rank)
+            raise ValueError("%s: expected %s, got shape %s"
+                             % (name, expected, list(tensor.shape)))
+        if tensor.requires_grad and torch.is_grad_enabled():
+            raise NotImplementedError(
+                "%s requires grad: mha.torch is for inference and computes no "
+                "gradients (call under torch.no_grad() or inference_mode())"
+                % name)
+        array = tensor.detach().numpy()
+        if rank == 2:
             return array[np.newaxis]
         return array if self.batch_first else array.transpose(1, 0, 2)
+
+    def _masked(self, mask, name):
+        """A PyTorch mask as a bool array, True = masked out: a bool mask as
+        it is, a float one of 0 and -inf only."""
+        if mask.dtype == torch.bool:
+            return mask.detach().cpu().numpy()
+        if mask.dtype == torch.uint8:  # deprecated in PyTorch, still taken
+            return mask.detach().cpu().numpy().astype(bool)
+        if mask.is_floating_point():
+            m = mask.detach().cpu().numpy()
+            masked = np.isneginf(m)
+            if np.all(masked | (m == 0)):
+                return masked
+            raise NotImplementedError(
+                "%s: mha takes bool masks, or float ones of 0 and -inf only "
+                "(other values added to the scores are not supported)" % name)
+        raise NotImplementedError("%s: mha takes bool masks, got %s"
+                                  % (name, mask.dtype))
+
+    def _is_causal_mask(self, masked):
+        """Whether `masked` [L, S] is PyTorch's causal mask triu(ones, 1)."""
+        shape = masked.shape
+        causal = self._causal_masks.get(shape)
+        if causal is None:
+            causal = np.triu(np.ones(shape, dtype=bool), 1)
+            if len(self._causal_masks) < 16:
+                self._causal_masks[shape] = causal
+        return np.array_equal(masked, causal)
+
+    def _mask(self, attn_mask, key_padding_mask, batch, queries, keys,
+              unbatched, causal):
+        """mha's mask (True = may attend), [1 or N, L, S], or None; and
+        whether the call is causal."""
+        allowed = None
+        if attn_mask is not None:
+            masked = self._masked(attn_mask, "attn_mask")
+            h = self.num_heads
+            if masked.ndim == 3 and masked.shape == ((h,) if unbatched else
+                                                      (batch * h,)) + (queries, keys):
+                per_head = masked.reshape(batch, h, queries, keys)
+                if not (per_head == per_head[:, :1]).all():
+                    raise NotImplementedError(
+                        "attn_mask: mha takes one mask for all heads; this "
+                        "[N*H, L, S] mask differs between heads")
+                masked = per_head[:, 0]
+                if batch == 1:
+                    masked = masked[0]
+            elif masked.shape != (queries, keys):
+                raise ValueError(
+                    "attn_mask: expected shape %s or %s, got %s"
+                    % ([queries, keys], [(1 if unbatched else batch) * h,
+                                         queries, keys], list(masked.shape)))
+            if masked.ndim == 2 and self._is_causal_mask(masked):
+                causal = True   # the causal kernel skips the masked blocks
+            elif masked.ndim == 2 and not masked.any():
+                pass            # e.g. a float mask of zeros: no mask at all
+            else:
+                allowed = ~masked
+                if allowed.ndim == 2:
+                    allowed = allowed[np.newaxis]
+        if key_padding_mask is not None:
+            padding = self._masked(key_padding_mask, "key_padding_mask")
+            expected = (keys,) if unbatched else (batch, keys)
+            if padding.shape != expected:
+                raise ValueError("key_padding_mask: expected shape %s, got %s"
+                                 % (list(expected), list(padding.shape)))
+            keep = ~padding.reshape(batch, 1, keys)
+            allowed = keep if allowed is None else allowed & keep
+            allowed = np.broadcast_to(allowed, (batch, queries, keys))
+        if allowed is not None:
+            allowed = np.ascontiguousarray(allowed)
+        return allowed, causal
 
     def __call__(self, query, key, value, key_padding_mask=None,
                  need_weights=True, attn_mask=None, average_attn_weights=True,
                  is_causal=False):
-        if need_weights:
-            raise NotImplementedError(
-                "mha.torch returns no attention weights: call with "
-                "need_weights=False (mha-run --dump-attention writes them)")
         if self.module.training and self.dropout > 0:
-            raise NotImplementedError("mha has no dropout: call module.eval()")
-        if key is not value:
-            raise NotImplementedError("mha takes keys and values from one "
-                                      "input: pass the same tensor as key and value")
-        unbatched = query.dim() == 2
-        cross = key is not query
-        x = self._batched(query, "query")
-        kv = self._batched(key, "key") if cross else None
+            raise NotImplementedError("mha has no dropout: call module.eval() "
+                                      "(or build the module with dropout=0)")
+        unbatched = isinstance(query, torch.Tensor) and query.dim() == 2
+        rank = 2 if unbatched else 3
+        x = self._array(query, "query", rank)
+        if key is query and value is query:
+            kind, arguments = "self", {"x": x}
+        elif key is value:
+            kind = "cross"
+            arguments = {"x": x, "kv": self._array(key, "key", rank)}
+        else:
+            kind = "separate"
+            arguments = {"x": x, "key": self._array(key, "key", rank),
+                         "value": self._array(value, "value", rank)}
         batch, queries = x.shape[0], x.shape[1]
-        keys = kv.shape[1] if cross else queries
-        # mha's mask: true = may attend (PyTorch's bool masks: true = not).
+        keys = x.shape[1] if kind == "self" else arguments["key" if kind ==
+                                                          "separate" else "kv"].shape[1]
+        causal = bool(is_causal)
         mask = None
-        if attn_mask is not None:
-            if attn_mask.dtype != torch.bool:
-                raise NotImplementedError("mha takes a bool attn_mask only "
-                                          "(a float mask adds to the scores)")
-            if attn_mask.dim() != 2:
-                raise NotImplementedError("mha takes one [L, S] attn_mask for "
-                                          "all heads, not one per head")
-            mask = ~attn_mask.cpu().numpy()[np.newaxis]
-        if key_padding_mask is not None:
-            if key_padding_mask.dtype != torch.bool:
-                raise NotImplementedError("mha takes a bool key_padding_mask only")
-            padding = ~key_padding_mask.cpu().numpy().reshape(batch, 1, keys)
-            mask = padding if mask is None else mask & padding
-            mask = np.broadcast_to(mask, (batch, queries, keys))
-        arguments = {"x": x if x.flags.c_contiguous else np.ascontiguousarray(x)}
-        if cross:
-            arguments["kv"] = np.ascontiguousarray(kv)
-        broadcast = mask is not None and mask.shape[0] == 1
-        if mask is not None:
-            arguments["mask"] = np.ascontiguousarray(mask)
-        layer = self._layer(cross, bool(is_causal), mask is not None, broadcast)
-        y = layer(**arguments)
+        if attn_mask is not None or key_padding_mask is not None:
+            mask, causal = self._mask(attn_mask, key_padding_mask, batch,
+                                      queries, keys, unbatched, causal)
+            if mask is not None:
+                arguments["mask"] = mask
+        layer = self._layer(kind, causal, mask is not None,
+                            mask is not None and mask.shape[0] == 1)
+        y = torch.from_numpy(layer(**arguments))
         if unbatched:
             y = y[0]
         elif not self.batch_first:
-            y = y.transpose(1, 0, 2)
-        return torch.from_numpy(np.ascontiguousarray(y)), None
+            y = y.transpose(0, 1)
+        if not need_weights:
+            return y, None
+        weights = layer.attention_weights(**arguments)  # [N, H, L, S]
+        if average_attn_weights:
+            weights = weights.mean(axis=1)
+        weights = torch.from_numpy(weights)
+        return y, weights[0] if unbatched else weights

@@ -46,9 +46,76 @@ bool takes(const LibraryInterface &interface, Arguments which, unsigned index) {
          interface.isWeight[index] == (which == Arguments::Weights);
 }
 
+bool isInt64(const GraphArgument &argument) {
+  return argument.type.getElementType().isInteger(64);
+}
+
 /// The element type of an argument in C.
 std::string elementType(const GraphArgument &argument) {
-  return isMask(argument) ? "uint8_t" : "float";
+  return isMask(argument) ? "uint8_t" : isInt64(argument) ? "int64_t" : "float";
+}
+
+/// The key/value cache of a cache graph (mha-gen --kv-cache): its arguments
+/// by name, and the sizes a session needs. The caches are written in place,
+/// so the C API takes them without `const`.
+struct CacheLayout {
+  unsigned x = 0, keyCache = 0, valueCache = 0, lengths = 0;
+  /// x's batch if static, else `?`; D; Hkv; C; dk; dv; D_out.
+  int64_t batch = ShapedType::kDynamic, modelDim = 0, kvHeads = 0,
+          capacity = 0, keyDim = 0, valueDim = 0, outDim = 0;
+  /// Whether the session API can be written: every activation is one of
+  /// x, the caches and the lengths, and the sizes it fixes are static.
+  bool session = false;
+};
+
+/// The cache of `interface`'s graph, if it is a cache graph: it has float32
+/// k_cache and v_cache of rank 4 and an int64 cache_lengths of rank 1.
+std::optional<CacheLayout> findCache(const LibraryInterface &interface) {
+  const runtime::GraphSignature &signature = interface.signature;
+  int x = signature.findArgument("x");
+  int keys = signature.findArgument("k_cache");
+  int values = signature.findArgument("v_cache");
+  int lengths = signature.findArgument("cache_lengths");
+  if (x < 0 || keys < 0 || values < 0 || lengths < 0)
+    return std::nullopt;
+  RankedTensorType xType = signature.arguments[x].type;
+  RankedTensorType keyType = signature.arguments[keys].type;
+  RankedTensorType valueType = signature.arguments[values].type;
+  RankedTensorType lengthType = signature.arguments[lengths].type;
+  if (xType.getRank() != 3 || keyType.getRank() != 4 ||
+      valueType.getRank() != 4 || lengthType.getRank() != 1 ||
+      !keyType.getElementType().isF32() ||
+      !valueType.getElementType().isF32() ||
+      !lengthType.getElementType().isInteger(64) ||
+      signature.result.getRank() != 3)
+    return std::nullopt;
+  CacheLayout cache;
+  cache.x = x;
+  cache.keyCache = keys;
+  cache.valueCache = values;
+  cache.lengths = lengths;
+  cache.batch = xType.getDimSize(0);
+  cache.modelDim = xType.getDimSize(2);
+  cache.kvHeads = keyType.getDimSize(1);
+  cache.capacity = keyType.getDimSize(2);
+  cache.keyDim = keyType.getDimSize(3);
+  cache.valueDim = valueType.getDimSize(3);
+  cache.outDim = signature.result.getDimSize(2);
+  cache.session = true;
+  for (int64_t size : {cache.modelDim, cache.kvHeads, cache.capacity,
+                       cache.keyDim, cache.valueDim, cache.outDim})
+    cache.session &= !ShapedType::isDynamic(size);
+  for (auto [index, argument] : llvm::enumerate(signature.arguments))
+    if (!interface.isWeight[index])
+      cache.session &= index == cache.x || index == cache.keyCache ||
+                       index == cache.valueCache || index == cache.lengths;
+  return cache;
+}
+
+/// Whether the compiled code writes argument `index` (a cache) in place.
+bool isWritten(const LibraryInterface &interface, unsigned index) {
+  std::optional<CacheLayout> cache = findCache(interface);
+  return cache && (index == cache->keyCache || index == cache->valueCache);
 }
 
 /// `const float *x, const int64_t x_shape[3], ...` for the arguments that
@@ -59,9 +126,10 @@ std::string argumentParameters(const LibraryInterface &interface,
   for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
     if (takes(interface, which, index))
       list.push_back(
-          llvm::formatv("const {0} *{1}, const int64_t {1}_shape[{2}]",
+          llvm::formatv("{3}{0} *{1}, const int64_t {1}_shape[{2}]",
                         elementType(argument), toCIdentifier(argument.name),
-                        argument.type.getRank())
+                        argument.type.getRank(),
+                        isWritten(interface, index) ? "" : "const ")
               .str());
   return llvm::join(list, ", ");
 }
@@ -113,6 +181,111 @@ std::string descriptorType(llvm::StringRef name, int64_t rank) {
 }
 } // namespace
 
+/// The header's part for a cache graph: what the cache arguments mean and,
+/// where it can be written, the session API. `weights` is the weights'
+/// parameter list.
+static void writeSessionHeader(llvm::raw_ostream &os,
+                               const LibraryInterface &interface,
+                               const CacheLayout &cache,
+                               const std::string &weights) {
+  const std::string &n = interface.name;
+  std::string upper = llvm::StringRef(n).upper();
+  os << "/*\n * A decoding layer with a key/value cache (mha-gen --kv-cache)."
+     << "\n * A call appends the keys and values of x's T new tokens to "
+        "k_cache and\n"
+     << " * v_cache at row cache_lengths[b] of sequence b, in place, and "
+        "attends\n"
+     << " * causally over the cache: query t of sequence b sees rows 0 .. "
+        "cache_lengths[b] + t.\n"
+     << " * It does not change cache_lengths: the caller adds T after each "
+        "call.\n"
+     << " * A call with cache_lengths[b] < 0 or cache_lengths[b] + T > the "
+        "capacity\n"
+     << " * returns " << upper << "_BAD_ARGUMENT before anything is "
+        "written.\n */\n";
+  if (!cache.session) {
+    os << "/* (No session API: the graph has other per-call arguments or "
+          "`?` cache sizes.) */\n\n";
+    return;
+  }
+  os << "#define " << upper << "_CACHE_CAPACITY " << cache.capacity << "\n"
+     << "#define " << upper << "_KV_HEADS " << cache.kvHeads << "\n"
+     << "#define " << upper << "_KEY_DIM " << cache.keyDim << "\n"
+     << "#define " << upper << "_VALUE_DIM " << cache.valueDim << "\n"
+     << "#define " << upper << "_MODEL_DIM " << cache.modelDim << "\n"
+     << "#define " << upper << "_OUT_DIM " << cache.outDim << "\n\n"
+     << "/*\n * A decoding session: the weights checked and packed once, the "
+        "caches of\n"
+     << " * `batch` sequences and each sequence's length (tokens in its "
+        "cache).\n"
+     << " * Not thread-safe: one session serves one decoder at a time "
+        "(several\n"
+     << " * sessions may run at once).\n */\n"
+     << "typedef struct " << n << "_session " << n << "_session;\n\n"
+     << "/*\n * Makes a session for `batch` sequences, all of length 0. The "
+        "weights are\n"
+     << " * checked, copied and prepared as by " << n << "_create. With "
+                                                          "k_cache and "
+        "v_cache NULL\n"
+     << " * the session allocates its caches, [batch, " << upper
+     << "_KV_HEADS, " << upper << "_CACHE_CAPACITY,\n * " << upper
+     << "_KEY_DIM] and [..., " << upper
+     << "_VALUE_DIM] floats, zeroed; otherwise it borrows\n"
+     << " * the caller's (of those shapes, dense, C order), which must live "
+        "until\n"
+     << " * " << n << "_session_free and which the steps update. Returns "
+                      "NULL with a message\n"
+     << " * in " << n << "_last_error() on a bad size, one cache NULL and "
+                         "not the other, or no memory.\n */\n"
+     << n << "_session *" << n
+     << "_session_create(int64_t batch, float *k_cache, float *v_cache"
+     << (weights.empty() ? "" : ", " + weights) << ");\n\n"
+     << "/*\n * One call of the layer on x [batch, tokens, " << upper
+     << "_MODEL_DIM]: appends each\n"
+     << " * sequence's tokens to its cache, writes y [batch, tokens, " << upper
+     << "_OUT_DIM]\n"
+     << " * (room for y_capacity floats) and adds `tokens` to every length. "
+        "The\n"
+     << " * first step after a create or reset is the prefill (any number "
+        "of tokens);\n"
+     << " * decoding is one token per step. Returns " << upper
+     << "_OK; " << upper << "_CACHE_FULL when a\n"
+     << " * sequence's length + tokens would pass " << upper
+     << "_CACHE_CAPACITY; " << upper << "_BAD_ARGUMENT\n"
+     << " * for a null pointer or tokens < 1; " << upper
+     << "_RESULT_TOO_SMALL. On an error\n"
+     << " * nothing is written and the lengths do not change; the message is "
+        "in\n * " << n << "_last_error().\n */\n"
+     << "int " << n << "_session_step(" << n
+     << "_session *session, const float *x, int64_t tokens,\n"
+     << "    float *y, int64_t y_capacity);\n\n"
+     << "/*\n * Sets every sequence's length (`batch` values, each between 0 "
+        "and\n * " << upper
+     << "_CACHE_CAPACITY): the next step appends sequence b's tokens at "
+        "row\n"
+     << " * lengths[b] and attends to its rows 0 .. lengths[b] + t. Ragged "
+        "batches:\n"
+     << " * prefill all sequences with T tokens, then set lengths[b] <= T to "
+        "keep\n"
+     << " * the first lengths[b] (the rows after them are overwritten by "
+        "later\n"
+     << " * steps before any query can see them). " << upper
+     << "_BAD_ARGUMENT (nothing\n * changed) for a value out of range or a "
+        "null pointer.\n */\n"
+     << "int " << n << "_session_set_lengths(" << n
+     << "_session *session, const int64_t *lengths);\n\n"
+     << "/* Copies the `batch` lengths out; " << upper
+     << "_BAD_ARGUMENT for a null pointer. */\n"
+     << "int " << n << "_session_lengths(const " << n
+     << "_session *session, int64_t *lengths);\n\n"
+     << "/* Every length back to 0: a new batch of sequences, same weights "
+        "and caches. */\n"
+     << "void " << n << "_session_reset(" << n << "_session *session);\n\n"
+     << "/* Frees the session, its weights and the caches it allocated (not "
+        "borrowed\n * ones); NULL is ignored. */\n"
+     << "void " << n << "_session_free(" << n << "_session *session);\n\n";
+}
+
 std::string writeHeader(const LibraryInterface &interface) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -129,7 +302,13 @@ std::string writeHeader(const LibraryInterface &interface) {
      << "   together (see below), or a mask byte is not 0 or 1. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_BAD_ARGUMENT 1\n"
      << "/* The result does not fit in result_capacity floats. */\n"
-     << "#define " << llvm::StringRef(n).upper() << "_RESULT_TOO_SMALL 2\n\n"
+     << "#define " << llvm::StringRef(n).upper() << "_RESULT_TOO_SMALL 2\n"
+     << (findCache(interface)
+             ? "/* A session step whose tokens do not fit in the cache. */\n"
+               "#define " +
+                   llvm::StringRef(n).upper() + "_CACHE_FULL 3\n"
+             : std::string())
+     << "\n"
      << "/*\n * The arguments. Every tensor is dense and in C order "
         "(row-major);"
      << "\n * each comes with its sizes (`<name>_shape`); `?` sizes are taken"
@@ -144,9 +323,12 @@ std::string writeHeader(const LibraryInterface &interface) {
      << " * time_layer.c measures both).\n *\n";
   for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
     os << " *   " << toCIdentifier(argument.name) << ": "
-       << (isMask(argument) ? "mask (uint8_t) " : "float32 ")
+       << (isMask(argument)    ? "mask (uint8_t) "
+           : isInt64(argument) ? "int64 "
+                               : "float32 ")
        << describeShape(argument.type)
-       << (interface.isWeight[index] ? ", weight" : "") << "\n";
+       << (interface.isWeight[index] ? ", weight" : "")
+       << (isWritten(interface, index) ? ", updated in place" : "") << "\n";
   os << " *   result: float32 " << describeShape(interface.signature.result)
      << ", written to `result` (room for\n *     `result_capacity` floats);"
      << " its sizes are stored in `result_shape`.\n";
@@ -189,6 +371,20 @@ std::string writeHeader(const LibraryInterface &interface) {
                ? name(relations.classes[*broadcast.target].members.front())
                : std::to_string(broadcast.targetSize))
        << "\n";
+  if (!relations.bounds.empty())
+    os << " *\n * Sizes that must be at most others (new tokens and a cache's"
+       << " capacity):\n";
+  std::set<std::string> writtenBounds; // the K and V caches repeat theirs
+  for (const runtime::SizeRelations::AtMost &bound : relations.bounds) {
+    auto side = [&](std::optional<unsigned> sizeClass, int64_t size) {
+      return sizeClass ? name(relations.classes[*sizeClass].members.front())
+                       : std::to_string(size);
+    };
+    std::string line = " *   " + side(bound.lhsClass, bound.lhsSize) +
+                       " <= " + side(bound.rhsClass, bound.rhsSize) + "\n";
+    if (writtenBounds.insert(line).second)
+      os << line;
+  }
   os << " *\n * A call with sizes that break any of these, or a mask byte"
      << " other than 0 or 1,\n * returns " << llvm::StringRef(n).upper()
      << "_BAD_ARGUMENT before the graph runs.\n";
@@ -249,8 +445,10 @@ std::string writeHeader(const LibraryInterface &interface) {
         " had in\n"
      << " * use at once). This frees those kept now, e.g. when the host is "
         "done.\n */\n"
-     << "void " << n << "_release_buffers(void);\n\n"
-     << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
+     << "void " << n << "_release_buffers(void);\n\n";
+  if (std::optional<CacheLayout> cache = findCache(interface))
+    writeSessionHeader(os, interface, *cache, weights);
+  os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return text;
 }
 
@@ -342,6 +540,28 @@ static void writeChecks(llvm::raw_ostream &os,
          mask + " (%lld) must be 1 or equal " + target + " (%lld)",
          "(long long)" + mask + ", (long long)" + target);
   }
+  // Sizes that must be at most others (a cache_append's new tokens and its
+  // cache's capacity), as far as these arguments have them.
+  std::set<std::string> checkedBounds; // the K and V caches repeat theirs
+  for (const runtime::SizeRelations::AtMost &bound : relations.bounds) {
+    auto side = [&](std::optional<unsigned> sizeClass,
+                    int64_t size) -> std::optional<std::string> {
+      if (!sizeClass)
+        return std::to_string(size);
+      std::optional<runtime::ArgumentDim> dim =
+          firstKnown(relations.classes[*sizeClass]);
+      if (!dim)
+        return std::nullopt;
+      return name(*dim);
+    };
+    std::optional<std::string> lhs = side(bound.lhsClass, bound.lhsSize);
+    std::optional<std::string> rhs = side(bound.rhsClass, bound.rhsSize);
+    if (lhs && rhs && (bound.lhsClass || bound.rhsClass) &&
+        checkedBounds.insert(*lhs + " <= " + *rhs).second)
+      fail(*lhs + " > " + *rhs,
+           *lhs + " (%lld) must be at most " + *rhs + " (%lld)",
+           "(long long)" + *lhs + ", (long long)" + *rhs);
+  }
   // A mask byte is read by its low bit; refuse the bytes that would mean
   // something other than what the caller wrote. Sizes are checked by now.
   for (auto [index, argument] : llvm::enumerate(arguments)) {
@@ -356,6 +576,198 @@ static void writeChecks(llvm::raw_ostream &os,
        << id << ": byte %lld is %d; a mask byte must be 0 or 1\", "
        << "(long long)i, (int)" << id << "[i]);\n";
   }
+  // A cache graph's lengths: the new tokens must fit after each sequence's
+  // own, or the compiled code would write past the cache.
+  // A `?` capacity is the cache argument's own size.
+  std::optional<CacheLayout> cache = findCache(interface);
+  if (cache && takes(interface, which, cache->x) &&
+      takes(interface, which, cache->lengths) &&
+      takes(interface, which, cache->keyCache)) {
+    std::string x = toCIdentifier(arguments[cache->x].name);
+    std::string lengths = toCIdentifier(arguments[cache->lengths].name);
+    std::string capacity =
+        ShapedType::isDynamic(cache->capacity)
+            ? "(long long)" + toCIdentifier(arguments[cache->keyCache].name) +
+                  "_shape[2]"
+            : std::to_string(cache->capacity);
+    os << "  if (" << x << "_shape[1] > " << capacity << ")\n    return " << n
+       << "_fail(" << upper << "_BAD_ARGUMENT, \"" << x
+       << ": %lld new tokens do not fit in the cache's capacity of %lld\", "
+       << "(long long)" << x << "_shape[1], (long long)" << capacity
+       << ");\n"
+       << "  for (int64_t b = 0; b < " << lengths << "_shape[0]; ++b)\n"
+       << "    if (" << lengths << "[b] < 0 || " << lengths << "[b] > "
+       << capacity << " - " << x << "_shape[1])\n"
+       << "      return " << n << "_fail(" << upper << "_BAD_ARGUMENT, \""
+       << lengths << ": sequence %lld holds %lld tokens; with %lld new ones "
+       << "it must be between 0 and %lld (the capacity %lld minus the new "
+          "tokens)\", (long long)b, (long long)"
+       << lengths << "[b], (long long)" << x << "_shape[1], (long long)("
+       << capacity << " - " << x << "_shape[1]), (long long)" << capacity
+       << ");\n";
+  }
+}
+
+/// The session API of a cache graph (writeSessionHeader documents it), on
+/// top of NAME_create and NAME_call, which check every size and length.
+static void writeSession(llvm::raw_ostream &os,
+                         const LibraryInterface &interface,
+                         const CacheLayout &cache) {
+  const std::string &n = interface.name;
+  std::string upper = llvm::StringRef(n).upper();
+  const auto &arguments = interface.signature.arguments;
+  llvm::SmallVector<std::string> weightNames, weightValues;
+  for (auto [index, argument] : llvm::enumerate(arguments))
+    if (interface.isWeight[index]) {
+      std::string id = toCIdentifier(argument.name);
+      weightValues.push_back(id + ", " + id + "_shape");
+    }
+  std::string weightParameters =
+      argumentParameters(interface, Arguments::Weights);
+  // NAME_call's activations, in argument order, from the session.
+  llvm::SmallVector<std::string> callValues;
+  for (auto [index, argument] : llvm::enumerate(arguments)) {
+    if (interface.isWeight[index])
+      continue;
+    if (index == cache.x)
+      callValues.push_back("x, x_shape");
+    else if (index == cache.keyCache)
+      callValues.push_back("session->k_cache, session->k_shape");
+    else if (index == cache.valueCache)
+      callValues.push_back("session->v_cache, session->v_shape");
+    else
+      callValues.push_back("session->lengths, lengths_shape");
+  }
+  std::string capacity = upper + "_CACHE_CAPACITY";
+  os << "\nstruct " << n << "_session {\n  " << n << "_handle *handle;\n"
+     << "  int64_t batch;\n  float *k_cache, *v_cache;\n"
+     << "  int owns_caches;\n  int64_t *lengths;\n"
+     << "  int64_t k_shape[4], v_shape[4];\n};\n\n";
+
+  os << n << "_session *" << n
+     << "_session_create(int64_t batch, float *k_cache, float *v_cache"
+     << (weightParameters.empty() ? "" : ", " + weightParameters) << ") {\n"
+     << "  " << n << "_error_text[0] = 0;\n"
+     << "  if (batch < 1)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"batch must be at least 1, got %lld\", (long "
+        "long)batch), NULL;\n";
+  if (!ShapedType::isDynamic(cache.batch))
+    os << "  if (batch != " << cache.batch << ")\n    return " << n << "_fail("
+       << upper << "_BAD_ARGUMENT, \"batch must be " << cache.batch
+       << ", got %lld\", (long long)batch), NULL;\n";
+  os << "  if (!k_cache != !v_cache)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"give both caches or neither (NULL: the session "
+        "allocates them)\"), NULL;\n"
+     << "  int64_t k_shape[4] = {batch, " << upper << "_KV_HEADS, "
+     << capacity << ", " << upper << "_KEY_DIM};\n"
+     << "  int64_t v_shape[4] = {batch, " << upper << "_KV_HEADS, "
+     << capacity << ", " << upper << "_VALUE_DIM};\n"
+     << "  int64_t k_count, v_count;\n  size_t k_bytes, v_bytes;\n"
+     << "  if (!" << n << "_count(4, k_shape, &k_count) || !" << n
+     << "_count(4, v_shape, &v_count) ||\n"
+     << "      __builtin_mul_overflow((size_t)k_count, sizeof(float), "
+        "&k_bytes) ||\n"
+     << "      __builtin_mul_overflow((size_t)v_count, sizeof(float), "
+        "&v_bytes))\n"
+     << "    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"the caches of %lld sequences do not fit in "
+        "memory\", (long long)batch), NULL;\n"
+     << "  " << n << "_session *session = calloc(1, sizeof *session);\n"
+     << "  if (!session)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"out of memory for the session\"), NULL;\n"
+     << "  session->batch = batch;\n"
+     << "  memcpy(session->k_shape, k_shape, sizeof k_shape);\n"
+     << "  memcpy(session->v_shape, v_shape, sizeof v_shape);\n"
+     << "  session->lengths = calloc((size_t)batch, sizeof(int64_t));\n"
+     << "  session->handle = " << n << "_create("
+     << llvm::join(weightValues, ", ") << ");\n"
+     << "  if (k_cache) {\n"
+     << "    session->k_cache = k_cache;\n    session->v_cache = v_cache;\n"
+     << "  } else {\n    session->owns_caches = 1;\n"
+     // Rounded up to the alignment, as aligned_alloc requires.
+     << "    session->k_cache = aligned_alloc(64, (k_bytes + 63) / 64 * 64);\n"
+     << "    session->v_cache = aligned_alloc(64, (v_bytes + 63) / 64 * 64);\n"
+     << "    if (session->k_cache && session->v_cache) {\n"
+     << "      memset(session->k_cache, 0, k_bytes);\n"
+     << "      memset(session->v_cache, 0, v_bytes);\n    }\n  }\n"
+     << "  if (!session->handle || !session->lengths || !session->k_cache || "
+        "!session->v_cache) {\n"
+     // NAME_create's own message stays when it is the one that failed.
+     << "    if (session->handle)\n      " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"out of memory for the caches (%zu + %zu bytes)\", "
+        "k_bytes, v_bytes);\n"
+     << "    " << n << "_session_free(session);\n    return NULL;\n  }\n"
+     << "  return session;\n}\n\n";
+
+  os << "int " << n << "_session_step(" << n
+     << "_session *session, const float *x, int64_t tokens,\n"
+     << "    float *y, int64_t y_capacity) {\n"
+     << "  " << n << "_error_text[0] = 0;\n"
+     << "  if (!session)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"session: null pointer\");\n"
+     << "  if (!x || !y)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"%s: null pointer\", x ? \"y\" : \"x\");\n"
+     << "  if (tokens < 1)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"tokens must be at least 1, got %lld\", (long "
+        "long)tokens);\n"
+     << "  for (int64_t b = 0; b < session->batch; ++b)\n"
+     << "    if (tokens > " << capacity << " - session->lengths[b])\n"
+     << "      return " << n << "_fail(" << upper
+     << "_CACHE_FULL, \"sequence %lld holds %lld tokens; %lld more do not "
+        "fit in the cache's capacity of %lld\",\n"
+     << "                 (long long)b, (long long)session->lengths[b], (long "
+        "long)tokens, (long long)"
+     << capacity << ");\n"
+     << "  int64_t x_shape[3] = {session->batch, tokens, " << upper
+     << "_MODEL_DIM};\n"
+     << "  int64_t lengths_shape[1] = {session->batch};\n"
+     << "  int64_t y_shape[3];\n"
+     << "  int status = " << n << "_call(session->handle, "
+     << llvm::join(callValues, ", ") << ", y, y_capacity, y_shape);\n"
+     << "  if (status != " << upper << "_OK)\n    return status;\n"
+     << "  for (int64_t b = 0; b < session->batch; ++b)\n"
+     << "    session->lengths[b] += tokens;\n"
+     << "  return " << upper << "_OK;\n}\n\n";
+
+  os << "int " << n << "_session_set_lengths(" << n
+     << "_session *session, const int64_t *lengths) {\n"
+     << "  " << n << "_error_text[0] = 0;\n"
+     << "  if (!session || !lengths)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"%s: null pointer\", session ? \"lengths\" : "
+        "\"session\");\n"
+     << "  for (int64_t b = 0; b < session->batch; ++b)\n"
+     << "    if (lengths[b] < 0 || lengths[b] > " << capacity << ")\n"
+     << "      return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"lengths: sequence %lld has length %lld; a length "
+        "must be between 0 and the capacity %lld\",\n"
+     << "                 (long long)b, (long long)lengths[b], (long long)"
+     << capacity
+     << ");\n"
+     << "  memcpy(session->lengths, lengths, (size_t)session->batch * "
+        "sizeof(int64_t));\n"
+     << "  return " << upper << "_OK;\n}\n\n";
+
+  os << "int " << n << "_session_lengths(const " << n
+     << "_session *session, int64_t *lengths) {\n"
+     << "  " << n << "_error_text[0] = 0;\n"
+     << "  if (!session || !lengths)\n    return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"%s: null pointer\", session ? \"lengths\" : "
+        "\"session\");\n"
+     << "  memcpy(lengths, session->lengths, (size_t)session->batch * "
+        "sizeof(int64_t));\n"
+     << "  return " << upper << "_OK;\n}\n\n";
+
+  os << "void " << n << "_session_reset(" << n << "_session *session) {\n"
+     << "  if (session)\n"
+     << "    memset(session->lengths, 0, (size_t)session->batch * "
+        "sizeof(int64_t));\n}\n\n";
+
+  os << "void " << n << "_session_free(" << n << "_session *session) {\n"
+     << "  if (!session)\n    return;\n"
+     << "  " << n << "_destroy(session->handle);\n"
+     << "  if (session->owns_caches) {\n    free(session->k_cache);\n"
+     << "    free(session->v_cache);\n  }\n"
+     << "  free(session->lengths);\n  free(session);\n}\n";
 }
 
 std::string writeWrapper(const LibraryInterface &interface,
@@ -748,6 +1160,9 @@ std::string writeWrapper(const LibraryInterface &interface,
        << argumentValues(interface, "handle->", false)
        << ", handle->prepared);\n";
   os << "  free(handle->block);\n  free(handle);\n}\n";
+  if (std::optional<CacheLayout> cache = findCache(interface);
+      cache && cache->session)
+    writeSession(os, interface, *cache);
   return text;
 }
 

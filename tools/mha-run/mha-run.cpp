@@ -23,6 +23,7 @@
 #include "runtime/MemoryLimit.h"
 #include "runtime/Npy.h"
 #include "tools/mha-run/AttentionDump.h"
+#include "tools/mha-run/Decode.h"
 #include "tools/mha-run/InputBinding.h"
 #include "tools/support/PipelineOptions.h"
 #include "tools/support/ToolSupport.h"
@@ -135,6 +136,24 @@ cl::opt<std::string> tokens("tokens",
                             cl::value_desc("\"A dog ate ...\""),
                             cl::cat(runCategory));
 
+/// The decoder (tools/mha-run/Decode.h), on a graph with a key/value cache.
+cl::opt<int64_t> prefillTokens(
+    "prefill",
+    cl::desc("Decode: first one call with T tokens per sequence into the "
+             "empty cache (x holds T + N rows: the prefill's, then one per "
+             "step), then the --steps"),
+    cl::value_desc("T"), cl::cat(runCategory));
+cl::opt<int64_t> decodeSteps("steps",
+                             cl::desc("Decode: after the prefill, N calls of "
+                                      "one token per sequence"),
+                             cl::value_desc("N"), cl::init(0),
+                             cl::cat(runCategory));
+cl::opt<std::string> decodeLengths(
+    "lengths",
+    cl::desc("Decode: sequence b keeps the first l_b of the prefill's tokens "
+             "(ragged batches; default: all T)"),
+    cl::value_desc("l0,l1,..."), cl::cat(runCategory));
+
 void reportError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "mha-run") << message << "\n";
 }
@@ -236,6 +255,36 @@ void printPipelineByLine(llvm::StringRef pipeline, llvm::raw_ostream &os) {
   flush(depth);
 }
 
+/// The options that cannot go with decoding, or that decoding needs.
+llvm::Error checkDecodeOptions(bool decoding) {
+  if (!decoding)
+    return llvm::Error::success();
+  if (!prefillTokens.getNumOccurrences())
+    return llvm::createStringError(
+        "--steps and --lengths decode after a prefill; give --prefill T too");
+  if (!dumpAttentionDir.empty())
+    return llvm::createStringError(
+        "--dump-attention runs a layer once; it does not go with --prefill");
+  return llvm::Error::success();
+}
+
+/// The decoder's options: --repeat rounds of a prefill and the steps (at
+/// least one), after --warmup untimed ones when --repeat is given.
+DecodeOptions decodeOptions() {
+  DecodeOptions options;
+  options.prefill = prefillTokens;
+  options.steps = decodeSteps;
+  options.lengths = decodeLengths;
+  options.rounds = std::max(1u, unsigned(repeat));
+  options.warmupRounds = repeat > 0 ? unsigned(warmup) : 0;
+  options.check = checkWithReference;
+  options.atol = absTolerance;
+  options.rtol = relTolerance;
+  options.outputFile = outputFile;
+  options.expectFile = expectFile;
+  return options;
+}
+
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -298,6 +347,12 @@ static int run(int argc, char **argv) {
                        "--dump-attention DIR too"),
            kBadInput;
 
+  bool decoding = prefillTokens.getNumOccurrences() ||
+                  decodeSteps.getNumOccurrences() ||
+                  decodeLengths.getNumOccurrences();
+  if (auto error = checkDecodeOptions(decoding))
+    return fail(std::move(error), kBadInput);
+
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
   MLIRContext context(registry);
@@ -336,9 +391,22 @@ static int run(int argc, char **argv) {
     return kOk;
   }
 
+  InputOptions inputOptions{inputsDir, inputFiles, randomInputs, seed, dims};
+  if (decoding) {
+    // Nothing written may be something read (the inputs are .npy files
+    // that a decoder's output, [B, T + N, D_out], cannot be mistaken for).
+    std::vector<ToolFile> reads = {{"the graph", graphFile}};
+    if (!expectFile.empty())
+      reads.push_back({"--expect", expectFile});
+    if (!outputFile.empty())
+      if (auto error = checkNoOverwrite(reads, {{"--output", outputFile}}))
+        return fail(std::move(error), kBadInput);
+    return runDecoder(*graph, pm, inputOptions, decodeOptions(), llvm::outs(),
+                      reportError);
+  }
+
   // Nothing written may be something read: `--expect F --output F` would
   // compare the result with itself.
-  InputOptions inputOptions{inputsDir, inputFiles, randomInputs, seed, dims};
   auto inputPaths = resolveInputPaths(signature, inputOptions);
   if (!inputPaths)
     return fail(inputPaths.takeError(), kBadInput);

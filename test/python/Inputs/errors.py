@@ -49,9 +49,55 @@ attempt("sizes that do not fit", lambda: dynamic(**dict(
 dynamic.prepare(**{k: v for k, v in good.items() if k.startswith(("w_", "b_"))})
 attempt("bound twice", lambda: dynamic(good["x"], good["mask"], w_q=good["w_q"]))
 
-# Non-contiguous float32 is copied, not refused: same result as C order.
+attempt("zero length", lambda: dynamic(good["x"][:, :0], good["mask"][:, :0, :0]))
+
+# Sizes that would need more memory than the machine has are a MemoryError
+# before the compiled code runs (it cannot survive a failed allocation):
+# a small x and w_o whose output is 4 TiB, attention weights of 4 TiB, and
+# the scores of the decomposed path, which holds them all at once.
+x_long = np.zeros((1, 1 << 20, 1), dtype=np.float32)
+def ones(layer):
+    return {n: np.ones(s, dtype=np.float32) for n, s, _ in layer.arguments
+            if n != "x"}
+wide = mha.layer(d_model=1, heads=1, out_dim=1 << 20)
+wide.prepare(**ones(wide))
+attempt("huge output", lambda: wide(x_long))
+narrow = mha.layer(d_model=1, heads=1)
+narrow.prepare(**ones(narrow))
+attempt("huge weights", lambda: narrow.attention_weights(x_long))
+decomposed = mha.layer(d_model=1, heads=1, attention="decomposed")
+decomposed.prepare(**ones(decomposed))
+attempt("huge scores", lambda: decomposed(x_long[:, :1 << 18]))
+print("small calls still work:", narrow(x_long[:, :100]).shape,
+      decomposed(x_long[:, :100]).shape)
+
+# The attention weights need exactly one attention.
+two = mha.compile("""
+func.func @two(%x: tensor<1x4x8xf32> {mha.name = "x"}, %w: tensor<8x8xf32> {mha.name = "w"}) -> tensor<1x4x8xf32> {
+  %a = mha.attention %x weights(%w, %w, %w, %w) heads(2) : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  %b = mha.attention %a weights(%w, %w, %w, %w) heads(2) : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  return %b : tensor<1x4x8xf32>
+}""")
+try:
+    two.attention_weights(np.ones((1, 4, 8), np.float32), np.ones((8, 8), np.float32))
+except ValueError as error:
+    print("weights of two attentions: ValueError:", " | ".join(str(error).splitlines()[:2]))
+print("two attentions run:", two(np.ones((1, 4, 8), np.float32),
+                                 np.ones((8, 8), np.float32)).shape)
+
+# Other layouts of float32 are copied, not refused: the same result as C
+# order (Fortran order, a strided view, an unaligned buffer).
 y = layer(**good)
 strided = np.asfortranarray(good["x"])
 print("fortran-order x gives the same result:",
       np.array_equal(layer(**dict(good, x=strided)), y))
+spaced = np.repeat(good["x"], 2, axis=2)[:, :, ::2]
+print("strided x gives the same result:",
+      not spaced.flags.c_contiguous and np.array_equal(layer(**dict(good, x=spaced)), y))
+raw = bytearray(good["x"].nbytes + 1)
+unaligned = np.frombuffer(raw, dtype=np.float32, offset=1,
+                          count=good["x"].size).reshape(good["x"].shape)
+unaligned[...] = good["x"]
+print("unaligned x gives the same result:",
+      not unaligned.flags.aligned and np.array_equal(layer(**dict(good, x=unaligned)), y))
 print("interpreter alive; result", y.shape, y.dtype)

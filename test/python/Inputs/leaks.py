@@ -52,3 +52,54 @@ del args  # its own reference to x
 changed = {name: (counts[name], sys.getrefcount(array))
            for name, array in inputs.items() if sys.getrefcount(array) != counts[name]}
 print("input reference counts unchanged:", not changed, changed or "")
+
+
+def bounded(name, call, arguments):
+    """1,000 calls of `call` leave Python's memory, the RSS and the
+    arguments' reference counts as they were."""
+    counts = [sys.getrefcount(a) for a in arguments]
+    for _ in range(50):
+        call()
+    gc.collect()
+    tracemalloc.start()
+    before_rss = rss_bytes()
+    before_py = tracemalloc.get_traced_memory()[0]
+    for _ in range(1000):
+        result = call()
+    del result
+    gc.collect()
+    grown_py = tracemalloc.get_traced_memory()[0] - before_py
+    tracemalloc.stop()
+    grown_rss = rss_bytes() - before_rss
+    print("%s: Python memory grew %d bytes, RSS %.1f MiB over 1000 calls"
+          % (name, grown_py, grown_rss / 2**20))
+    print("%s: Python memory bounded: %s" % (name, grown_py < 64 << 10))
+    print("%s: RSS bounded: %s" % (name, grown_rss < 16 << 20))
+    print("%s: argument reference counts unchanged: %s" % (name, counts == [
+        sys.getrefcount(a) for a in arguments]))
+
+
+# The attention weights (512 KiB each, 500 MiB if leaked), a second
+# compiled function.
+x = inputs["x"]
+bounded("attention_weights", lambda: layer.attention_weights(x), [x])
+
+try:
+    import torch
+    import mha.torch
+except ImportError:
+    torch = None
+if torch is None:
+    print("mha.torch: skipped, no PyTorch")
+else:
+    # The torch module: tensors in (no copy), the output tensor a view of
+    # the compiled code's buffer; need_weights too, and a mask.
+    module = torch.nn.MultiheadAttention(256, 4).eval()  # [L, N, E]
+    fast = mha.torch.MultiheadAttention.from_torch(module)
+    xt = torch.from_numpy(inputs["x"].transpose(1, 0, 2).copy())
+    padding = torch.zeros(2, 128, dtype=torch.bool)
+    padding[1, 100:] = True
+    with torch.inference_mode():
+        bounded("mha.torch", lambda: fast(xt, xt, xt, need_weights=False), [xt])
+        bounded("mha.torch need_weights", lambda: fast(
+            xt, xt, xt, key_padding_mask=padding), [xt, padding])
