@@ -119,6 +119,7 @@ BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 # recompute and the PyTorch peer torch_decode.py, which is run where it is
 # (TORCH_DECODE; the row says so when it is absent), and the prefill against
 # the causal layer (bench/decode_vs_bound.py).
+# Then bf16 next to float32, ours and PyTorch's (bench/bf16_vs_f32.py).
 TORCH_DECODE ?= ../shared/peers/torch_decode.py
 
 bench: build
@@ -130,6 +131,8 @@ bench: build
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 	python3 bench/decode_vs_bound.py --bin $(BUILD_DIR)/bin \
 	  --torch-decode $(TORCH_DECODE) $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	python3 bench/bf16_vs_f32.py --bin $(BUILD_DIR)/bin \
+	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -13,9 +13,11 @@ def MhaExpand : Pass<"mha-expand", "func::FuncOp"> {
     `mha.output_project`. In the split-first form the input is split into
     head slices before the per-head projections, so no `split_heads` follows
     them. Later passes work on the five ops, so that a graph written step by
-    step and one written as a single op compile the same way.
+    step and one written as a single op compile the same way. A layer on
+    bf16 values computes in f32: its operands are widened (`arith.extf`)
+    and the five steps are f32; a bf16 result is rounded once at the end.
   }];
-  let dependentDialects = ["mha::MhaDialect"];
+  let dependentDialects = ["mha::MhaDialect", "arith::ArithDialect"];
 }
 
 def MhaLowerToLinalg : Pass<"mha-lower-to-linalg", "func::FuncOp"> {
@@ -113,6 +115,23 @@ def MhaFuseProjections : Pass<"mha-fuse-projections", "func::FuncOp"> {
     into a function that a runtime calls once (mha-run does).
   }];
   let dependentDialects = ["arith::ArithDialect", "tensor::TensorDialect"];
+}
+
+def MhaWidenBF16 : Pass<"mha-widen-bf16", "func::FuncOp"> {
+  let summary = "Compute the mha ops on bf16 values in f32";
+  let description = [{
+    Rewrites each `mha.project`, `mha.split_heads`, `mha.sdpa`,
+    `mha.attention_weights`, `mha.concat_heads` and `mha.output_project`
+    with bf16 operands into the same op on f32 operands (`arith.extf`,
+    exact), followed by `arith.truncf` (round to nearest even) where its
+    result is bf16; an f32 result (a bf16 layer's output) is left as
+    computed. So contractions accumulate in f32 and softmax runs in f32,
+    and the values the graph stores in bf16 are rounded once each. The
+    widened weights depend on the weights alone: mha-prepare-weights, after
+    this pass, computes them once. `mha.cache_append` is left as it is
+    (bf16 caches are not lowered).
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
 }
 
 def MhaPrepareWeights : Pass<"mha-prepare-weights", "ModuleOp"> {

@@ -60,6 +60,8 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
   if (options.attention != AttentionMode::Decomposed)
     funcPm.addPass(createMhaTileAttention(options.getTileAttentionOptions()));
   funcPm.addPass(createMhaLowerToLinalg());
+  // The widenings and roundings of mha-widen-bf16 (arith on tensors).
+  funcPm.addPass(createConvertElementwiseToLinalgPass());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
   // The projections' contractions become parallel tiles (scf.forall).
@@ -82,6 +84,10 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
     funcPm.addPass(createMhaFoldHeadLayouts());
   if (options.fuseProjections)
     funcPm.addPass(createMhaFuseProjections());
+  // bf16 ops become f32 ops on widened operands, before the weights are
+  // prepared: the widened weights are then computed once, not per call.
+  funcPm.addPass(createMhaWidenBF16());
+  funcPm.addPass(createCSEPass());
   // What the weights alone determine is computed once, by functions of its
   // own; the passes below lower those functions too.
   if (options.prepareWeights)

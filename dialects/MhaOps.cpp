@@ -569,6 +569,20 @@ RankedTensorType ConcatHeadsOp::inferResultType() {
 // OutputProjectOp
 //===----------------------------------------------------------------------===//
 
+/// The element type of the result of a layer's last contraction (the output
+/// projection, or the whole `mha.attention`) whose operands are `input`
+/// elements: the operands' own, or f32 for bf16 operands whose op declares
+/// an f32 result. A bf16 layer may return its output unrounded, since the
+/// contraction accumulates in f32 anyway; this is the only mix of element
+/// types the dialect accepts (and mha-widen-bf16 lowers).
+static Type layerResultElementType(Type input, Operation *op) {
+  if (op && input.isBF16() &&
+      cast<RankedTensorType>(op->getResult(0).getType()).getElementType()
+          .isF32())
+    return Float32Type::get(input.getContext());
+  return input;
+}
+
 /// `[B, T, H·dv]` or `[B, H, T, dv]`, times `[H·dv, D_out]` -> `[B, T, D_out]`.
 static RankedTensorType inferOutputProjectType(RankedTensorType input,
                                                RankedTensorType weight) {
@@ -619,7 +633,10 @@ LogicalResult OutputProjectOp::verify() {
 }
 
 RankedTensorType OutputProjectOp::inferResultType() {
-  return inferOutputProjectType(getInput().getType(), getWeight().getType());
+  RankedTensorType type =
+      inferOutputProjectType(getInput().getType(), getWeight().getType());
+  return type.clone(
+      layerResultElementType(type.getElementType(), getOperation()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -764,7 +781,7 @@ RankedTensorType AttentionOp::inferResultType() {
     batch = refineDim(batch, tensorType(kv).getDimSize(0));
   return RankedTensorType::get(
       {batch, query.getDimSize(1), getWO().getType().getDimSize(1)},
-      query.getElementType());
+      layerResultElementType(query.getElementType(), getOperation()));
 }
 
 //===----------------------------------------------------------------------===//

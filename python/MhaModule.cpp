@@ -108,6 +108,10 @@ public:
       throw py::value_error(
           withDiagnostics(message(loaded.takeError()), diagnostics, 0));
     graph = std::move(*loaded);
+    // NumPy arrays are passed as they are: no bf16 yet.
+    if (auto error = refuseBF16Arguments(graph.signature,
+                                         graph.entry.getSymName(), "mha.Layer"))
+      throw py::value_error(message(std::move(error)));
     for (const GraphArgument &argument : graph.signature.arguments)
       argumentIndex[argument.name] = argumentIndex.size();
 

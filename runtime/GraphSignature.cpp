@@ -32,9 +32,10 @@ std::string GraphSignature::listNames() const {
 }
 
 /// The element types mha-run can pass: f32 data, i1 masks and i64 cache
-/// lengths.
+/// lengths, as the .npy files hold them. A bf16 argument is given as float32
+/// and rounded (runtime/BFloat16.h): NumPy has no bfloat16.
 static std::optional<ElementType> toNpyType(Type type) {
-  if (type.isF32())
+  if (type.isF32() || type.isBF16())
     return ElementType::F32;
   if (type.isInteger(1))
     return ElementType::Bool;
@@ -66,8 +67,8 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
     if (!argument.type || !toNpyType(argument.type.getElementType()))
       return createStringError(
           llvm::formatv("argument '{0}' of @{1} has type {2}; mha-run passes "
-                        "ranked tensors of f32 (or i1 for masks, i64 for "
-                        "cache lengths)",
+                        "ranked tensors of f32 or bf16 (or i1 for masks, i64 "
+                        "for cache lengths)",
                         argument.name, func.getSymName(), argType));
     // An input of a `?` size must be at least 1 long (checkInput); a size
     // written as 0 is no better, and the lowering does not handle it.
@@ -125,6 +126,17 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
   else
     llvm::consumeError(relations.takeError());
   return signature;
+}
+
+llvm::Error refuseBF16Arguments(const GraphSignature &signature,
+                                llvm::StringRef entry, llvm::StringRef tool) {
+  for (const GraphArgument &argument : signature.arguments)
+    if (argument.type.getElementType().isBF16())
+      return createStringError(llvm::formatv(
+          "argument '{0}' of @{1} is bf16, which {2} does not take yet (mha-run "
+          "does: it rounds float32 inputs to bf16)",
+          argument.name, entry, tool));
+  return llvm::Error::success();
 }
 
 /// Formats a declared shape with `?` for dynamic sizes.

@@ -80,6 +80,8 @@ llvm::StringRef mha::runtime::getElementTypeName(ElementType type) {
     return "bool";
   case ElementType::I64:
     return "int64";
+  case ElementType::BF16:
+    return "bfloat16";
   }
   llvm_unreachable("unknown element type");
 }
@@ -92,6 +94,8 @@ size_t mha::runtime::getElementSize(ElementType type) {
     return 1;
   case ElementType::I64:
     return sizeof(int64_t);
+  case ElementType::BF16:
+    return sizeof(uint16_t);
   }
   llvm_unreachable("unknown element type");
 }
@@ -560,6 +564,9 @@ llvm::Expected<NpyArray> mha::runtime::readNpy(StringRef path) {
 
 llvm::Expected<std::string> mha::runtime::serializeNpy(const NpyArray &array,
                                                        StringRef name) {
+  if (array.elementType == ElementType::BF16)
+    return makeError(name, "bfloat16 has no .npy type; widen the array to "
+                           "float32 first");
   std::optional<int64_t> byteCount =
       getByteCount(array.shape, array.elementType);
   if (!byteCount || array.data.size() != static_cast<uint64_t>(*byteCount))

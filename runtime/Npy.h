@@ -22,8 +22,10 @@ namespace mha {
 namespace runtime {
 
 /// The element types mha reads and writes: NumPy's '<f4', '|b1' and '<i8'
-/// (the lengths of key/value caches).
-enum class ElementType { F32, Bool, I64 };
+/// (the lengths of key/value caches). BF16 has no NumPy type: it is only
+/// held in memory, for the bf16 arguments of a graph (runtime/BFloat16.h
+/// rounds float32 arrays to it); .npy files never hold it.
+enum class ElementType { F32, Bool, I64, BF16 };
 
 /// Returns the NumPy name of `type` ("float32", "bool" or "int64") for
 /// messages.

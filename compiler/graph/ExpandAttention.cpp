@@ -3,6 +3,7 @@
 #include "compiler/Passes.h"
 #include "dialects/MhaOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
@@ -22,6 +23,28 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    // A bf16 layer computes in f32 from its bf16 inputs, weights and
+    // biases: they are widened (exactly) here and the five steps are f32,
+    // with Q, K, V and the heads' output unrounded. (Rounding Q and the
+    // heads' output to bf16 as well breaks the accuracy target of
+    // test/bf16 on some reference cases.) Widened once per value: x is
+    // both the queries' and the keys' input in self-attention.
+    llvm::SmallDenseMap<Value, Value> widened;
+    auto operand = [&](Value value) -> Value {
+      auto type = value ? dyn_cast<RankedTensorType>(value.getType())
+                        : RankedTensorType();
+      if (!type || !type.getElementType().isBF16())
+        return value;
+      Value &wide = widened[value];
+      if (!wide)
+        wide = arith::ExtFOp::create(rewriter, loc,
+                                     type.clone(rewriter.getF32Type()), value);
+      return wide;
+    };
+    // All of them before the first projection, which mha-fuse-projections
+    // packs with the others: their weights must exist there.
+    for (Value value : op->getOperands())
+      operand(value);
     // Q, K or V of every head as [B, heads, len, d]. Split first cuts the
     // input into head slices that each head projects with its own matrix;
     // otherwise one wide projection is cut into heads afterwards.
@@ -40,16 +63,30 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
     };
     int64_t numHeads = op.getNumHeads();
     int64_t numKvHeads = op.getEffectiveNumKvHeads();
-    Value source = op.getKeyValueSource();
-    Value query = projectHeads(op.getQuery(), op.getWQ(), op.getBQ(), numHeads);
-    Value key = projectHeads(source, op.getWK(), op.getBK(), numKvHeads);
-    Value value = projectHeads(source, op.getWV(), op.getBV(), numKvHeads);
+    Value source = operand(op.getKeyValueSource());
+    Value query = projectHeads(operand(op.getQuery()), operand(op.getWQ()),
+                               operand(op.getBQ()), numHeads);
+    Value key = projectHeads(source, operand(op.getWK()), operand(op.getBK()),
+                             numKvHeads);
+    Value value = projectHeads(source, operand(op.getWV()), operand(op.getBV()),
+                               numKvHeads);
     Value heads = SdpaOp::create(rewriter, loc, query, key, value, op.getMask(),
                                  op.getCausal(), op.getCausalBottomRight(),
                                  op.getScaleAttr());
     Value concat = ConcatHeadsOp::create(rewriter, loc, heads);
-    rewriter.replaceOpWithNewOp<OutputProjectOp>(op, op.getType(), concat,
-                                                 op.getWO(), op.getBO());
+    RankedTensorType type = op.getType();
+    if (widened.empty()) {
+      rewriter.replaceOpWithNewOp<OutputProjectOp>(op, type, concat, op.getWO(),
+                                                   op.getBO());
+      return success();
+    }
+    // The output in f32, rounded once where the layer returns bf16.
+    Value y = OutputProjectOp::create(rewriter, loc,
+                                      type.clone(rewriter.getF32Type()), concat,
+                                      operand(op.getWO()), operand(op.getBO()));
+    if (type.getElementType().isBF16())
+      y = arith::TruncFOp::create(rewriter, loc, type, y);
+    rewriter.replaceOp(op, y);
     return success();
   }
 };

@@ -146,6 +146,10 @@ int main(int argc, char **argv) {
   auto graph = ::mha::runtime::loadGraph(graphFile, entryName, context);
   if (!graph)
     return fail(graph.takeError(), kBadInput);
+  // The C interface passes float32 buffers as they are.
+  if (auto error = ::mha::runtime::refuseBF16Arguments(
+          graph->signature, graph->entry.getSymName(), "mha-compile"))
+    return fail(std::move(error), kBadInput);
 
   ::mha::compile::LibraryInterface interface;
   interface.name = libraryName.empty()

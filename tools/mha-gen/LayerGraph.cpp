@@ -77,6 +77,11 @@ resolveLayerConfig(const LayerOptions &o,
   // Self-attention's keys are its queries.
   c.dynamicKvSeq = c.cross ? o.dynamicKvSeq : o.dynamicSeq;
   c.kvCache = o.kvCache.value_or(0);
+  c.bf16 = o.bf16;
+  if (c.bf16 && c.kvCache)
+    return usageError(optionName("kv-cache") +
+                      " cannot be combined with bf16 elements (bf16 caches "
+                      "are not lowered yet)");
   if (c.kvCache) {
     // A decoding layer is causal self-attention from the tokens' positions
     // in the caches: no second input, no mask, no other alignment; its
@@ -237,32 +242,34 @@ OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
   int64_t batchSize = c.dynamicBatch ? ShapedType::kDynamic : c.batch;
   int64_t queries = c.dynamicSeq ? ShapedType::kDynamic : c.seqLen;
   int64_t keys = c.dynamicKvSeq ? ShapedType::kDynamic : c.kvSeqLen;
+  // The element type of the data arguments; the result is f32 either way.
+  Type data = c.bf16 ? Type(builder.getBF16Type()) : f32;
 
   SmallVector<std::pair<StringRef, Type>> args;
   auto add = [&](StringRef name, ArrayRef<int64_t> shape, Type element) {
     args.push_back({name, RankedTensorType::get(shape, element)});
   };
-  add("x", {batchSize, queries, c.modelDim}, f32);
+  add("x", {batchSize, queries, c.modelDim}, data);
   if (c.cross)
-    add("kv", {batchSize, keys, c.kvDim}, f32);
+    add("kv", {batchSize, keys, c.kvDim}, data);
   if (c.mask)
     add("mask", {c.maskBroadcast ? 1 : batchSize, queries, keys},
         builder.getI1Type());
   if (c.splitFirst) {
-    add("w_q", {c.numHeads, c.modelDim / c.numHeads, c.headDim}, f32);
-    add("w_k", {c.numKvHeads, c.kvDim / c.numKvHeads, c.headDim}, f32);
-    add("w_v", {c.numKvHeads, c.kvDim / c.numKvHeads, c.valueDim}, f32);
+    add("w_q", {c.numHeads, c.modelDim / c.numHeads, c.headDim}, data);
+    add("w_k", {c.numKvHeads, c.kvDim / c.numKvHeads, c.headDim}, data);
+    add("w_v", {c.numKvHeads, c.kvDim / c.numKvHeads, c.valueDim}, data);
   } else {
-    add("w_q", {c.modelDim, c.numHeads * c.headDim}, f32);
-    add("w_k", {c.kvDim, c.numKvHeads * c.headDim}, f32);
-    add("w_v", {c.kvDim, c.numKvHeads * c.valueDim}, f32);
+    add("w_q", {c.modelDim, c.numHeads * c.headDim}, data);
+    add("w_k", {c.kvDim, c.numKvHeads * c.headDim}, data);
+    add("w_v", {c.kvDim, c.numKvHeads * c.valueDim}, data);
   }
-  add("w_o", {c.numHeads * c.valueDim, c.outDim}, f32);
+  add("w_o", {c.numHeads * c.valueDim, c.outDim}, data);
   if (c.bias) {
-    add("b_q", {c.numHeads * c.headDim}, f32);
-    add("b_k", {c.numKvHeads * c.headDim}, f32);
-    add("b_v", {c.numKvHeads * c.valueDim}, f32);
-    add("b_o", {c.outDim}, f32);
+    add("b_q", {c.numHeads * c.headDim}, data);
+    add("b_k", {c.numKvHeads * c.headDim}, data);
+    add("b_v", {c.numKvHeads * c.valueDim}, data);
+    add("b_o", {c.outDim}, data);
   }
 
   auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);

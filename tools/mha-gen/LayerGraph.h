@@ -39,6 +39,9 @@ struct LayerOptions {
   /// A decoding layer with key/value caches of this capacity (mha-gen's
   /// --kv-cache): causal self-attention of T new tokens per call.
   std::optional<int64_t> kvCache;
+  /// bf16 inputs, weights and biases (mha-gen's --dtype bf16); the output
+  /// stays f32.
+  bool bf16 = false;
 };
 
 /// Every size of the layer, with the defaults filled in.
@@ -50,6 +53,8 @@ struct LayerConfig {
   bool dynamicBatch, dynamicSeq, dynamicKvSeq;
   /// The caches' capacity C; 0 for a layer without caches.
   int64_t kvCache;
+  /// bf16 inputs, weights and biases, f32 output.
+  bool bf16 = false;
 };
 
 /// Fills in the defaults (batch 1, T 128, D 512, H 8, S = T, D_kv = D,
@@ -62,6 +67,8 @@ resolveLayerConfig(const LayerOptions &options,
                    llvm::function_ref<std::string(llvm::StringRef)> optionName);
 
 /// Builds `func.func @mha(...)` around one `mha.attention` for `config`.
+/// With `bf16`, every argument but the mask is bf16 and the result f32 (the
+/// one mix of element types the dialect accepts).
 /// With `kvCache`, builds the decoding layer instead: the five steps with
 /// `mha.cache_append` of the new keys and values into the arguments
 /// `k_cache [B, Hkv, C, dk]` and `v_cache [B, Hkv, C, dv]` at

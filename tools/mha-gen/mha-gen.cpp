@@ -100,6 +100,12 @@ cl::opt<int64_t> kvCache(
              "values at each sequence's length, attends causally from there, "
              "and returns y and the caches (updated in place)"),
     cl::init(0), cl::cat(genCategory));
+cl::opt<std::string>
+    dtype("dtype",
+          cl::desc("Element type of the inputs, weights and biases: f32 "
+                   "(default) or bf16 (computed in f32, attention operands "
+                   "stored in bf16; the output stays f32)"),
+          cl::value_desc("type"), cl::init("f32"), cl::cat(genCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(genCategory));
@@ -138,6 +144,7 @@ std::optional<int64_t> given(const cl::opt<int64_t> &option) {
   o.splitFirst = splitFirst;
   o.dynamicBatch = o.dynamicSeq = o.dynamicKvSeq = dynamic;
   o.kvCache = given(kvCache);
+  o.bf16 = dtype == "bf16";
   return o;
 }
 } // namespace
@@ -150,6 +157,10 @@ int main(int argc, char **argv) {
           "mha-gen: write the graph of one multi-head attention layer\n"))
     return ::mha::tools::kBadInput;
 
+  if (dtype != "f32" && dtype != "bf16") {
+    reportError("--dtype must be f32 or bf16, got '" + dtype + "'");
+    return ::mha::tools::kBadInput;
+  }
   auto config = ::mha::tools::resolveLayerConfig(
       getLayerOptions(), [](StringRef name) { return ("--" + name).str(); });
   if (!config) {

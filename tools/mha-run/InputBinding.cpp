@@ -2,6 +2,8 @@
 
 #include "tools/mha-run/InputBinding.h"
 
+#include "runtime/BFloat16.h"
+
 #include "runtime/MemoryLimit.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -339,4 +341,28 @@ mha::runtime::bindInputs(const GraphSignature &signature,
     *log << " (--dims sets them)\n";
   }
   return inputs;
+}
+
+std::vector<const NpyArray *> mha::runtime::roundBF16Arguments(
+    const GraphSignature &signature, std::vector<NpyArray> &inputs,
+    std::vector<NpyArray> &bf16Copies, llvm::raw_ostream *log) {
+  bf16Copies.clear();
+  // Reserved up front: the pointers below must not move.
+  bf16Copies.reserve(inputs.size());
+  std::vector<const NpyArray *> callInputs;
+  std::vector<std::string> rounded;
+  for (auto [argument, input] : llvm::zip(signature.arguments, inputs)) {
+    if (!argument.type.getElementType().isBF16()) {
+      callInputs.push_back(&input);
+      continue;
+    }
+    roundToBF16InPlace(input);
+    bf16Copies.push_back(toBF16Array(input));
+    callInputs.push_back(&bf16Copies.back());
+    rounded.push_back(argument.name);
+  }
+  if (log && !rounded.empty())
+    *log << "rounded the float32 inputs " << llvm::join(rounded, ", ")
+         << " to bf16 (round to nearest even)\n";
+  return callInputs;
 }

@@ -54,6 +54,19 @@ llvm::Expected<std::vector<NpyArray>>
 bindInputs(const GraphSignature &signature, const InputOptions &options,
            llvm::raw_ostream *log = nullptr);
 
+/// The arrays to call the compiled function with, for the float32 `inputs`
+/// of bindInputs: a bf16 argument's array is rounded to nearest even in
+/// place (so that the reference of --check sees the values the graph
+/// computes with) and its bfloat16 copy is stored in `bf16Copies`, which
+/// must outlive the result; every other argument is passed as it is. The
+/// names of the rounded arguments are printed to `log`, e.g. "rounded the
+/// float32 inputs x, w_q to bf16 (round to nearest even)".
+std::vector<const NpyArray *>
+roundBF16Arguments(const GraphSignature &signature,
+                   std::vector<NpyArray> &inputs,
+                   std::vector<NpyArray> &bf16Copies,
+                   llvm::raw_ostream *log = nullptr);
+
 } // namespace runtime
 } // namespace mha
 

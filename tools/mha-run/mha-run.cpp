@@ -430,6 +430,12 @@ static int run(int argc, char **argv) {
   if (auto error = checkTokensFit(entry, *inputs, splitTokens(tokens)))
     return fail(std::move(error), kBadInput);
 
+  // bf16 arguments come as float32 and are rounded to nearest even; the
+  // reference sees the rounded values, the compiled code their bf16 copies.
+  std::vector<NpyArray> bf16Copies;
+  inputPointers =
+      roundBF16Arguments(signature, *inputs, bf16Copies, &llvm::outs());
+
   // The reference needs the graph before lowering; describe it now.
   std::optional<AttentionProblem> problem;
   if (checkWithReference || repeat > 0) {

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""bf16 next to float32, same run (issue 16): our layer from
+`mha-gen --dtype bf16` and from plain mha-gen, and PyTorch's
+nn.MultiheadAttention in float32 and `.to(torch.bfloat16)` (under
+inference_mode, in layer_vs_torch.py's tuned environment), on the issue's
+shapes, 2 threads by default.
+
+Per shape: our float32 and bf16 medians (ms, GFLOP/s), bf16 / float32
+GFLOP/s (issue 16 targets >= 1.6x), PyTorch's float32 and bf16 medians and
+our bf16 speed-up over PyTorch bf16 (target >= 2x). The FLOP count is
+layer_vs_torch.py's. Each contender runs in its own child, one after the
+other, for --rounds rounds; the figures are medians over rounds.
+
+    python3 bench/bf16_vs_f32.py --bin build/bin
+    python3 bench/bf16_vs_f32.py --bin build/bin --shape 1,512,512,8 --rounds 1
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from layer_vs_torch import (MEDIAN, cpu_model, default_coretype,  # noqa: E402
+                            importable, last_line, parse_shape, run_child)
+
+SHAPES = ["1,512,512,8", "8,512,512,8", "1,2048,1024,16"]
+BF16_TARGET = 1.6
+TORCH_TARGET = 2.0
+
+# The PyTorch child: one dtype, one shape; prints one JSON line.
+TORCH_CHILD = r"""
+import json, statistics, sys, time
+import torch
+batch, seq, width, heads, dtype, repeat, warmup, threads = sys.argv[1:9]
+batch, seq, width, heads = int(batch), int(seq), int(width), int(heads)
+torch.set_num_threads(int(threads))
+torch.manual_seed(0)
+dtype = {"f32": torch.float32, "bf16": torch.bfloat16}[dtype]
+layer = torch.nn.MultiheadAttention(width, heads, batch_first=True).eval()
+layer = layer.to(dtype)
+x = torch.randn(batch, seq, width).to(dtype)
+times = []
+with torch.inference_mode():
+    for _ in range(int(warmup)):
+        layer(x, x, x, need_weights=False)
+    for _ in range(int(repeat)):
+        start = time.perf_counter()
+        layer(x, x, x, need_weights=False)
+        times.append((time.perf_counter() - start) * 1e3)
+print(json.dumps({"median_ms": statistics.median(times)}))
+"""
+
+
+def measure_ours(mha_run, graph, args):
+    code, out, err = run_child(
+        [mha_run, graph, "--random", f"--repeat={args.repeat}",
+         f"--warmup={args.warmup}", f"--threads={args.threads}"],
+        None, args.timeout)
+    median = MEDIAN.search(out)
+    if code != 0 or not median:
+        return None, last_line(err or out)
+    return float(median.group(1)), None
+
+
+def torch_env(args):
+    """layer_vs_torch.py's "tuned" environment of PyTorch: OpenBLAS's
+    AVX-512 kernels, OpenMP threads that do not spin, P threads."""
+    coretype = default_coretype(cpu_model()[1])
+    tuned = {"OMP_WAIT_POLICY": "passive"}
+    if coretype:
+        tuned["OPENBLAS_CORETYPE"] = coretype
+    return dict(os.environ, **tuned, OPENBLAS_NUM_THREADS=str(args.threads),
+                OMP_NUM_THREADS=str(args.threads))
+
+
+def measure_torch(shape, dtype, args):
+    code, out, err = run_child(
+        [args.python, "-c", TORCH_CHILD, str(shape.batch), str(shape.seq),
+         str(shape.width), str(shape.heads), dtype, str(args.repeat),
+         str(args.warmup), str(args.threads)], torch_env(args), args.timeout)
+    if code != 0:
+        return None, last_line(err or out)
+    return json.loads(last_line(out))["median_ms"], None
+
+
+def gflops(shape, ms):
+    return shape.flops() / (ms * 1e6) if ms else None
+
+
+def fmt(value, digits=2):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", required=True, help="folder of mha-gen and mha-run")
+    parser.add_argument("--shape", action="append", type=parse_shape,
+                        help="B,T,D,H (repeatable; default: the issue's three)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--python", default="/usr/bin/python3",
+                        help="the Python that has torch (default: %(default)s)")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="leave PyTorch out")
+    parser.add_argument("--quick", action="store_true",
+                        help="one small shape, one round")
+    args = parser.parse_args()
+    shapes = args.shape or [parse_shape(s) for s in
+                            (["1,512,512,8"] if args.quick else SHAPES)]
+    rounds = 1 if args.quick else args.rounds
+    has_torch = not args.no_torch and \
+        "torch" in importable(args.python, ["torch"])
+    mha_gen = os.path.join(args.bin, "mha-gen")
+    mha_run = os.path.join(args.bin, "mha-run")
+
+    print(f"bf16 vs float32 · {args.threads} threads · {rounds} rounds of "
+          f"{args.repeat} calls after {args.warmup} warm-up · medians")
+    print()
+    print("| shape (B,T,D,H) | ours f32 ms | ours f32 GFLOP/s | ours bf16 ms | "
+          "ours bf16 GFLOP/s | bf16/f32 | PyTorch f32 ms | PyTorch bf16 ms | "
+          "ours bf16 vs PyTorch bf16 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    ratios, torch_ratios = [], []
+    with tempfile.TemporaryDirectory() as work:
+        for shape in shapes:
+            graphs = {}
+            for dtype in ("f32", "bf16"):
+                graphs[dtype] = os.path.join(work, f"{dtype}.mlir")
+                code, out, err = run_child(
+                    [mha_gen] + shape.gen_args() +
+                    (["--dtype", "bf16"] if dtype == "bf16" else []) +
+                    ["-o", graphs[dtype]], None, args.timeout)
+                if code != 0:
+                    sys.exit(f"mha-gen failed: {last_line(err or out)}")
+            times = {key: [] for key in ("f32", "bf16", "torch_f32", "torch_bf16")}
+            for round_index in range(rounds):
+                print(f"{shape.name()}: round {round_index + 1}/{rounds}",
+                      file=sys.stderr)
+                for dtype in ("f32", "bf16"):
+                    ms, error = measure_ours(mha_run, graphs[dtype], args)
+                    if error:
+                        sys.exit(f"mha-run {dtype} failed: {error}")
+                    times[dtype].append(ms)
+                if has_torch:
+                    for dtype in ("f32", "bf16"):
+                        ms, error = measure_torch(shape, dtype, args)
+                        if error:
+                            print(f"PyTorch {dtype}: {error}", file=sys.stderr)
+                        else:
+                            times["torch_" + dtype].append(ms)
+            med = {k: statistics.median(v) if v else None for k, v in times.items()}
+            ratio = med["f32"] / med["bf16"]
+            ratios.append(ratio)
+            vs_torch = med["torch_bf16"] / med["bf16"] if med["torch_bf16"] else None
+            if vs_torch:
+                torch_ratios.append(vs_torch)
+            print(f"| {shape.name()} | {fmt(med['f32'])} | "
+                  f"{fmt(gflops(shape, med['f32']), 1)} | {fmt(med['bf16'])} | "
+                  f"{fmt(gflops(shape, med['bf16']), 1)} | {ratio:.2f}x | "
+                  f"{fmt(med['torch_f32'])} | {fmt(med['torch_bf16'])} | "
+                  f"{fmt(vs_torch)}{'x' if vs_torch else ''} |", flush=True)
+    print()
+    print(f"bf16 / f32 GFLOP/s: min {min(ratios):.2f}x (target >= "
+          f"{BF16_TARGET}x: {'met' if min(ratios) >= BF16_TARGET else 'not met'})")
+    if torch_ratios:
+        print(f"ours bf16 / PyTorch bf16: min {min(torch_ratios):.2f}x (target >= "
+              f"{TORCH_TARGET}x: {'met' if min(torch_ratios) >= TORCH_TARGET else 'not met'})")
+    else:
+        print("PyTorch: left out" if args.no_torch else
+              "PyTorch: not importable under " + args.python)
+
+
+if __name__ == "__main__":
+    main()

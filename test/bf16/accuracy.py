@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The accuracy target of bf16 layers (issue 16), on every case of
+test/vectors: the max abs error of our bf16 layer (mha-gen --dtype bf16,
+mha-run) against the float64 reference of the case's float32 inputs must be
+at most FACTOR (1.5) times the max abs error of the float64 computation on
+the bf16-rounded inputs and weights, which is the error that storing them
+in bf16 alone causes; and never NaN.
+
+The float64 reference is differential.py's (test/differential), written
+from the semantics of test/vectors/README.md; the rounding to bf16 is done
+here with NumPy bit operations (round to nearest even), independently of
+the C++ code under test. Extra mha-run options (--attention fused, ...)
+follow `--`.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "differential"))
+from differential import reference  # noqa: E402
+
+
+def round_bf16(a):
+    """float32 array -> float32 array of the nearest bf16 values (ties to
+    even; the cases hold no NaN)."""
+    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    lowest_kept = (bits >> 16) & 1
+    rounded = ((bits + 0x7FFF + lowest_kept) >> 16) << 16
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def config_of(m):
+    return {"B": m["B"], "T": m["T"], "S": m["S"], "D": m["D"], "Dkv": m["D_kv"],
+            "Dout": m["D_out"], "H": m["H"], "Hkv": m["Hkv"], "dk": m["dk"],
+            "dv": m["dv"], "causal": m["causal"],
+            "causal_bottom_right": m.get("causal_bottom_right", False),
+            "split_first": m["split_first"], "bias": m["bias"],
+            "cross": m["cross"], "mask": "full" if m["mask"] else None}
+
+
+def gen_args(m):
+    args = ["--dtype", "bf16", "--batch", str(m["B"]), "--seq", str(m["T"]),
+            "--d-model", str(m["D"]), "--heads", str(m["H"]),
+            "--kv-heads", str(m["Hkv"]), "--head-dim", str(m["dk"]),
+            "--value-dim", str(m["dv"]), "--out-dim", str(m["D_out"])]
+    if m["cross"]:
+        args += ["--kv-seq", str(m["S"]), "--kv-dim", str(m["D_kv"])]
+    if m.get("causal_bottom_right"):
+        args.append("--causal-bottom-right")
+    elif m["causal"]:
+        args.append("--causal")
+    if m["mask"]:
+        args.append("--mask")
+    if not m["bias"]:
+        args.append("--no-bias")
+    if m["split_first"]:
+        args.append("--split-first")
+    return args
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", required=True, help="folder of mha-gen and mha-run")
+    parser.add_argument("--vectors", required=True)
+    parser.add_argument("--factor", type=float, default=1.5)
+    parser.add_argument("run_args", nargs="*", help="extra mha-run options")
+    args = parser.parse_args()
+    failed = 0
+    with tempfile.TemporaryDirectory() as work:
+        for case in sorted(os.listdir(args.vectors)):
+            folder = os.path.join(args.vectors, case)
+            meta_path = os.path.join(folder, "meta.json")
+            if not os.path.isfile(meta_path):
+                continue
+            with open(meta_path) as f:
+                m = json.load(f)
+            c = config_of(m)
+            inputs = {name: np.load(os.path.join(folder, name + ".npy"))
+                      for name in m["files"] if name != "y"}
+            exact = reference(c, inputs)
+            rounded = {name: (value if name == "mask" else round_bf16(value))
+                       for name, value in inputs.items()}
+            storage_error = float(np.abs(reference(c, rounded) - exact).max())
+
+            graph = os.path.join(work, case + ".mlir")
+            out = os.path.join(work, case + ".npy")
+            subprocess.run([os.path.join(args.bin, "mha-gen")] + gen_args(m) +
+                           ["-o", graph], check=True, capture_output=True)
+            run = subprocess.run([os.path.join(args.bin, "mha-run"), graph,
+                                  "--inputs", folder, "--output", out] +
+                                 args.run_args, capture_output=True, text=True)
+            if run.returncode != 0:
+                print("%s: mha-run failed (%d): %s" % (case, run.returncode,
+                                                       run.stderr.strip()))
+                failed += 1
+                continue
+            got = np.load(out)
+            error = float(np.abs(got.astype(np.float64) - exact).max())
+            ok = (got.shape == exact.shape and not np.isnan(got).any() and
+                  error <= args.factor * storage_error)
+            print("%s: bf16 error %.3e, bf16 storage error %.3e, ratio %.2f: %s" % (
+                case, error, storage_error,
+                error / storage_error if storage_error else float("inf"),
+                "ok" if ok else "FAILED"))
+            failed += not ok
+    print("%d failed" % failed)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
