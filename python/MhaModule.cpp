@@ -519,7 +519,7 @@ private:
         throw py::value_error(llvm::formatv(
             "cache_lengths: sequence {0} would reach {1} + {2} = {3} tokens, "
             "past the cache's capacity of {4} (k_cache {5}); at most {6} new "
-            "tokens fit",
+            "token(s) fit",
             b, length[b], tokens, length[b] + tokens, capacity,
             formatShape(shapesOf({keys})[0]), capacity - length[b]));
     }

@@ -7,6 +7,7 @@
 
 python/README.md describes the API; docs/tutorial.md shows it run.
 """
+import numbers
 import os
 
 from . import _mha
@@ -123,7 +124,8 @@ class DecodeSession:
         declared_batch = shapes["k_cache"][0]
         if batch is None:
             batch = declared_batch if declared_batch is not None else 1
-        if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        if (not isinstance(batch, numbers.Integral) or isinstance(batch, bool)
+                or batch < 1):
             raise ValueError("batch must be a positive integer, got %r"
                              % (batch,))
         if declared_batch is not None and batch != declared_batch:
@@ -155,7 +157,7 @@ class DecodeSession:
                 caches[name] = given
         self._k_cache, self._v_cache = caches["k_cache"], caches["v_cache"]
         self._borrowed = k_cache is not None or v_cache is not None
-        self.batch = batch
+        self.batch = int(batch)
         self.capacity = shapes["k_cache"][2]
         # The rows each sequence's cache holds: a length may go back to any
         # of them (ragged starts), never past them. Borrowed caches hold
