@@ -10,9 +10,12 @@ linked against this machine's LLVM, MLIR and libomp.
 downloading them; --no-deps leaves NumPy (and PyTorch for mha.torch) to
 Debian's packages.
 """
+import atexit
 import glob
 import os
+import shutil
 import sys
+import tempfile
 
 from setuptools import setup
 from setuptools.dist import Distribution
@@ -22,6 +25,13 @@ if not glob.glob(os.path.join(here, "mha", "_mha*.so")):
     sys.exit("error: %s has no mha/_mha*.so: build it with `make` first, "
              "and install from the build folder's python/, not from the "
              "source tree" % here)
+
+
+# setuptools' own files (build/, mha.egg-info) go to a folder of this run,
+# not into the build folder: two installs at once do not meet, and
+# build/python keeps only what `make` put there.
+scratch = tempfile.mkdtemp(prefix="mha-setup-")
+atexit.register(shutil.rmtree, scratch, ignore_errors=True)
 
 
 class BinaryDistribution(Distribution):
@@ -42,5 +52,7 @@ setup(
     python_requires=">=3.9",
     install_requires=["numpy"],
     distclass=BinaryDistribution,
+    options={"build": {"build_base": os.path.join(scratch, "build")},
+             "egg_info": {"egg_base": scratch}},
     zip_safe=False,
 )
