@@ -20,10 +20,13 @@ FUZZ_SECONDS   ?= 60
 # that `make test` runs their tests (test/python/torch.test,
 # test/tools/torch-export.test; lit skips them, saying so, where it is
 # missing); large, hence --no-install-recommends.
+# python3-pip, python3-setuptools, python3-wheel: `pip install` of the built
+# package without network access (python/README.md, "Installing"), which
+# test/python/pip-install.test runs (UNSUPPORTED, saying so, without them).
 PACKAGES := llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools \
             libomp-22-dev clang-22 libclang-rt-22-dev cmake ninja-build ccache \
             libgtest-dev libcairo2-dev python3-numpy python3-dev pybind11-dev \
-            python3-torch
+            python3-torch python3-pip python3-setuptools python3-wheel
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -63,6 +63,30 @@ std::string withDiagnostics(const std::string &what, const std::string &log,
   return what + "\n" + printed.str();
 }
 
+/// The element type of `argument` as the runtime names it: f32, i1 (a
+/// mask) or i64 (a cache graph's cache_lengths).
+ElementType elementTypeOf(const GraphArgument &argument) {
+  mlir::Type element = argument.type.getElementType();
+  if (element.isF32())
+    return ElementType::F32;
+  if (element.isInteger(64))
+    return ElementType::I64;
+  return ElementType::Bool;
+}
+
+/// The NumPy dtype of an element type.
+py::dtype dtypeOf(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return py::dtype::of<float>();
+  case ElementType::I64:
+    return py::dtype::of<int64_t>();
+  case ElementType::Bool:
+    break;
+  }
+  return py::dtype::of<bool>();
+}
+
 /// A graph compiled for this CPU, called with NumPy arrays.
 class Layer {
 public:
@@ -114,6 +138,11 @@ public:
       throw py::value_error(message(std::move(error)));
     for (const GraphArgument &argument : graph.signature.arguments)
       argumentIndex[argument.name] = argumentIndex.size();
+    updated.assign(graph.signature.arguments.size(), false);
+    for (std::optional<unsigned> alias : graph.signature.resultAliases)
+      if (alias)
+        updated[*alias] = true;
+    findCacheArguments();
 
     // Lower a copy with mha-run's pipeline and JIT-compile it.
     size_t logged = diagnostics.size();
@@ -141,6 +170,12 @@ public:
     std::vector<py::object> given(bound.size());
     for (auto [key, value] : kwargs) {
       unsigned index = lookup(py::cast<std::string>(key));
+      // A copy of a cache would be updated instead of the caller's.
+      if (updated[index])
+        throw py::type_error(
+            "argument '" + name(index) +
+            "' is updated in place by every call: pass it to each call (or "
+            "use layer.session()), not to prepare()");
       given[index] = py::reinterpret_borrow<py::object>(value);
     }
     std::vector<py::object> snapshot(bound.size());
@@ -182,6 +217,7 @@ public:
   py::array call(const py::args &args, const py::kwargs &kwargs) {
     std::vector<py::array> arrays = gather(args, kwargs);
     checkFitTogether(shapesOf(arrays));
+    checkCacheLengths(arrays);
     return run(layer, describe(arrays));
   }
 
@@ -193,6 +229,7 @@ public:
     std::vector<py::array> arrays = gather(args, kwargs);
     std::vector<std::vector<int64_t>> shapes = shapesOf(arrays);
     checkFitTogether(shapes);
+    checkCacheLengths(arrays);
     compileWeights();
     std::vector<int64_t> shape = weightsShape(shapes);
     checkMemory(shape, "the attention weights of shape " + formatShape(shape) +
@@ -206,8 +243,18 @@ public:
     for (const GraphArgument &argument : graph.signature.arguments)
       list.append(py::make_tuple(
           argument.name, declaredShape(argument.type),
-          argument.type.getElementType().isF32() ? "float32" : "bool"));
+          getElementTypeName(elementTypeOf(argument)).str()));
     return list;
+  }
+
+  /// The names of the arguments every call updates in place (a cache
+  /// graph's k_cache and v_cache: GraphSignature::resultAliases).
+  std::vector<std::string> updatedNames() const {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < updated.size(); ++i)
+      if (updated[i])
+        names.push_back(name(i));
+    return names;
   }
 
   /// The names prepare() bound.
@@ -430,6 +477,58 @@ private:
     return type.getShape().vec();
   }
 
+  /// The arguments of a cache graph as mha-gen --kv-cache writes it (x,
+  /// k_cache, v_cache updated in place, an int64 cache_lengths [B]), for
+  /// checkCacheLengths; -1 where the graph has no such argument.
+  void findCacheArguments() {
+    const GraphSignature &signature = graph.signature;
+    auto find = [&](llvm::StringRef name, unsigned rank) {
+      int index = signature.findArgument(name);
+      if (index >= 0 && signature.arguments[index].type.getRank() != rank)
+        return -1;
+      return index;
+    };
+    cacheX = find("x", 3);
+    keyCache = find("k_cache", 4);
+    valueCache = find("v_cache", 4);
+    cacheLengths = find("cache_lengths", 1);
+    if (cacheLengths >= 0 &&
+        elementTypeOf(signature.arguments[cacheLengths]) != ElementType::I64)
+      cacheLengths = -1;
+  }
+
+  /// Before a call of a cache graph: every sequence's new tokens fit in
+  /// the cache (0 <= cache_lengths[b] and cache_lengths[b] + T <= C), and
+  /// k_cache and v_cache are two arrays. The compiled code would skip a
+  /// sequence that does not fit (docs/dialect.md) and return rows of an
+  /// attention over nothing; a ValueError says what is wrong instead.
+  void checkCacheLengths(const std::vector<py::array> &arrays) {
+    if (cacheX < 0 || keyCache < 0 || cacheLengths < 0)
+      return;
+    const py::array &x = arrays[cacheX];
+    const py::array &keys = arrays[keyCache];
+    if (valueCache >= 0 && keys.data() == arrays[valueCache].data())
+      throw py::value_error("k_cache and v_cache are the same array; the "
+                            "layer writes keys and values into two caches");
+    int64_t capacity = keys.shape(2), tokens = x.shape(1);
+    const py::array &lengths = arrays[cacheLengths];
+    const int64_t *length = static_cast<const int64_t *>(lengths.data());
+    for (int64_t b = 0; b < lengths.shape(0); ++b) {
+      if (length[b] < 0 || length[b] > capacity)
+        throw py::value_error(llvm::formatv(
+            "cache_lengths: sequence {0} holds {1} tokens; a length must be "
+            "between 0 and the cache's capacity of {2} tokens (k_cache {3})",
+            b, length[b], capacity, formatShape(shapesOf({keys})[0])));
+      if (tokens > capacity - length[b])
+        throw py::value_error(llvm::formatv(
+            "cache_lengths: sequence {0} would reach {1} + {2} = {3} tokens, "
+            "past the cache's capacity of {4} (k_cache {5}); at most {6} new "
+            "token(s) fit",
+            b, length[b], tokens, length[b] + tokens, capacity,
+            formatShape(shapesOf({keys})[0]), capacity - length[b]));
+    }
+  }
+
   const std::string &name(size_t index) const {
     return graph.signature.arguments[index].name;
   }
@@ -454,11 +553,9 @@ private:
           py::str(py::type::handle_of(value).attr("__name__"))
               .cast<std::string>()));
     auto array = py::reinterpret_borrow<py::array>(value);
-    bool wantsF32 = argument.type.getElementType().isF32();
-    py::dtype expected =
-        wantsF32 ? py::dtype::of<float>() : py::dtype::of<bool>();
     NpyArray header;
-    header.elementType = wantsF32 ? ElementType::F32 : ElementType::Bool;
+    header.elementType = elementTypeOf(argument);
+    py::dtype expected = dtypeOf(header.elementType);
     // Another dtype is refused, not converted: a float64 array is a
     // mistake to report, not a copy to hide.
     if (!array.dtype().equal(expected))
@@ -471,6 +568,24 @@ private:
       throw py::value_error(message(std::move(error)));
     bool direct = (array.flags() & py::array::c_style) &&
                   (array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
+    // The compiled code writes a cache through its buffer: a copy would
+    // take the update, and the caller's array would not.
+    if (updated[index]) {
+      const char *why = !(array.flags() & py::array::c_style)
+                            ? "not C-contiguous"
+                        : !(array.flags() &
+                            py::detail::npy_api::NPY_ARRAY_ALIGNED_)
+                            ? "not aligned"
+                        : !array.writeable() ? "not writable"
+                                             : nullptr;
+      if (why)
+        throw py::value_error(llvm::formatv(
+            "input '{0}' (NumPy array): the layer updates it in place, so "
+            "it must be a writable, C-contiguous, aligned float32 array; "
+            "this one is {1}",
+            argument.name, why));
+      return array;
+    }
     if (forceCopy || !direct)
       return copyToC(array);
     return array;
@@ -501,8 +616,7 @@ private:
     py::module_ numpy = py::module_::import("numpy");
     return numpy
         .attr("zeros")(py::tuple(py::cast(shape)),
-                       argument.type.getElementType().isF32() ? "float32"
-                                                              : "bool")
+                       dtypeOf(elementTypeOf(argument)))
         .cast<py::array>();
   }
 
@@ -539,11 +653,7 @@ private:
       uint64_t inputBytes = 0;
       for (size_t i = 0; i < shapes.size(); ++i)
         inputBytes +=
-            getByteCount(
-                shapes[i],
-                graph.signature.arguments[i].type.getElementType().isF32()
-                    ? ElementType::F32
-                    : ElementType::Bool)
+            getByteCount(shapes[i], elementTypeOf(graph.signature.arguments[i]))
                 .value_or(0);
       std::string what = "the output of shape " +
                          formatShape(resultType.getShape()) + " float32";
@@ -573,9 +683,7 @@ private:
           {array.data(),
            llvm::ArrayRef<int64_t>(
                reinterpret_cast<const int64_t *>(array.shape()), array.ndim()),
-           graph.signature.arguments[i].type.getElementType().isF32()
-               ? ElementType::F32
-               : ElementType::Bool});
+           elementTypeOf(graph.signature.arguments[i])});
     }
     return buffers;
   }
@@ -614,6 +722,10 @@ private:
   /// layer owns; whether prepare() ran.
   std::vector<py::object> bound;
   std::atomic<bool> prepared{false};
+  /// The arguments every call updates in place (resultAliases).
+  std::vector<bool> updated;
+  /// A cache graph's arguments (findCacheArguments), -1 where absent.
+  int cacheX = -1, keyCache = -1, valueCache = -1, cacheLengths = -1;
   std::mutex shapesMutex;
   std::vector<std::vector<int64_t>> acceptedShapes;
 };
@@ -645,7 +757,8 @@ std::string layerGraph(const py::kwargs &kwargs) {
                                 "mask_broadcast",
                                 "bias",
                                 "split_first",
-                                "causal_bottom_right"};
+                                "causal_bottom_right",
+                                "kv_cache"};
   for (auto [key, value] : kwargs) {
     std::string name = py::cast<std::string>(key);
     if (llvm::find(known, name) == std::end(known))
@@ -661,6 +774,7 @@ std::string layerGraph(const py::kwargs &kwargs) {
   size("head_dim", o.headDim);
   size("value_dim", o.valueDim);
   size("out_dim", o.outDim);
+  size("kv_cache", o.kvCache);
   flag("cross", o.cross);
   flag("causal", o.causal);
   flag("causal_bottom_right", o.causalBottomRight);
@@ -709,6 +823,7 @@ PYBIND11_MODULE(_mha, m) {
       .def("attention_weights", &Layer::attentionWeights)
       .def_property_readonly("arguments", &Layer::arguments)
       .def_property_readonly("bound", &Layer::boundNames)
+      .def_property_readonly("updated", &Layer::updatedNames)
       .def_property_readonly("result_shape", &Layer::resultShape)
       .def_property_readonly("entry", &Layer::entry);
   m.def("layer_graph", &layerGraph);

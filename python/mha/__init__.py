@@ -7,12 +7,13 @@
 
 python/README.md describes the API; docs/tutorial.md shows it run.
 """
+import numbers
 import os
 
 from . import _mha
 
-__all__ = ["compile", "layer", "layer_graph", "Layer", "set_num_threads",
-           "get_num_threads"]
+__all__ = ["compile", "layer", "layer_graph", "Layer", "DecodeSession",
+           "set_num_threads", "get_num_threads"]
 
 #: A compiled layer (mha._mha.Layer): call it, prepare() it.
 Layer = _mha.Layer
@@ -25,7 +26,7 @@ _RUN_DEFAULTS = {"fuse-projections": "true", "prepare-weights": "true"}
 _GRAPH_OPTIONS = ("batch", "seq", "kv_seq", "d_model", "kv_dim", "heads",
                   "kv_heads", "head_dim", "value_dim", "out_dim", "cross",
                   "causal", "causal_bottom_right", "mask", "mask_broadcast",
-                  "bias", "split_first")
+                  "bias", "split_first", "kv_cache")
 
 
 def _option_text(options):
@@ -71,7 +72,8 @@ def layer_graph(**options):
     heads=8, batch=None, seq=None (None is `?`), kv_seq, kv_dim, kv_heads,
     head_dim, value_dim, out_dim, cross, causal, causal_bottom_right (the
     diagonal aligned bottom-right), mask, mask_broadcast,
-    bias=True, split_first; mha-gen's rules and messages."""
+    bias=True, split_first, kv_cache (the capacity C of a decoding layer:
+    mha-gen --kv-cache); mha-gen's rules and messages."""
     return _mha.layer_graph(**options)
 
 
@@ -91,3 +93,147 @@ def set_num_threads(threads):
 
 def get_num_threads():
     return _mha.get_num_threads()
+
+
+class DecodeSession:
+    """Decodes with a cache graph (mha.layer(kv_cache=C, ...)): owns or
+    borrows the key/value caches [B, Hkv, C, d] and the lengths [B] (int64,
+    the tokens each sequence holds), calls the layer on the new tokens and
+    advances the lengths. Made by Layer.session(batch=...)."""
+
+    def __init__(self, layer, batch=None, k_cache=None, v_cache=None,
+                 lengths=None):
+        import numpy
+        self._np = numpy
+        self.layer = layer
+        args = {name: (shape, dtype) for name, shape, dtype in layer.arguments}
+        needed = ("x", "k_cache", "v_cache", "cache_lengths")
+        if not all(name in args for name in needed):
+            raise ValueError(
+                "a decode session drives a graph with a key/value cache "
+                "(arguments k_cache, v_cache and cache_lengths, as "
+                "mha.layer(kv_cache=...) builds), but @%s has none (it "
+                "takes: %s)" % (layer.entry,
+                                ", ".join(name for name in args)))
+        if set(layer.updated) != {"k_cache", "v_cache"}:
+            raise ValueError(
+                "a decode session needs a graph that updates k_cache and "
+                "v_cache in place; @%s updates: %s"
+                % (layer.entry, ", ".join(layer.updated) or "nothing"))
+        shapes = {name: args[name][0] for name in needed}
+        declared_batch = shapes["k_cache"][0]
+        if batch is None:
+            batch = declared_batch if declared_batch is not None else 1
+        if (not isinstance(batch, numbers.Integral) or isinstance(batch, bool)
+                or batch < 1):
+            raise ValueError("batch must be a positive integer, got %r"
+                             % (batch,))
+        if declared_batch is not None and batch != declared_batch:
+            raise ValueError("batch %d: the layer's batch is %d"
+                             % (batch, declared_batch))
+        caches = {}
+        for name, given in (("k_cache", k_cache), ("v_cache", v_cache)):
+            shape = shapes[name]
+            for dim in (1, 2, 3):
+                if shape[dim] is None:
+                    raise ValueError(
+                        "the session allocates %s once, so its key/value "
+                        "heads, capacity and head width must be static; "
+                        "dimension %d of %s is `?`" % (name, dim, name))
+            wanted = (batch,) + tuple(shape[1:])
+            if given is None:
+                caches[name] = numpy.zeros(wanted, numpy.float32)
+            else:
+                # Borrowed: the layer checks dtype and layout at each call;
+                # the shape is checked here, once.
+                if not isinstance(given, numpy.ndarray):
+                    raise TypeError("%s: expected a NumPy array, got %s"
+                                    % (name, type(given).__name__))
+                if given.shape != wanted:
+                    raise ValueError(
+                        "%s: expected shape [%s], found [%s]"
+                        % (name, ", ".join(map(str, wanted)),
+                           ", ".join(map(str, given.shape))))
+                caches[name] = given
+        self._k_cache, self._v_cache = caches["k_cache"], caches["v_cache"]
+        self._borrowed = k_cache is not None or v_cache is not None
+        self.batch = int(batch)
+        self.capacity = shapes["k_cache"][2]
+        # The rows each sequence's cache holds: a length may go back to any
+        # of them (ragged starts), never past them. Borrowed caches hold
+        # what their owner says they hold.
+        self._lengths = numpy.zeros(batch, numpy.int64)
+        self._written = numpy.full(
+            batch, self.capacity if self._borrowed else 0, numpy.int64)
+        if lengths is not None:
+            self.lengths = lengths
+
+    @property
+    def k_cache(self):
+        return self._k_cache
+
+    @property
+    def v_cache(self):
+        return self._v_cache
+
+    @property
+    def lengths(self):
+        """The tokens each sequence holds (a copy; assign to change)."""
+        return self._lengths.copy()
+
+    @lengths.setter
+    def lengths(self, lengths):
+        values = self._np.asarray(lengths)
+        if values.ndim != 1 or (values.size and values.dtype.kind not in "iu"):
+            raise ValueError("lengths: expected integers, one per sequence, "
+                             "got %r" % (lengths,))
+        if values.shape[0] != self.batch:
+            raise ValueError("lengths gives %d lengths for a batch of %d "
+                             "sequences; give one per sequence"
+                             % (values.shape[0], self.batch))
+        for b, (length, written) in enumerate(zip(values.tolist(),
+                                                  self._written.tolist())):
+            if length < 0 or length > written:
+                raise ValueError(
+                    "lengths: sequence %d would hold %d tokens; a length "
+                    "must be between 0 and the %d tokens its cache holds"
+                    % (b, length, written))
+        self._lengths[:] = values
+
+    def reset(self):
+        """Empties every sequence (lengths 0). The caches are not cleared:
+        the layer never reads a row before it writes it."""
+        self._lengths[:] = 0
+        if not self._borrowed:
+            self._written[:] = 0
+
+    def step(self, x, **arrays):
+        """Runs the layer on the new tokens x [B, T, D] (a prefill, or one
+        token per sequence), appends their keys and values to the caches
+        and returns y [B, T, D']; then every length grows by T. `arrays`
+        are the layer's other arguments, those prepare() did not bind."""
+        for name in ("k_cache", "v_cache", "cache_lengths"):
+            if name in arrays:
+                raise TypeError("argument '%s' is the session's; it passes "
+                                "it itself" % name)
+        y = self.layer(x, k_cache=self._k_cache, v_cache=self._v_cache,
+                       cache_lengths=self._lengths, **arrays)
+        tokens = x.shape[1]
+        self._lengths += tokens
+        self._np.maximum(self._written, self._lengths, out=self._written)
+        return y
+
+    def __repr__(self):
+        return "DecodeSession(batch=%d, capacity=%d, lengths=%s)" % (
+            self.batch, self.capacity, self._lengths.tolist())
+
+
+def _session(layer, batch=None, k_cache=None, v_cache=None, lengths=None):
+    """A DecodeSession over this cache graph: batch sequences, zeroed
+    caches it allocates (or k_cache/v_cache arrays it borrows and updates
+    in place), lengths 0 (or `lengths`)."""
+    return DecodeSession(layer, batch=batch, k_cache=k_cache,
+                         v_cache=v_cache, lengths=lengths)
+
+
+Layer.session = _session

@@ -84,6 +84,27 @@ def bounded(name, call, arguments):
 x = inputs["x"]
 bounded("attention_weights", lambda: layer.attention_weights(x), [x])
 
+# A decode session: 1,000 steps of 16 tokens (each y 32 KiB, 31 MiB if
+# leaked), the session reset whenever its cache of 64 tokens is full; the
+# borrowed caches' and the tokens' reference counts stay as they were.
+decoder = mha.layer(d_model=256, heads=4, kv_heads=2, kv_cache=64)
+decoder.prepare(**{name: rng.standard_normal(shape, dtype=np.float32) * 0.05
+                   for name, shape, _ in decoder.arguments
+                   if name[:2] in ("w_", "b_")})
+k_cache = np.zeros((2, 2, 64, 64), np.float32)
+v_cache = np.zeros((2, 2, 64, 64), np.float32)
+session = decoder.session(batch=2, k_cache=k_cache, v_cache=v_cache)
+tokens = rng.standard_normal((2, 16, 256), dtype=np.float32)
+
+
+def decode_step():
+    if session.lengths[0] + 16 > session.capacity:
+        session.reset()
+    return session.step(tokens)
+
+
+bounded("decode session", decode_step, [tokens, k_cache, v_cache])
+
 try:
     import torch
     import mha.torch
