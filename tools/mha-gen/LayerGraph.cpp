@@ -155,6 +155,27 @@ resolveLayerConfig(const LayerOptions &o,
 }
 
 /// The decoding layer of `buildLayerGraph` (`c.kvCache` set).
+/// Adds `@mha(args) -> resultTypes` to `module`, each argument named by its
+/// `mha.name`, and returns its body; `named` maps the names to the
+/// arguments. The builder is left at the module's end.
+static Block *createLayerFunction(OpBuilder &builder, ModuleOp module,
+                                  Location loc,
+                                  ArrayRef<std::pair<StringRef, Type>> args,
+                                  TypeRange resultTypes,
+                                  llvm::StringMap<Value> &named) {
+  SmallVector<Type> argTypes = llvm::map_to_vector(
+      args, [](const std::pair<StringRef, Type> &arg) { return arg.second; });
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(
+      builder, loc, "mha", builder.getFunctionType(argTypes, resultTypes));
+  Block *body = func.addEntryBlock();
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    func.setArgAttr(index, "mha.name", builder.getStringAttr(arg.first));
+    named[arg.first] = body->getArgument(index);
+  }
+  return body;
+}
+
 static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
                                                   const LayerConfig &c) {
   OpBuilder builder(&context);
@@ -184,19 +205,12 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   add("cache_lengths", {batchSize}, builder.getI64Type());
 
   auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
-  SmallVector<Type> argTypes = llvm::map_to_vector(
-      args, [](const std::pair<StringRef, Type> &arg) { return arg.second; });
-  SmallVector<Type> resultTypes = {resultType, argTypes[argTypes.size() - 3],
-                                   argTypes[argTypes.size() - 2]};
-  builder.setInsertionPointToEnd(module->getBody());
-  auto func = func::FuncOp::create(
-      builder, loc, "mha", builder.getFunctionType(argTypes, resultTypes));
-  Block *body = func.addEntryBlock();
+  // y, and the caches the call updates in place.
+  SmallVector<Type> resultTypes = {resultType, args[args.size() - 3].second,
+                                   args[args.size() - 2].second};
   llvm::StringMap<Value> named;
-  for (auto [index, arg] : llvm::enumerate(args)) {
-    func.setArgAttr(index, "mha.name", builder.getStringAttr(arg.first));
-    named[arg.first] = body->getArgument(index);
-  }
+  Block *body = createLayerFunction(builder, *module, loc, args, resultTypes,
+                                    named);
   auto lookup = [&](StringRef name) { return named.lookup(name); };
 
   // The five steps as mha-expand writes them, with the caches between the
@@ -273,17 +287,9 @@ OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
   }
 
   auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
-  SmallVector<Type> argTypes = llvm::map_to_vector(
-      args, [](const std::pair<StringRef, Type> &arg) { return arg.second; });
-  builder.setInsertionPointToEnd(module->getBody());
-  auto func = func::FuncOp::create(
-      builder, loc, "mha", builder.getFunctionType(argTypes, resultType));
-  Block *body = func.addEntryBlock();
   llvm::StringMap<Value> named;
-  for (auto [index, arg] : llvm::enumerate(args)) {
-    func.setArgAttr(index, "mha.name", builder.getStringAttr(arg.first));
-    named[arg.first] = body->getArgument(index);
-  }
+  Block *body = createLayerFunction(builder, *module, loc, args,
+                                    TypeRange(resultType), named);
   auto lookup = [&](StringRef name) { return named.lookup(name); };
 
   builder.setInsertionPointToEnd(body);
