@@ -127,84 +127,120 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
           arith::SelectOp::create(rewriter, loc, isEven, pair, fromEnd);
     }
     OpFoldResult queryStart = apply(d0 * queryTile, {queryBlock});
-    OpFoldResult rows = tiling.getTileRows(rewriter, queryStart);
-    AttentionTile tile = tiling.sliceTile(rewriter, b, h, queryStart, rows);
-    // With positions, the diagonal of sequence b is moved by positions[b].
-    Value position;
-    if (tiling.positions)
-      tile.causalOffset = position = tiling.loadPosition(rewriter, b);
+    OpFoldResult tileRows = tiling.getTileRows(rewriter, queryStart);
+    // The attention of the tile's `rows` queries (tileRows, or a constant
+    // that equals it at run time), [rows, dv].
+    auto attendTile = [&](OpFoldResult rows) -> Value {
+      AttentionTile tile = tiling.sliceTile(rewriter, b, h, queryStart, rows);
+      // With positions, the diagonal of sequence b is moved by positions[b].
+      Value position;
+      if (tiling.positions)
+        tile.causalOffset = position = tiling.loadPosition(rewriter, b);
 
-    OnlineSoftmaxBuilder softmax(rewriter, loc, tile, queryTile, keyTile);
-    Value accInit = tiling.sliceTrailing(
-        rewriter, out, {b, h, queryStart, zero}, {one, one, rows, dv}, 2);
-    OnlineSoftmaxState state = softmax.initialize(accInit);
-    bool fullKeyBlocks = tiling.hasFullKeyBlocks(causal);
-    if (position) {
-      // Query i of the tile sees keys j <= position + queryStart + i: the
-      // keys end at the tile's last query's diagonal (never past the new
-      // tokens, so the unused capacity of the cache is never read), the
-      // whole blocks below the first query's diagonal need no test, and the
-      // rest (the diagonal blocks; the keys after the last whole block when
-      // decoding) is iterateKeyRange's.
-      MLIRContext *context = rewriter.getContext();
-      AffineMap pair = AffineMap::get(2, 0, {d0, d1}, context);
-      OpFoldResult diagonal = apply(d0 + d1, {queryStart, position});
-      OpFoldResult keyEnd = affine::makeComposedFoldedAffineMax(
-          rewriter, loc, pair,
-          {rewriter.getIndexAttr(0),
-           affine::makeComposedFoldedAffineMin(
-               rewriter, loc, pair,
-               {tiling.numKeys, apply(d0 + d1, {diagonal, rows})})});
-      // (A static key count below BK has no whole block.)
-      std::optional<int64_t> staticKeys = getConstantIntValue(tiling.numKeys);
-      OpFoldResult fullEnd = affine::makeComposedFoldedAffineMax(
-          rewriter, loc, pair,
-          {rewriter.getIndexAttr(0),
-           affine::makeComposedFoldedAffineMin(
-               rewriter, loc, pair,
-               {apply(d0.floorDiv(keyTile) * keyTile, {keyEnd}),
-                apply((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})})});
-      if (staticKeys && *staticKeys < keyTile)
-        fullEnd = zero;
-      else
-        state = softmax.iterateKeyBlocks(state, zero, fullEnd,
-                                         /*causal=*/false, /*fullBlocks=*/true);
-      // One query per tile sees exactly the keys below keyEnd.
-      bool oneQuery = isConstantIntValue(rows, 1);
-      state = softmax.iterateKeyRange(state, fullEnd, keyEnd,
-                                      /*causal=*/!oneQuery);
-    } else if (causal) {
-      // Keys after the tile's last query are masked for every row: stop
-      // there. Blocks that end at or before the first query are wholly
-      // allowed and skip the test. Bottom-right aligned, both bounds move by
-      // the diagonal's offset S - T; with S < T they may fall below 0 (the
-      // tile sees fewer keys, or none), so they are clamped to 0 there.
-      AffineMap minMap = AffineMap::get(2, 0, {d0, d1}, rewriter.getContext());
-      OpFoldResult diagonal = queryStart;
-      if (tiling.causalOffset)
-        diagonal = apply(d0 + d1,
-                         {queryStart, getAsOpFoldResult(tiling.causalOffset)});
-      auto atLeastZero = [&](OpFoldResult bound) {
-        if (!tiling.causalOffset)
-          return bound;
-        return affine::makeComposedFoldedAffineMax(
-            rewriter, loc, minMap, {rewriter.getIndexAttr(0), bound});
-      };
-      OpFoldResult keyEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
-          rewriter, loc, minMap,
-          {tiling.numKeys, apply(d0 + d1, {diagonal, rows})}));
-      OpFoldResult fullEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
-          rewriter, loc, minMap,
-          {keyEnd, apply((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})}));
-      state = softmax.iterateKeyBlocks(state, zero, fullEnd, /*causal=*/false,
-                                       fullKeyBlocks);
-      state = softmax.iterateKeyBlocks(state, fullEnd, keyEnd,
-                                       /*causal=*/true, fullKeyBlocks);
+      OnlineSoftmaxBuilder softmax(rewriter, loc, tile, queryTile, keyTile);
+      Value accInit = tiling.sliceTrailing(
+          rewriter, out, {b, h, queryStart, zero}, {one, one, rows, dv}, 2);
+      OnlineSoftmaxState state = softmax.initialize(accInit);
+      bool fullKeyBlocks = tiling.hasFullKeyBlocks(causal);
+      if (position) {
+        // Query i of the tile sees keys j <= position + queryStart + i: the
+        // keys end at the tile's last query's diagonal (never past the new
+        // tokens, so the unused capacity of the cache is never read), the
+        // whole blocks below the first query's diagonal need no test, and the
+        // rest (the diagonal blocks; the keys after the last whole block when
+        // decoding) is iterateKeyRange's.
+        MLIRContext *context = rewriter.getContext();
+        AffineMap pair = AffineMap::get(2, 0, {d0, d1}, context);
+        OpFoldResult diagonal = apply(d0 + d1, {queryStart, position});
+        OpFoldResult keyEnd = affine::makeComposedFoldedAffineMax(
+            rewriter, loc, pair,
+            {rewriter.getIndexAttr(0),
+             affine::makeComposedFoldedAffineMin(
+                 rewriter, loc, pair,
+                 {tiling.numKeys, apply(d0 + d1, {diagonal, rows})})});
+        // (A static key count below BK has no whole block.)
+        std::optional<int64_t> staticKeys = getConstantIntValue(tiling.numKeys);
+        OpFoldResult fullEnd = affine::makeComposedFoldedAffineMax(
+            rewriter, loc, pair,
+            {rewriter.getIndexAttr(0),
+             affine::makeComposedFoldedAffineMin(
+                 rewriter, loc, pair,
+                 {apply(d0.floorDiv(keyTile) * keyTile, {keyEnd}),
+                  apply((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})})});
+        if (staticKeys && *staticKeys < keyTile)
+          fullEnd = zero;
+        else
+          state =
+              softmax.iterateKeyBlocks(state, zero, fullEnd,
+                                       /*causal=*/false, /*fullBlocks=*/true);
+        // One query per tile sees exactly the keys below keyEnd.
+        bool oneQuery = isConstantIntValue(rows, 1);
+        state = softmax.iterateKeyRange(state, fullEnd, keyEnd,
+                                        /*causal=*/!oneQuery);
+      } else if (causal) {
+        // Keys after the tile's last query are masked for every row: stop
+        // there. Blocks that end at or before the first query are wholly
+        // allowed and skip the test. Bottom-right aligned, both bounds move by
+        // the diagonal's offset S - T; with S < T they may fall below 0 (the
+        // tile sees fewer keys, or none), so they are clamped to 0 there.
+        AffineMap minMap =
+            AffineMap::get(2, 0, {d0, d1}, rewriter.getContext());
+        OpFoldResult diagonal = queryStart;
+        if (tiling.causalOffset)
+          diagonal = apply(
+              d0 + d1, {queryStart, getAsOpFoldResult(tiling.causalOffset)});
+        auto atLeastZero = [&](OpFoldResult bound) {
+          if (!tiling.causalOffset)
+            return bound;
+          return affine::makeComposedFoldedAffineMax(
+              rewriter, loc, minMap, {rewriter.getIndexAttr(0), bound});
+        };
+        OpFoldResult keyEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
+            rewriter, loc, minMap,
+            {tiling.numKeys, apply(d0 + d1, {diagonal, rows})}));
+        OpFoldResult fullEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
+            rewriter, loc, minMap,
+            {keyEnd, apply((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})}));
+        state = softmax.iterateKeyBlocks(state, zero, fullEnd, /*causal=*/false,
+                                         fullKeyBlocks);
+        state = softmax.iterateKeyBlocks(state, fullEnd, keyEnd,
+                                         /*causal=*/true, fullKeyBlocks);
+      } else {
+        state = softmax.iterateKeyBlocks(state, zero, tiling.numKeys,
+                                         /*causal=*/false, fullKeyBlocks);
+      }
+      return softmax.finalize(state);
+    };
+    OpFoldResult rows = tileRows;
+    Value result;
+    if (tiling.positions && !getConstantIntValue(tileRows)) {
+      // A cache's queries are `?`: one token (decoding) and many (the
+      // prefill) run the same code. A tile of one query takes its own
+      // branch, where the size 1 is static: its scores are then dot products
+      // along the key rows, which read each key once, where the general
+      // tile transposes every key block first (twice the traffic).
+      Value rowCount = getValueOrCreateConstantIndexOp(rewriter, loc, rows);
+      Value isOne = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, rowCount,
+          arith::ConstantIndexOp::create(rewriter, loc, 1));
+      auto resultType = RankedTensorType::get(
+          {ShapedType::kDynamic, tiling.valueDim}, rewriter.getF32Type());
+      auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{resultType}, isOne,
+                                    /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard branchGuard(rewriter);
+        rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value one = attendTile(rewriter.getIndexAttr(1));
+        scf::YieldOp::create(
+            rewriter, loc,
+            ValueRange{tensor::CastOp::create(rewriter, loc, resultType, one)});
+        rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(rewriter, loc, ValueRange{attendTile(rows)});
+      }
+      result = ifOp.getResult(0);
     } else {
-      state = softmax.iterateKeyBlocks(state, zero, tiling.numKeys,
-                                       /*causal=*/false, fullKeyBlocks);
+      result = attendTile(rows);
     }
-    Value result = softmax.finalize(state);
 
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     SmallVector<OpFoldResult> strides(4, one);

@@ -60,6 +60,31 @@ SmallVector<OpFoldResult> projectionTileSizes(OpBuilder &b, linalg::LinalgOp op,
   return sizes;
 }
 
+/// The loops of `op` with its batch loops (tiled by 1, not indexing the
+/// weights, which are the second input) moved innermost. The parallel
+/// loop's static schedule gives each thread a contiguous range of tiles: with
+/// the batch outermost, every thread would read every weight tile once per
+/// batch row it owns (decoding B = 4 sequences of one token each reads the
+/// weights 4 times). With the batch innermost, the tiles that share a weight
+/// tile follow each other on one thread, which reads it from memory once
+/// and from its cache for the other rows. The other loops keep their order
+/// (a prefill of one sequence tiles as before), and each output is still
+/// summed by one thread in one order: the results do not change.
+SmallVector<int64_t> batchInnermost(linalg::LinalgOp op,
+                                    ArrayRef<OpFoldResult> tileSizes) {
+  if (op.getNumDpsInputs() < 2)
+    return {};
+  AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  SmallVector<int64_t> order, batch;
+  for (unsigned loop = 0, e = op.getNumLoops(); loop < e; ++loop) {
+    bool isBatch =
+        isOneInteger(tileSizes[loop]) && !weights.isFunctionOfDim(loop);
+    (isBatch ? batch : order).push_back(loop);
+  }
+  llvm::append_range(order, batch);
+  return order;
+}
+
 /// A contraction `C[m, n] += sum_r sum_k A[r, m, k] · B[r, k, n]` with `r`
 /// before `k` among the loops, i.e. the summation order of
 /// `linalg.batch_reduce_matmul`.
@@ -129,7 +154,8 @@ struct TileProjection : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     scf::SCFTilingOptions tiling;
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-        .setTileSizes(tileSizes);
+        .setTileSizes(tileSizes)
+        .setInterchange(batchInnermost(op, tileSizes));
     scf::SCFTileAndFuseOptions options;
     options.setTilingOptions(tiling);
     // Only the accumulator's producer: it is elementwise over the result,

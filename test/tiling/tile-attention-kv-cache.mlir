@@ -60,3 +60,25 @@ func.func @prefill(%q: tensor<1x2x32x16xf32>, %kc: tensor<1x2x64x16xf32>, %vc: t
   %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<1x2x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1xi64>) -> tensor<1x2x32x16xf32>
   return %o : tensor<1x2x32x16xf32>
 }
+
+// -----
+
+// A cache whose token count T is `?` (a --dynamic graph: the prefill and
+// the decode steps run the same code): a tile of one query (T = 1) takes
+// its own branch, where the scores are dot products along the key rows (the
+// products [8, 16] of the block, no transpose); the general tile transposes
+// each key block into [16, 8].
+// CHECK-LABEL: func.func @dynamic_tokens(
+//       CHECK:   scf.forall
+//       CHECK:     %[[ONE:.+]] = arith.cmpi eq, %{{.+}}, %c1
+//       CHECK:     scf.if %[[ONE]] -> (tensor<?x16xf32>)
+//       CHECK:       bufferization.alloc_tensor() : tensor<8x16xf32>
+//   CHECK-NOT:       linalg.transpose
+//       CHECK:       tensor.cast %{{.+}} : tensor<1x16xf32> to tensor<?x16xf32>
+//       CHECK:     } else {
+//       CHECK:       bufferization.alloc_tensor() : tensor<16x8xf32>
+//       CHECK:       linalg.transpose
+func.func @dynamic_tokens(%q: tensor<2x4x?x16xf32>, %kc: tensor<2x2x512x16xf32>, %vc: tensor<2x2x512x16xf32>, %len: tensor<2xi64>) -> tensor<2x4x?x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<2x4x?x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>) -> tensor<2x4x?x16xf32>
+  return %o : tensor<2x4x?x16xf32>
+}

@@ -4,7 +4,9 @@
 
 // BAD: error: mha-tile-projections: row-tile must be between 0 and 4096, got -1
 
-// A projection that writes heads: one tile per (batch, head, 16 rows). The
+// A projection that writes heads: one tile per (head, 16 rows, batch), the
+// batch innermost so that the tiles of one head's weights follow each other
+// on one thread (which then reads them once). The
 // bias broadcast is computed per tile, and the tile, rid of its unit
 // dimensions, is a linalg.matmul of 16 rows of x by the head's columns.
 // The reduction over the input width (16) is never tiled.
@@ -12,7 +14,7 @@
 //  CHECK-SAME:   (%[[X:.+]]: tensor<2x64x16xf32>, %[[W:.+]]: tensor<16x12xf32>, %[[B:.+]]: tensor<12xf32>)
 //       CHECK:   %[[W3:.+]] = tensor.expand_shape %[[W]]
 //       CHECK:   %[[B2:.+]] = tensor.expand_shape %[[B]]
-//       CHECK:   %[[Y:.+]] = scf.forall (%[[I:.+]], %[[H:.+]], %[[T:.+]]) = (0, 0, 0) to (2, 3, 64) step (1, 1, 16) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x3x64x4xf32>)
+//       CHECK:   %[[Y:.+]] = scf.forall (%[[H:.+]], %[[T:.+]], %[[I:.+]]) = (0, 0, 0) to (3, 64, 2) step (1, 16, 1) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x3x64x4xf32>)
 //   CHECK-DAG:     tensor.extract_slice %[[X]][%[[I]], %[[T]], 0] [1, 16, 16] [1, 1, 1] : tensor<2x64x16xf32> to tensor<1x16x16xf32>
 //   CHECK-DAG:     tensor.extract_slice %[[W3]][0, %[[H]], 0] [16, 1, 4] [1, 1, 1] : tensor<16x3x4xf32> to tensor<16x1x4xf32>
 //   CHECK-DAG:     %[[BT:.+]] = tensor.extract_slice %[[B2]][%[[H]], 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<1x4xf32>
@@ -28,7 +30,7 @@
 //       CHECK:   return %[[Y]]
 // The columns (4 per head) are fewer than col-tile=8: not tiled.
 // COLS-LABEL: func.func @project_writes_heads
-//       COLS:   scf.forall (%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}) = (0, 0, 0) to (2, 3, 64) step (1, 1, 16) shared_outs
+//       COLS:   scf.forall (%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}) = (0, 0, 0) to (3, 64, 2) step (1, 16, 1) shared_outs
 //       COLS:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<16x16xf32>, tensor<16x4xf32>)
 #x = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>
 #w = affine_map<(d0, d1, d2, d3, d4) -> (d4, d1, d3)>
@@ -74,20 +76,21 @@ func.func @project_rows(%x: tensor<?x16xf32>, %w: tensor<16x12xf32>, %b: tensor<
 
 // -----
 
-// The output projection of the heads: one tile per (batch, 16 tokens); the
+// The output projection of the heads: one tile per (16 tokens, batch), the
+// batch innermost for the same reason; the
 // tile sums over heads and value columns in that order, which is what
 // linalg.batch_reduce_matmul does.
 // CHECK-LABEL: func.func @output_project_heads
 //  CHECK-SAME:   (%[[O:.+]]: tensor<?x3x?x4xf32>, %[[W:.+]]: tensor<12x16xf32>)
 //       CHECK:   %[[W3:.+]] = tensor.expand_shape %[[W]]
-//       CHECK:   scf.forall (%[[I:.+]], %[[T:.+]]) = (0, 0) to (%{{.+}}, %{{.+}}) step (1, 16)
+//       CHECK:   scf.forall (%[[T:.+]], %[[I:.+]]) = (0, 0) to (%{{.+}}, %{{.+}}) step (16, 1)
 //       CHECK:     %[[N:.+]] = affine.min
 //       CHECK:     %[[OT4:.+]] = tensor.extract_slice %[[O]][%[[I]], 0, %[[T]], 0] [1, 3, %[[N]], 4] [1, 1, 1, 1] : tensor<?x3x?x4xf32> to tensor<1x3x?x4xf32>
 //       CHECK:     %[[ZERO:.+]] = linalg.fill
 //       CHECK:     %[[OT:.+]] = tensor.extract_slice %[[OT4]][0, 0, 0, 0] [1, 3, %[[N]], 4] [1, 1, 1, 1] : tensor<1x3x?x4xf32> to tensor<3x?x4xf32>
 //       CHECK:     linalg.batch_reduce_matmul ins(%[[OT]], %[[W3]] : tensor<3x?x4xf32>, tensor<3x4x16xf32>) outs(%{{.+}} : tensor<?x16xf32>)
 // COLS-LABEL: func.func @output_project_heads
-//       COLS:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (%{{.+}}, %{{.+}}, 16) step (1, 16, 8)
+//       COLS:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (%{{.+}}, 16, %{{.+}}) step (16, 8, 1)
 //       COLS:     linalg.batch_reduce_matmul ins(%{{.+}}, %{{.+}} : tensor<3x?x4xf32>, tensor<3x4x8xf32>) outs(%{{.+}} : tensor<?x8xf32>)
 #o = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>
 #wo = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d2)>
