@@ -154,7 +154,6 @@ resolveLayerConfig(const LayerOptions &o,
   return c;
 }
 
-/// The decoding layer of `buildLayerGraph` (`c.kvCache` set).
 /// Adds `@mha(args) -> resultTypes` to `module`, each argument named by its
 /// `mha.name`, and returns its body; `named` maps the names to the
 /// arguments. The builder is left at the module's end.
@@ -176,6 +175,34 @@ static Block *createLayerFunction(OpBuilder &builder, ModuleOp module,
   return body;
 }
 
+/// Appends the weights and biases of the four projections, of element type
+/// `data`, to `args` in the order every layer graph takes them.
+static void
+addWeightArguments(SmallVectorImpl<std::pair<StringRef, Type>> &args,
+                   const LayerConfig &c, Type data) {
+  auto add = [&](StringRef name, ArrayRef<int64_t> shape) {
+    args.push_back({name, RankedTensorType::get(shape, data)});
+  };
+  if (c.splitFirst) {
+    add("w_q", {c.numHeads, c.modelDim / c.numHeads, c.headDim});
+    add("w_k", {c.numKvHeads, c.kvDim / c.numKvHeads, c.headDim});
+    add("w_v", {c.numKvHeads, c.kvDim / c.numKvHeads, c.valueDim});
+  } else {
+    add("w_q", {c.modelDim, c.numHeads * c.headDim});
+    add("w_k", {c.kvDim, c.numKvHeads * c.headDim});
+    add("w_v", {c.kvDim, c.numKvHeads * c.valueDim});
+  }
+  add("w_o", {c.numHeads * c.valueDim, c.outDim});
+  if (c.bias) {
+    add("b_q", {c.numHeads * c.headDim});
+    add("b_k", {c.numKvHeads * c.headDim});
+    add("b_v", {c.numKvHeads * c.valueDim});
+    add("b_o", {c.outDim});
+  }
+}
+
+/// The decoding layer of `buildLayerGraph` (`c.kvCache` set; the key/value
+/// width is the model width and the weights are not split first).
 static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
                                                   const LayerConfig &c) {
   OpBuilder builder(&context);
@@ -190,16 +217,7 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
     args.push_back({name, RankedTensorType::get(shape, element)});
   };
   add("x", {batchSize, queries, c.modelDim}, f32);
-  add("w_q", {c.modelDim, c.numHeads * c.headDim}, f32);
-  add("w_k", {c.modelDim, c.numKvHeads * c.headDim}, f32);
-  add("w_v", {c.modelDim, c.numKvHeads * c.valueDim}, f32);
-  add("w_o", {c.numHeads * c.valueDim, c.outDim}, f32);
-  if (c.bias) {
-    add("b_q", {c.numHeads * c.headDim}, f32);
-    add("b_k", {c.numKvHeads * c.headDim}, f32);
-    add("b_v", {c.numKvHeads * c.valueDim}, f32);
-    add("b_o", {c.outDim}, f32);
-  }
+  addWeightArguments(args, c, f32);
   add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, f32);
   add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, f32);
   add("cache_lengths", {batchSize}, builder.getI64Type());
@@ -269,22 +287,7 @@ OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
   if (c.mask)
     add("mask", {c.maskBroadcast ? 1 : batchSize, queries, keys},
         builder.getI1Type());
-  if (c.splitFirst) {
-    add("w_q", {c.numHeads, c.modelDim / c.numHeads, c.headDim}, data);
-    add("w_k", {c.numKvHeads, c.kvDim / c.numKvHeads, c.headDim}, data);
-    add("w_v", {c.numKvHeads, c.kvDim / c.numKvHeads, c.valueDim}, data);
-  } else {
-    add("w_q", {c.modelDim, c.numHeads * c.headDim}, data);
-    add("w_k", {c.kvDim, c.numKvHeads * c.headDim}, data);
-    add("w_v", {c.kvDim, c.numKvHeads * c.valueDim}, data);
-  }
-  add("w_o", {c.numHeads * c.valueDim, c.outDim}, data);
-  if (c.bias) {
-    add("b_q", {c.numHeads * c.headDim}, data);
-    add("b_k", {c.numKvHeads * c.headDim}, data);
-    add("b_v", {c.numKvHeads * c.valueDim}, data);
-    add("b_o", {c.outDim}, data);
-  }
+  addWeightArguments(args, c, data);
 
   auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
   llvm::StringMap<Value> named;
