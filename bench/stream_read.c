@@ -8,9 +8,10 @@
  * several independent vector accumulators, and the time of a pass over the
  * whole buffer is taken from the first thread's start to the last thread's
  * end. It prints the median over the passes (after one untimed pass that
- * also faults the pages in) and the best:
+ * also faults the pages in) and the best, on one line:
  *
- *   stream_read: 1920 MiB, 2 threads, 20 passes: median 12.34 GB/s, best 12.80 GB/s
+ *   stream_read: 1920 MiB, 2 threads, 20 passes:
+ *     median 12.34 GB/s, best 12.80 GB/s
  *
  * Usage: stream_read [--mib N] [--threads P] [--passes R]
  * Exit codes: 0 success, 2 bad usage or no memory.
@@ -143,8 +144,9 @@ int main(int argc, char **argv) {
       seconds[pass] = elapsed;
   }
   qsort(seconds, (size_t)passes, sizeof(double), compare_doubles);
-  double median = passes % 2 ? seconds[passes / 2]
-                             : (seconds[passes / 2 - 1] + seconds[passes / 2]) / 2;
+  double median = passes % 2
+                      ? seconds[passes / 2]
+                      : (seconds[passes / 2 - 1] + seconds[passes / 2]) / 2;
   double bytes = (double)count * sizeof(float);
   printf("stream_read: %lld MiB, %lld threads, %lld passes: median %.2f GB/s, "
          "best %.2f GB/s\n",

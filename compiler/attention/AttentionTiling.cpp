@@ -137,15 +137,14 @@ Value SdpaTiling::loadPosition(OpBuilder &builder, Value b) const {
 
 OpFoldResult SdpaTiling::getPositionKeyEnd(OpBuilder &builder,
                                            Value position) const {
-  AffineExpr d0 = builder.getAffineDimExpr(0),
-             d1 = builder.getAffineDimExpr(1);
+  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
   MLIRContext *context = builder.getContext();
   OpFoldResult end = affine::makeComposedFoldedAffineMin(
       builder, loc, AffineMap::get(2, 0, {d0, d1}, context),
       {numKeys, apply(builder, d0 + d1, {position, numQueries})});
   return affine::makeComposedFoldedAffineMax(
-      builder, loc, AffineMap::get(1, 0, {d0, builder.getAffineConstantExpr(0)},
-                                   context),
+      builder, loc,
+      AffineMap::get(1, 0, {d0, builder.getAffineConstantExpr(0)}, context),
       {end});
 }
 

@@ -197,8 +197,7 @@ OnlineSoftmaxState
 OnlineSoftmaxBuilder::iterateKeyRange(const OnlineSoftmaxState &state,
                                       OpFoldResult begin, OpFoldResult end,
                                       bool causal) {
-  AffineExpr d0 = builder.getAffineDimExpr(0),
-             d1 = builder.getAffineDimExpr(1);
+  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
   // An empty range (end < begin) stays empty in every loop below.
   end = affine::makeComposedFoldedAffineMax(
       builder, loc, AffineMap::get(2, 0, {d0, d1}, builder.getContext()),
@@ -231,11 +230,9 @@ OnlineSoftmaxBuilder::iterateKeyRange(const OnlineSoftmaxState &state,
                           std::min(keyTile, kTailKeys));
 }
 
-OnlineSoftmaxState
-OnlineSoftmaxBuilder::iterateKeyBlocks(const OnlineSoftmaxState &state,
-                                       OpFoldResult begin, OpFoldResult end,
-                                       bool causal, bool fullBlocks,
-                                       int64_t blockKeys) {
+OnlineSoftmaxState OnlineSoftmaxBuilder::iterateKeyBlocks(
+    const OnlineSoftmaxState &state, OpFoldResult begin, OpFoldResult end,
+    bool causal, bool fullBlocks, int64_t blockKeys) {
   int64_t keyTile = blockKeys ? blockKeys : this->keyTile;
   Value lower = getValueOrCreateConstantIndexOp(builder, loc, begin);
   Value upper = getValueOrCreateConstantIndexOp(builder, loc, end);
@@ -314,14 +311,13 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
     keysT = slice(b, loc, state.keysT, {zero, zero}, {numKeys, dk});
     keysT = ops.generic(
         {queryRow, keys}, keysT,
-        {ops.map(2, {1}), ops.map(2, {0, 1}), ops.map(2, {0, 1})},
-        {kPar, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::MulFOp::create(nb, nloc, args[0], args[1])
-              .getResult();
+        {ops.map(2, {1}), ops.map(2, {0, 1}), ops.map(2, {0, 1})}, {kPar, kPar},
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult();
         });
     std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
-    auto rowType = RankedTensorType::get(
-        {staticKeys.value_or(ShapedType::kDynamic)}, f32);
+    auto rowType =
+        RankedTensorType::get({staticKeys.value_or(ShapedType::kDynamic)}, f32);
     // The row is sliced out of the block's scores and written back into
     // them, so that bufferization keeps both in the scratch.
     scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
@@ -330,10 +326,9 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
     scoreRow = ops.fill(zeroF, scoreRow);
     scoreRow = ops.generic(
-        {keysT}, scoreRow, {ops.map(2, {0, 1}), ops.map(2, {0})},
-        {kPar, kRed}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::AddFOp::create(nb, nloc, args[1], args[0])
-              .getResult();
+        {keysT}, scoreRow, {ops.map(2, {0, 1}), ops.map(2, {0})}, {kPar, kRed},
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
         });
     scores = tensor::InsertSliceOp::create(
         b, loc, scoreRow, scores, ArrayRef<OpFoldResult>{zero, zero},
@@ -455,12 +450,11 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   next.acc = acc;
   next.scores =
       unslice(b, loc, weights, state.scores, {zero, zero}, {rows, numKeys});
-  next.keysT = tile.keyT ? state.keysT
-               : isOneQuery()
-                   ? unslice(b, loc, keysT, state.keysT, {zero, zero},
-                             {numKeys, dk})
-                   : unslice(b, loc, keysT, state.keysT, {zero, zero},
-                             {dk, numKeys});
+  next.keysT =
+      tile.keyT ? state.keysT
+      : isOneQuery()
+          ? unslice(b, loc, keysT, state.keysT, {zero, zero}, {numKeys, dk})
+          : unslice(b, loc, keysT, state.keysT, {zero, zero}, {dk, numKeys});
   next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
   next.correction =
       unslice(b, loc, correction, state.correction, {zero}, {rows});

@@ -126,9 +126,8 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
         position = tiling.loadPosition(rewriter, b);
         keysEnd = tiling.getPositionKeyEnd(rewriter, position);
       }
-      OpFoldResult chunk =
-          tiling.apply(rewriter, d0.ceilDiv(keyTile).ceilDiv(splits) * keyTile,
-                       {keysEnd});
+      OpFoldResult chunk = tiling.apply(
+          rewriter, d0.ceilDiv(keyTile).ceilDiv(splits) * keyTile, {keysEnd});
       OpFoldResult begin = tiling.apply(rewriter, d0 * d1, {split, chunk});
       OpFoldResult end = affine::makeComposedFoldedAffineMin(
           rewriter, loc, AffineMap::get(2, 0, {d0, d1}, rewriter.getContext()),
@@ -165,26 +164,26 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
             state, begin, end,
             /*causal=*/!isConstantIntValue(tiling.numQueries, 1));
       } else {
-      OpFoldResult rangeEnd = end;
-      // Decoding (T = 1): the one query is the last and sees every key, so
-      // the ranges are those of attention without causality.
-      if (bottomRight && !isConstantIntValue(tiling.numQueries, 1)) {
-        // The keys after the tile's last diagonal key are masked for every
-        // row: the range stops there, and the diagonal is tested in every
-        // block. A range that starts after it runs no block, and its state
-        // (m = -inf, l = 0) weighs 0 in the merge.
-        OpFoldResult causalEnd = tiling.apply(
-            rewriter, d0 + d1 + rewriter.getAffineDimExpr(2),
-            {queryStart, rows, getAsOpFoldResult(tiling.causalOffset)});
-        rangeEnd = affine::makeComposedFoldedAffineMin(
-            rewriter, loc,
-            AffineMap::get(2, 0, {d0, d1}, rewriter.getContext()),
-            {end, causalEnd});
-        causalBlocks = true;
-        fullKeyBlocks = false;
-      }
-      state = softmax.iterateKeyBlocks(state, begin, rangeEnd, causalBlocks,
-                                       fullKeyBlocks);
+        OpFoldResult rangeEnd = end;
+        // Decoding (T = 1): the one query is the last and sees every key, so
+        // the ranges are those of attention without causality.
+        if (bottomRight && !isConstantIntValue(tiling.numQueries, 1)) {
+          // The keys after the tile's last diagonal key are masked for every
+          // row: the range stops there, and the diagonal is tested in every
+          // block. A range that starts after it runs no block, and its state
+          // (m = -inf, l = 0) weighs 0 in the merge.
+          OpFoldResult causalEnd = tiling.apply(
+              rewriter, d0 + d1 + rewriter.getAffineDimExpr(2),
+              {queryStart, rows, getAsOpFoldResult(tiling.causalOffset)});
+          rangeEnd = affine::makeComposedFoldedAffineMin(
+              rewriter, loc,
+              AffineMap::get(2, 0, {d0, d1}, rewriter.getContext()),
+              {end, causalEnd});
+          causalBlocks = true;
+          fullKeyBlocks = false;
+        }
+        state = softmax.iterateKeyBlocks(state, begin, rangeEnd, causalBlocks,
+                                         fullKeyBlocks);
       }
 
       rewriter.setInsertionPointToStart(forall.getTerminator().getBody());

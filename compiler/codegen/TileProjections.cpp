@@ -180,8 +180,9 @@ struct TileProjection : OpInterfaceRewritePattern<linalg::LinalgOp> {
     for (Operation *tile : tiled->tiledAndFusedOps) {
       if (tile->getName() != op->getName())
         continue;
-      rewriter.modifyOpInPlace(tile,
-                               [&] { tile->removeAttr(MhaDialect::ProjectionAttrHelper::getNameStr()); });
+      rewriter.modifyOpInPlace(tile, [&] {
+        tile->removeAttr(MhaDialect::ProjectionAttrHelper::getNameStr());
+      });
       if (auto generic = dyn_cast<linalg::GenericOp>(tile))
         genericTiles.push_back(generic);
     }

@@ -141,8 +141,7 @@ private:
 
 /// The name of the `index`th function split off `function`. Runtimes do not
 /// rely on it: they read `mha.prepare_functions`.
-std::string getPreparedWeightsFunctionName(StringRef function,
-                                           unsigned index) {
+std::string getPreparedWeightsFunctionName(StringRef function, unsigned index) {
   return (function + "_prepare" + Twine(index)).str();
 }
 

@@ -42,17 +42,17 @@ RankedTensorType widenedType(Type type) {
 /// `mha.cache_append` is not among them: widened, it would no longer
 /// update its cache in place (bf16 caches are not lowered yet).
 bool isWidenable(Operation *op) {
-  return isa<ProjectOp, SplitHeadsOp, SdpaOp, AttentionWeightsOp,
-             ConcatHeadsOp, OutputProjectOp>(op);
+  return isa<ProjectOp, SplitHeadsOp, SdpaOp, AttentionWeightsOp, ConcatHeadsOp,
+             OutputProjectOp>(op);
 }
 
 struct MhaWidenBF16Pass : mha::impl::MhaWidenBF16Base<MhaWidenBF16Pass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isWidenable(op) &&
-          llvm::any_of(op->getOperandTypes(),
-                       [](Type type) { return bool(widenedType(type)); }))
+      if (isWidenable(op) && llvm::any_of(op->getOperandTypes(), [](Type type) {
+            return bool(widenedType(type));
+          }))
         ops.push_back(op);
     });
     OpBuilder builder(&getContext());

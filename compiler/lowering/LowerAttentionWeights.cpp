@@ -29,8 +29,7 @@ struct LowerAttentionWeights : OpConversionPattern<AttentionWeightsOp> {
     Value probabilities = buildAttentionProbabilities(
         rewriter, op.getLoc(), adaptor.getQuery(), adaptor.getKey(),
         adaptor.getMask(), adaptor.getPositions(), op.getCausal(),
-        op.getCausalBottomRight(),
-        op.getEffectiveScale());
+        op.getCausalBottomRight(), op.getEffectiveScale());
     // The declared type may know sizes that the operands leave open.
     if (probabilities.getType() != op.getType())
       probabilities = tensor::CastOp::create(rewriter, op.getLoc(),

@@ -213,8 +213,8 @@ public:
   /// Tags the op of a projection's contraction, so that
   /// `mha-tile-projections` finds it among attention's contractions.
   Value markProjection(Value contraction) {
-    contraction.getDefiningOp()->setAttr(MhaDialect::ProjectionAttrHelper::getNameStr(),
-                                         UnitAttr::get(ctx));
+    contraction.getDefiningOp()->setAttr(
+        MhaDialect::ProjectionAttrHelper::getNameStr(), UnitAttr::get(ctx));
     return contraction;
   }
 
@@ -520,8 +520,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
             Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
             Value unused = arith::CmpFOp::create(
                 nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
-            product =
-                arith::SelectOp::create(nb, nloc, unused, zero, product);
+            product = arith::SelectOp::create(nb, nloc, unused, zero, product);
             Value sum = arith::AddFOp::create(nb, nloc, args[2], product);
             linalg::YieldOp::create(nb, nloc, sum);
           });
@@ -567,9 +566,8 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
   /// diagonal of sequence b by positions[b].
   static Value buildSoftmax(LinalgBuilder &b, Value query, Value key,
                             Value mask, Value positions, bool causal,
-                            bool causalBottomRight,
-                            double scaleFactor, const ScoreSizes &sizes,
-                            OpFoldResult rowWidth,
+                            bool causalBottomRight, double scaleFactor,
+                            const ScoreSizes &sizes, OpFoldResult rowWidth,
                             function_ref<Value(Value)> weigh) {
     int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
     int64_t kvHeads = cast<RankedTensorType>(key.getType()).getDimSize(1);
@@ -606,12 +604,12 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     // Which keys a query may attend: the mask (a leading 1 broadcasts over
     // the batch) and, when causal, key index <= query index (+ S - T when
     // bottom-right aligned).
-    Causality causality{
-        causal,
-        causal ? buildCausalOffset(b.b, b.loc, causalBottomRight,
-                                   sizes.queries, sizes.keys)
-               : Value(),
-        causal && positions};
+    Causality causality{causal,
+                        causal
+                            ? buildCausalOffset(b.b, b.loc, causalBottomRight,
+                                                sizes.queries, sizes.keys)
+                            : Value(),
+                        causal && positions};
     SmallVector<Value> maskInputs;
     SmallVector<AffineMap> maskMaps;
     if (mask) {
@@ -819,9 +817,11 @@ void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
   populateAttentionWeightsToLinalgPatterns(patterns);
 }
 
-Value mlir::mha::buildAttentionProbabilities(
-    OpBuilder &builder, Location loc, Value query, Value key, Value mask,
-    Value positions, bool causal, bool causalBottomRight, double scale) {
+Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
+                                             Value query, Value key, Value mask,
+                                             Value positions, bool causal,
+                                             bool causalBottomRight,
+                                             double scale) {
   LinalgBuilder b(builder, loc);
   auto sizes = LowerSdpa::ScoreSizes::of(b, query, key, /*value=*/{}, mask);
   return LowerSdpa::buildSoftmax(b, query, key, mask, positions, causal,

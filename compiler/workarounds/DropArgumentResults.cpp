@@ -1,4 +1,5 @@
-//===- DropArgumentResults.cpp - Results that are arguments updated in place -===//
+//===- DropArgumentResults.cpp - Results that are arguments updated in place
+//-===//
 //
 // A graph that appends to key/value caches returns the caches it was given,
 // updated in place (mha.cache_append is destination-style on them). After
