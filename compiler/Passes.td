@@ -414,7 +414,7 @@ def MhaExtractAttentionWeights
            "The function whose weights to extract (default: every public "
            "function)">,
   ];
-  let dependentDialects = ["mha::MhaDialect"];
+  let dependentDialects = ["mha::MhaDialect", "arith::ArithDialect"];
 }
 
 #endif // MHA_COMPILER_PASSES_TD

@@ -16,6 +16,7 @@
 #include "compiler/Registration.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOps.h"
+#include "runtime/BFloat16.h"
 #include "runtime/GraphLoader.h"
 #include "runtime/GraphSignature.h"
 #include "runtime/JitRunner.h"
@@ -63,22 +64,35 @@ std::string withDiagnostics(const std::string &what, const std::string &log,
   return what + "\n" + printed.str();
 }
 
-/// The element type of `argument` as the runtime names it: f32, i1 (a
-/// mask) or i64 (a cache graph's cache_lengths).
+/// The element type of the buffer the compiled code takes for `argument`:
+/// f32, bf16, i1 (a mask) or i64 (a cache graph's cache_lengths).
 ElementType elementTypeOf(const GraphArgument &argument) {
   mlir::Type element = argument.type.getElementType();
   if (element.isF32())
     return ElementType::F32;
+  if (element.isBF16())
+    return ElementType::BF16;
   if (element.isInteger(64))
     return ElementType::I64;
   return ElementType::Bool;
 }
 
-/// The NumPy dtype of an element type.
+/// The element type of the NumPy arrays a caller passes for `argument`:
+/// float32 for a bf16 argument too, since NumPy has no bfloat16 (the layer
+/// rounds them, as mha-run does).
+ElementType callerTypeOf(const GraphArgument &argument) {
+  ElementType type = elementTypeOf(argument);
+  return type == ElementType::BF16 ? ElementType::F32 : type;
+}
+
+/// The NumPy dtype of a buffer of an element type (uint16 holds the bits of
+/// a bfloat16).
 py::dtype dtypeOf(ElementType type) {
   switch (type) {
   case ElementType::F32:
     return py::dtype::of<float>();
+  case ElementType::BF16:
+    return py::dtype::of<uint16_t>();
   case ElementType::I64:
     return py::dtype::of<int64_t>();
   case ElementType::Bool:
@@ -132,10 +146,6 @@ public:
       throw py::value_error(
           withDiagnostics(message(loaded.takeError()), diagnostics, 0));
     graph = std::move(*loaded);
-    // NumPy arrays are passed as they are: no bf16 yet.
-    if (auto error = refuseBF16Arguments(graph.signature,
-                                         graph.entry.getSymName(), "mha.Layer"))
-      throw py::value_error(message(std::move(error)));
     for (const GraphArgument &argument : graph.signature.arguments)
       argumentIndex[argument.name] = argumentIndex.size();
     updated.assign(graph.signature.arguments.size(), false);
@@ -241,9 +251,9 @@ public:
   py::list arguments() const {
     py::list list;
     for (const GraphArgument &argument : graph.signature.arguments)
-      list.append(py::make_tuple(
-          argument.name, declaredShape(argument.type),
-          getElementTypeName(elementTypeOf(argument)).str()));
+      list.append(
+          py::make_tuple(argument.name, declaredShape(argument.type),
+                         getElementTypeName(elementTypeOf(argument)).str()));
     return list;
   }
 
@@ -465,8 +475,17 @@ private:
                     mlir::mha::OutputProjectOp, mlir::mha::AttentionOp,
                     mlir::mha::AttentionWeightsOp>(
                   [](auto op) { return op.inferResultType(); })
-              .Default(
-                  [](mlir::Operation *) { return mlir::RankedTensorType(); });
+              .Default([](mlir::Operation *op) {
+                // An elementwise op (a bf16 layer's arith.extf of its
+                // inputs) has its operand's shape.
+                if (op->hasTrait<mlir::OpTrait::Elementwise>() &&
+                    op->getNumOperands() == 1 && op->getNumResults() == 1)
+                  if (auto from = mlir::dyn_cast<mlir::RankedTensorType>(
+                          op->getOperand(0).getType()))
+                    return from.clone(
+                        mlir::getElementTypeOrSelf(op->getResult(0).getType()));
+                return mlir::RankedTensorType();
+              });
       if (refined)
         op.getResult(0).setType(refined);
     }
@@ -554,7 +573,7 @@ private:
               .cast<std::string>()));
     auto array = py::reinterpret_borrow<py::array>(value);
     NpyArray header;
-    header.elementType = elementTypeOf(argument);
+    header.elementType = callerTypeOf(argument);
     py::dtype expected = dtypeOf(header.elementType);
     // Another dtype is refused, not converted: a float64 array is a
     // mistake to report, not a copy to hide.
@@ -568,16 +587,19 @@ private:
       throw py::value_error(message(std::move(error)));
     bool direct = (array.flags() & py::array::c_style) &&
                   (array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
+    // A bf16 argument takes a rounded copy (no cache graph has bf16 caches:
+    // mha-gen and the verifier refuse them).
+    if (elementTypeOf(argument) == ElementType::BF16)
+      return roundToBF16(direct ? array : copyToC(array));
     // The compiled code writes a cache through its buffer: a copy would
     // take the update, and the caller's array would not.
     if (updated[index]) {
-      const char *why = !(array.flags() & py::array::c_style)
-                            ? "not C-contiguous"
-                        : !(array.flags() &
-                            py::detail::npy_api::NPY_ARRAY_ALIGNED_)
-                            ? "not aligned"
-                        : !array.writeable() ? "not writable"
-                                             : nullptr;
+      const char *why =
+          !(array.flags() & py::array::c_style) ? "not C-contiguous"
+          : !(array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_)
+              ? "not aligned"
+          : !array.writeable() ? "not writable"
+                               : nullptr;
       if (why)
         throw py::value_error(llvm::formatv(
             "input '{0}' (NumPy array): the layer updates it in place, so "
@@ -589,6 +611,18 @@ private:
     if (forceCopy || !direct)
       return copyToC(array);
     return array;
+  }
+
+  /// The bfloat16 bits (uint16) of the float32 C-order `array`'s elements,
+  /// rounded to nearest even (runtime/BFloat16.h).
+  static py::array roundToBF16(const py::array &array) {
+    py::array_t<uint16_t> bits(
+        std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()));
+    const float *from = static_cast<const float *>(array.data());
+    uint16_t *to = bits.mutable_data();
+    for (py::ssize_t i = 0, e = array.size(); i < e; ++i)
+      to[i] = floatToBF16Bits(from[i]);
+    return bits;
   }
 
   /// A C-order copy of `array`.
@@ -758,7 +792,8 @@ std::string layerGraph(const py::kwargs &kwargs) {
                                 "bias",
                                 "split_first",
                                 "causal_bottom_right",
-                                "kv_cache"};
+                                "kv_cache",
+                                "dtype"};
   for (auto [key, value] : kwargs) {
     std::string name = py::cast<std::string>(key);
     if (llvm::find(known, name) == std::end(known))
@@ -782,6 +817,16 @@ std::string layerGraph(const py::kwargs &kwargs) {
   flag("mask_broadcast", o.maskBroadcast);
   flag("bias", o.bias);
   flag("split_first", o.splitFirst);
+  // mha-gen's --dtype: "bf16" (or "bfloat16") for bf16 inputs, weights
+  // and biases, computed in float32.
+  if (kwargs.contains("dtype")) {
+    std::string dtype = py::str(kwargs["dtype"]).cast<std::string>();
+    if (dtype != "f32" && dtype != "float32" && dtype != "bf16" &&
+        dtype != "bfloat16")
+      throw py::value_error("dtype must be 'f32' or 'bf16', got '" + dtype +
+                            "'");
+    o.bf16 = dtype == "bf16" || dtype == "bfloat16";
+  }
   // None is `?`: batch and seq default to it here.
   o.dynamicBatch = !kwargs.contains("batch") || kwargs["batch"].is_none();
   o.dynamicSeq = !kwargs.contains("seq") || kwargs["seq"].is_none();

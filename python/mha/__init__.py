@@ -10,7 +10,18 @@ python/README.md describes the API; docs/tutorial.md shows it run.
 import numbers
 import os
 
-from . import _mha
+# The compiled code runs its parallel loops on LLVM's libomp, whose idle
+# threads spin for 200 ms after each parallel region by default. In a
+# process that also runs PyTorch (libgomp, OpenBLAS's own threads), that
+# spinning takes the cores from them between our calls; with
+# OMP_WAIT_POLICY=passive instead, each of a layer's parallel regions must
+# wake sleeping threads again. A spin of 200 us keeps the threads awake
+# through one call and frees the cores soon after it (docs/performance.md,
+# "From Python"). libomp reads it when it starts, at the first call; a value
+# the user set wins.
+os.environ.setdefault("KMP_BLOCKTIME", "200us")
+
+from . import _mha  # noqa: E402 (after the environment it reads)
 
 __all__ = ["compile", "layer", "layer_graph", "Layer", "DecodeSession",
            "set_num_threads", "get_num_threads"]
@@ -26,7 +37,7 @@ _RUN_DEFAULTS = {"fuse-projections": "true", "prepare-weights": "true"}
 _GRAPH_OPTIONS = ("batch", "seq", "kv_seq", "d_model", "kv_dim", "heads",
                   "kv_heads", "head_dim", "value_dim", "out_dim", "cross",
                   "causal", "causal_bottom_right", "mask", "mask_broadcast",
-                  "bias", "split_first", "kv_cache")
+                  "bias", "split_first", "kv_cache", "dtype")
 
 
 def _option_text(options):
@@ -73,7 +84,9 @@ def layer_graph(**options):
     head_dim, value_dim, out_dim, cross, causal, causal_bottom_right (the
     diagonal aligned bottom-right), mask, mask_broadcast,
     bias=True, split_first, kv_cache (the capacity C of a decoding layer:
-    mha-gen --kv-cache); mha-gen's rules and messages."""
+    mha-gen --kv-cache), dtype ("f32", or "bf16": bf16 inputs, weights and
+    biases, computed in float32, which a call takes as float32 arrays and
+    rounds to nearest even); mha-gen's rules and messages."""
     return _mha.layer_graph(**options)
 
 
