@@ -28,7 +28,10 @@ OPENBLAS_NUM_THREADS=P, OPENBLAS_CORETYPE=SkylakeX on AVX-512 CPUs (Debian's
 OpenBLAS 0.3.21 does not know recent ones), OMP_WAIT_POLICY=passive: two
 OpenMP runtimes share the process (PyTorch's libgomp, mha's libomp) and
 alternate call by call; threads that spin after their call would take the
-cores from the other one. --wait-policy active to compare.
+cores from the other one. --wait-policy active to compare. The package sets
+libomp's KMP_BLOCKTIME=200us where it is not set (python/mha/__init__.py):
+mha's threads spin through one call's parallel regions and sleep soon
+after it, which passive waiting alone would not allow; mha-run inherits it.
 
     python3 bench/python_vs_torch.py --bin build/bin
     python3 bench/python_vs_torch.py --quick          # fewer calls, 1 shape
@@ -134,9 +137,10 @@ def main():
     if torch is not None:
         torch.set_num_threads(args.threads)
 
-    print("%s · CPU: %s · %d threads · OMP_WAIT_POLICY=%s%s · medians of %d calls after %d"
+    print("%s · CPU: %s · %d threads · OMP_WAIT_POLICY=%s KMP_BLOCKTIME=%s%s · medians of %d calls after %d"
           % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), model,
              args.threads, args.wait_policy,
+             os.environ.get("KMP_BLOCKTIME", "(libomp's default)"),
              " OPENBLAS_CORETYPE=" + os.environ["OPENBLAS_CORETYPE"]
              if "OPENBLAS_CORETYPE" in os.environ else "", args.calls,
              args.warmup))

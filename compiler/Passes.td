@@ -198,6 +198,34 @@ def MhaTileProjections : Pass<"mha-tile-projections", "func::FuncOp"> {
   ];
 }
 
+def MhaMaskBytes : Pass<"mha-mask-bytes", "ModuleOp"> {
+  let summary = "Read boolean mask arguments as bytes, so that the ops "
+                "reading them vectorize";
+  let description = [{
+    A boolean mask argument (`tensor<... x i1>`) holds one byte per element,
+    but vectors of `i1` are bit-packed: the vectorizer leaves ops that read
+    `i1` tensors scalar. This pass gives each such argument of a function
+    that is not called in the module `i8` elements (the same bytes, so the
+    function's ABI is unchanged), and its `tensor.extract_slice`s too; each
+    `linalg.generic` that reads it compares the byte with 0 at the start of
+    its body. An argument with any other reader stays `i1`.
+
+    ```mlir
+    // before
+    %m = tensor.extract_slice %mask[...] : tensor<4x100xi1> to tensor<?x100xi1>
+    linalg.generic ins(%s, %m : ...) { ^bb0(%v: f32, %ok: i1, ...): ... }
+    // after
+    %m = tensor.extract_slice %mask[...] : tensor<4x100xi8> to tensor<?x100xi8>
+    linalg.generic ins(%s, %m : ...) {
+    ^bb0(%v: f32, %byte: i8, ...):
+      %ok = arith.cmpi ne, %byte, %c0_i8 : i8
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
 def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
   let summary = "Tile the linalg ops to register blocks and vectorize them";
   let description = [{

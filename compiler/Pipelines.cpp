@@ -103,6 +103,7 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   // tensors, where the accumulators' reads and writes can be hoisted out of
   // the reduction loops as values.
   if (options.vectorize) {
+    pm.addPass(createMhaMaskBytes());
     OpPassManager &funcPm = pm.nest<func::FuncOp>();
     funcPm.addPass(createMhaVectorize());
     funcPm.addPass(createCanonicalizerPass());

@@ -94,7 +94,8 @@ bool hasPlainReductions(linalg::LinalgOp op) {
 
 /// Whether `op` reads or writes a tensor of i1 (a boolean mask). A memref
 /// of i1 holds one byte per element, but a vector<N x i1> load reads N
-/// packed bits, so such ops stay scalar.
+/// packed bits, so such ops stay scalar. (mha-mask-bytes turns the masks
+/// that only linalg.generic ops read into bytes first.)
 bool hasBooleanTensors(linalg::LinalgOp op) {
   return llvm::any_of(op->getOperandTypes(), [](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
