@@ -11,6 +11,10 @@ to back in an order that alternates from round to round:
   tiny     T = 7 and T = 9 against T = 8, compared per call;
   dynamic  the `mha-gen --dynamic` graph (compiled once, `?` batch and
            length), fed an x of T tokens, against the static graph of T;
+  masked   the static graph with a boolean mask [B, T, T] (`mha-gen
+           --mask`, random bytes from --random) against the same graph
+           without one, per call: the mask is read as bytes in the vector
+           code (mha-mask-bytes), so it should cost little;
   library  the `mha-compile` library of the static graph, called from C
            through its handle (examples/aot/time_layer.c), against mha-run;
            its second row is the same call with every array 4 bytes off a
@@ -51,6 +55,8 @@ ROWS = [
     ("dynamic T=509", "dynamic", (1, 509, 512, 8), (1, 509, 512, 8)),
     ("dynamic T=512", "dynamic", (1, 512, 512, 8), (1, 512, 512, 8)),
     ("dynamic T=2048", "dynamic", (1, 2048, 512, 8), (1, 2048, 512, 8)),
+    ("masked T=512", "masked", (1, 512, 512, 8), (1, 512, 512, 8)),
+    ("masked T=509", "masked", (1, 509, 512, 8), (1, 509, 512, 8)),
     ("library (1,512,512,8)", "library", (1, 512, 512, 8), (1, 512, 512, 8)),
 ]
 QUICK = {"T=100", "T=509", "T=7", "dynamic T=509", "library (1,512,512,8)"}
@@ -69,7 +75,7 @@ def parse_row(text):
     parts = text.split(":")
     try:
         if len(parts) != 3 or \
-                parts[0] not in ("odd", "tiny", "dynamic", "library"):
+                parts[0] not in ("odd", "tiny", "dynamic", "masked", "library"):
             raise ValueError
         shape, yardstick = (tuple(int(n) for n in part.split(","))
                             for part in parts[1:])
@@ -79,7 +85,7 @@ def parse_row(text):
             raise ValueError
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected KIND:B,T,D,H:B,T,D,H with KIND odd, tiny, dynamic or "
+            f"expected KIND:B,T,D,H:B,T,D,H with KIND odd, tiny, dynamic, masked or "
             f"library, "
             f"positive sizes and H dividing D, got '{text}'")
     label = "(%d,%d,%d,%d)" % shape
@@ -107,14 +113,16 @@ def write_npy(path, shape, seed):
                               *(rng.uniform(-1, 1) for _ in range(count))))
 
 
-def generate(args, folder, shape, dynamic):
+def generate(args, folder, shape, dynamic, mask=False):
     b, t, d, h = shape
-    name = f"{b}x{t}x{d}x{h}{'-dynamic' if dynamic else ''}.mlir"
+    name = (f"{b}x{t}x{d}x{h}{'-dynamic' if dynamic else ''}"
+            f"{'-mask' if mask else ''}.mlir")
     path = os.path.join(folder, name)
     if not os.path.exists(path):
         subprocess.run([os.path.join(args.bin, "mha-gen"), f"--batch={b}",
                         f"--seq={t}", f"--d-model={d}", f"--heads={h}", "-o",
-                        path] + (["--dynamic"] if dynamic else []),
+                        path] + (["--dynamic"] if dynamic else []) +
+                       (["--mask"] if mask else []),
                        check=True, stdout=subprocess.DEVNULL)
     return path
 
@@ -209,6 +217,9 @@ def measure_row(args, folder, row):
             write_npy(x_file, shape[:2] + shape[2:3], seed=shape[1])
         first = (graph, x_file)
         second = (generate(args, folder, yardstick, dynamic=False), None)
+    elif kind == "masked":
+        first = (generate(args, folder, shape, dynamic=False, mask=True), None)
+        second = (generate(args, folder, yardstick, dynamic=False), None)
     else:
         first = (generate(args, folder, shape, dynamic=False), None)
         second = (generate(args, folder, yardstick, dynamic=False), None)
@@ -286,7 +297,8 @@ def main():
             result = measure_row(args, folder, row)
             what = {"odd": "(%d,%d,%d,%d)" % yardstick,
                     "tiny": "(%d,%d,%d,%d)" % yardstick,
-                    "dynamic": "static, same T"}[kind]
+                    "dynamic": "static, same T",
+                    "masked": "no mask, same T"}[kind]
             if result is None:
                 print(f"| {label} | {kind} | {what} | failed | | |",
                       flush=True)
