@@ -85,9 +85,9 @@ def parse_row(text):
             raise ValueError
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected KIND:B,T,D,H:B,T,D,H with KIND odd, tiny, dynamic, masked or "
-            f"library, "
-            f"positive sizes and H dividing D, got '{text}'")
+            f"expected KIND:B,T,D,H:B,T,D,H with KIND odd, tiny, dynamic, "
+            f"masked or library, positive sizes and H dividing D, got "
+            f"'{text}'")
     label = "(%d,%d,%d,%d)" % shape
     return (label, parts[0], shape, yardstick)
 

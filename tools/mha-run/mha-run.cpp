@@ -292,6 +292,365 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
 }
 } // namespace
 
+/// A run of mha-run, step by step. Each step returns kContinue, or the exit
+/// code to stop with (after it reported why).
+class Run {
+public:
+  static constexpr int kContinue = -1;
+
+  Run(cl::opt<int> &threads,
+      const mlir::mha::MhaPipelineOptions &pipelineOptions)
+      : threads(threads), pipelineOptions(pipelineOptions) {}
+
+  /// The whole run: the steps in order.
+  int operator()() {
+    for (int (Run::*step)() :
+         {&Run::checkOptions, &Run::loadGraph, &Run::buildPipeline,
+          &Run::decodeIfAsked, &Run::bindInputs, &Run::describeReference,
+          &Run::compile, &Run::callAndTime, &Run::writeOutputs})
+      if (int code = (this->*step)(); code != kContinue)
+        return code;
+    return compareResults();
+  }
+
+private:
+  /// The options' values and combinations, before anything is read.
+  int checkOptions() {
+    // libomp aborts the process when it cannot start the threads it is
+    // asked for; far more threads than cores never help. 0, the default,
+    // leaves the count to libomp (all cores, or OMP_NUM_THREADS).
+    constexpr int kMaxThreads = 1024;
+    if (threads < 0 || threads > kMaxThreads)
+      return reportError(llvm::formatv("--threads must be between 0 and {0} "
+                                       "(0: all cores), got {1}",
+                                       kMaxThreads, int(threads))),
+             kBadInput;
+    // A timing needs tens of calls; a cap turns a mistyped count (an extra
+    // digit group) into an error instead of a run that never ends.
+    constexpr unsigned kMaxCalls = 100000;
+    for (auto [name, calls] : {std::pair("--repeat", unsigned(repeat)),
+                               std::pair("--warmup", unsigned(warmup))})
+      if (calls > kMaxCalls)
+        return reportError(llvm::formatv("{0} must be at most {1}, got {2}",
+                                         name, kMaxCalls, calls)),
+               kBadInput;
+    // `!(x >= 0)` also catches NaN, which would make every comparison fail.
+    for (auto [name, tolerance] : {std::pair("--atol", double(absTolerance)),
+                                   std::pair("--rtol", double(relTolerance))})
+      if (!(tolerance >= 0))
+        return reportError(llvm::formatv("{0} must be a non-negative number, "
+                                         "got {1}",
+                                         name, tolerance)),
+               kBadInput;
+    // The compiler's options, checked before anything is compiled.
+    if (auto error = pipelineOptions.validate("--"))
+      return fail(std::move(error), kBadInput);
+    if (threads > 0)
+      omp_set_num_threads(threads);
+    if (!tokens.empty() && dumpAttentionDir.empty())
+      return reportError("--tokens labels the maps of --dump-attention; give "
+                         "--dump-attention DIR too"),
+             kBadInput;
+    decoding = prefillTokens.getNumOccurrences() ||
+               decodeSteps.getNumOccurrences() ||
+               decodeLengths.getNumOccurrences();
+    if (auto error = checkDecodeOptions(decoding))
+      return fail(std::move(error), kBadInput);
+    return kContinue;
+  }
+
+  /// Parses and verifies the graph; the diagnostics name the file, line
+  /// and column.
+  int loadGraph() {
+    mlir::mha::registerMhaDialects(registry);
+    context = std::make_unique<MLIRContext>(registry);
+    context->loadAllAvailableDialects();
+    auto loaded = ::mha::runtime::loadGraph(graphFile, entryName, *context);
+    if (!loaded)
+      return fail(loaded.takeError(), kBadInput);
+    graph = std::move(*loaded);
+    return kContinue;
+  }
+
+  /// The pipeline, built before the inputs are bound: --print-pipeline
+  /// alone needs no inputs, and stops here.
+  int buildPipeline() {
+    pm = std::make_unique<PassManager>(context.get());
+    if (failed(applyPassManagerCLOptions(*pm)))
+      return reportError("bad pass manager options"), kBadInput;
+    // The weights get a function of their own, so the layer keeps its path.
+    weightsEntry =
+        mlir::mha::getAttentionWeightsFunctionName(graph.entry.getSymName());
+    if (!dumpAttentionDir.empty()) {
+      if (auto error = checkOneAttention(graph.entry))
+        return fail(std::move(error), kBadInput);
+      pm->addPass(mlir::mha::createMhaExtractAttentionWeights(
+          {graph.entry.getSymName().str()}));
+    }
+    mlir::mha::buildMhaToLLVMPipeline(*pm, pipelineOptions);
+    llvm::raw_string_ostream pipelineStream(pipelineText);
+    pm->printAsTextualPipeline(pipelineStream);
+    if (printPipeline && inputsDir.empty() && inputFiles.empty() &&
+        !randomInputs) {
+      printAttentionPaths(graph.entry, pipelineOptions.attention);
+      printPipelineByLine(pipelineText, llvm::outs());
+      return kOk;
+    }
+    inputOptions = {inputsDir, inputFiles, randomInputs, seed, dims};
+    return kContinue;
+  }
+
+  /// --prefill/--steps hand the run to the decoder (tools/mha-run/Decode.h).
+  int decodeIfAsked() {
+    if (!decoding)
+      return kContinue;
+    // Nothing written may be something read (the inputs are .npy files
+    // that a decoder's output, [B, T + N, D_out], cannot be mistaken for).
+    std::vector<ToolFile> reads = {{"the graph", graphFile}};
+    if (!expectFile.empty())
+      reads.push_back({"--expect", expectFile});
+    if (!outputFile.empty())
+      if (auto error = checkNoOverwrite(reads, {{"--output", outputFile}}))
+        return fail(std::move(error), kBadInput);
+    return runDecoder(graph, *pm, inputOptions, decodeOptions(), llvm::outs(),
+                      reportError);
+  }
+
+  /// Binds every argument to an array and checks that they fit together,
+  /// before anything is compiled.
+  int bindInputs() {
+    const GraphSignature &signature = graph.signature;
+    // Nothing written may be something read: `--expect F --output F` would
+    // compare the result with itself.
+    auto inputPaths = resolveInputPaths(signature, inputOptions);
+    if (!inputPaths)
+      return fail(inputPaths.takeError(), kBadInput);
+    if (auto error = checkOutputsDoNotOverwriteInputs(signature, *inputPaths))
+      return fail(std::move(error), kBadInput);
+
+    auto bound =
+        ::mha::runtime::bindInputs(signature, inputOptions, &llvm::outs());
+    if (!bound)
+      return fail(bound.takeError(), kBadInput);
+    inputs = std::move(*bound);
+    for (const NpyArray &input : inputs)
+      inputPointers.push_back(&input);
+    RankedTensorType resultType;
+    if (auto error =
+            checkInputsFitTogether(graph.entry, inputPointers, &resultType))
+      return fail(std::move(error), kBadInput);
+    if (auto error = checkOutputFits(resultType, inputs))
+      return fail(std::move(error), kBadInput);
+
+    // --tokens must match the sequence: checked now, not after compiling.
+    if (auto error = checkTokensFit(graph.entry, inputs, splitTokens(tokens)))
+      return fail(std::move(error), kBadInput);
+
+    // bf16 arguments come as float32 and are rounded to nearest even; the
+    // reference sees the rounded values, the compiled code their bf16
+    // copies.
+    inputPointers =
+        roundBF16Arguments(signature, inputs, bf16Copies, &llvm::outs());
+    return kContinue;
+  }
+
+  /// The reference (--check) and the GFLOP count (--repeat) need the graph
+  /// before lowering: described now.
+  int describeReference() {
+    if (!checkWithReference && repeat == 0)
+      return kContinue;
+    auto described = describeAttention(graph.entry, inputs);
+    if (described)
+      problem = std::move(*described);
+    else if (checkWithReference)
+      return fail(described.takeError(), kBadInput);
+    else
+      llvm::consumeError(described.takeError());
+    // The reference computes the layer alone: what a graph computes from
+    // the layer's output afterwards would be compared with the layer's.
+    if (checkWithReference && !problem->returnsLayerOutput)
+      return reportError(llvm::formatv(
+                 "--check compares @{0}'s result with the reference of its "
+                 "mha.attention, but @{0} does not return that op's result as "
+                 "it is; use --expect with a result computed elsewhere",
+                 graph.entry.getSymName())),
+             kBadInput;
+    return kContinue;
+  }
+
+  /// Lowers a copy with the named pipeline, JIT-compiles it and prepares
+  /// the packed weights once: every call reuses them.
+  int compile() {
+    auto compileStart = std::chrono::steady_clock::now();
+    OwningOpRef<ModuleOp> lowered = graph.module->clone();
+    // --mlir-timing: the passes and the JIT, printed once compiled.
+    DefaultTimingManager timingManager;
+    applyDefaultTimingManagerCLOptions(timingManager);
+    TimingScope timing = timingManager.getRootScope();
+    pm->enableTiming(timing);
+    printAttentionPaths(graph.entry, pipelineOptions.attention);
+    if (printPipeline)
+      printPipelineByLine(pipelineText, llvm::outs());
+    if (failed(pm->run(*lowered)))
+      return reportError("lowering " + graphFile + " failed (see above)"),
+             kCompileFailed;
+    TimingScope jitTiming = timing.nest("JIT compilation");
+    auto created = CompiledFunction::create(*lowered, graph.entry.getSymName(),
+                                            graph.signature.result.getRank());
+    if (!created)
+      return fail(created.takeError(), kCompileFailed);
+    function = std::move(*created);
+    jitTiming.stop();
+    timing.stop();
+    timingManager.print();
+    // Printed already: not again when the manager goes.
+    timingManager.setEnabled(false);
+    compileMs = millisecondsSince(compileStart);
+
+    auto prepareStart = std::chrono::steady_clock::now();
+    auto prepared = function->prepare(inputPointers);
+    if (!prepared)
+      return fail(prepared.takeError(), kCompileFailed);
+    numPrepared = *prepared;
+    prepareMs = millisecondsSince(prepareStart);
+    return kContinue;
+  }
+
+  /// Calls the layer once, or --warmup untimed calls and --repeat timed
+  /// ones, and prints their median.
+  int callAndTime() {
+    auto called = function->call(inputPointers);
+    if (!called)
+      return fail(called.takeError(), kCompileFailed);
+    result = std::move(*called);
+    if (repeat == 0)
+      return kContinue;
+    for (unsigned i = 0; i < warmup; ++i)
+      if (auto again = function->call(inputPointers); !again)
+        return fail(again.takeError(), kCompileFailed);
+    std::vector<double> times;
+    for (unsigned i = 0; i < repeat; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      if (auto again = function->call(inputPointers); !again)
+        return fail(again.takeError(), kCompileFailed);
+      times.push_back(millisecondsSince(start));
+    }
+    std::sort(times.begin(), times.end());
+    double median = times[times.size() / 2];
+    if (times.size() % 2 == 0)
+      median = (times[times.size() / 2 - 1] + median) / 2;
+    llvm::outs() << llvm::formatv("compile {0:F1} ms\n", compileMs);
+    if (numPrepared > 0)
+      llvm::outs() << llvm::formatv("prepared {0} packed weight buffers once "
+                                    "in {1:F1} ms\n",
+                                    numPrepared, prepareMs);
+    llvm::outs() << llvm::formatv("median {0:F3} ms, min {1:F3} ms over {2} "
+                                  "runs ({3} threads)",
+                                  median, times.front(), times.size(),
+                                  omp_get_max_threads());
+    if (problem)
+      llvm::outs() << llvm::formatv(", {0:F1} GFLOP/s",
+                                    problem->flops() / (median * 1e6));
+    llvm::outs() << "\n";
+    return kContinue;
+  }
+
+  /// --output, and --dump-attention: a second call, of the function the
+  /// extraction added.
+  int writeOutputs() {
+    if (!outputFile.empty()) {
+      if (auto error = writeNpy(outputFile, result))
+        return fail(std::move(error), kBadInput);
+      llvm::outs() << "wrote the output " << formatShape(result.shape) << " to "
+                   << outputFile << "\n";
+    }
+    if (dumpAttentionDir.empty())
+      return kContinue;
+    auto weightsFunction = function->sibling(weightsEntry, /*rank=*/4);
+    if (!weightsFunction)
+      return fail(weightsFunction.takeError(), kCompileFailed);
+    if (auto count = (*weightsFunction)->prepare(inputPointers); !count)
+      return fail(count.takeError(), kCompileFailed);
+    auto computed = (*weightsFunction)->call(inputPointers);
+    if (!computed)
+      return fail(computed.takeError(), kCompileFailed);
+    weights = std::move(*computed);
+    if (auto error =
+            dumpAttention(*weights, dumpAttentionDir, graph.entry.getSymName(),
+                          splitTokens(tokens), llvm::outs()))
+      return fail(std::move(error), kBadInput);
+    return kContinue;
+  }
+
+  /// Prints one comparison; false when an element is out of tolerance.
+  static bool printComparison(const llvm::Twine &what,
+                              const Comparison &comparison) {
+    llvm::outs() << what << ": " << comparison.summary() << "\n";
+    return comparison.passed;
+  }
+
+  /// --expect and --check: kOk, or kMismatch when an element differs.
+  int compareResults() {
+    int status = kOk;
+    if (!expectFile.empty()) {
+      auto expected = readNpy(expectFile);
+      if (!expected)
+        return fail(expected.takeError(), kBadInput);
+      auto comparison =
+          compareArrays(result, *expected, absTolerance, relTolerance);
+      if (!comparison)
+        return reportError(
+                   llvm::formatv("--expect {0}: {1}", expectFile,
+                                 llvm::toString(comparison.takeError()))),
+               kBadInput;
+      if (!printComparison("expect " + expectFile, *comparison))
+        status = kMismatch;
+    }
+    if (!checkWithReference)
+      return status;
+    NpyArray referenceWeights;
+    NpyArray reference =
+        computeReference(*problem, weights ? &referenceWeights : nullptr);
+    if (weights) {
+      auto comparison =
+          compareArrays(*weights, referenceWeights, absTolerance, relTolerance);
+      if (!comparison)
+        return fail(comparison.takeError(), kBadInput);
+      if (!printComparison("check the attention weights against the C++ "
+                           "reference",
+                           *comparison))
+        status = kMismatch;
+    }
+    auto comparison =
+        compareArrays(result, reference, absTolerance, relTolerance);
+    if (!comparison)
+      return fail(comparison.takeError(), kBadInput);
+    if (!printComparison("check against the C++ reference", *comparison))
+      status = kMismatch;
+    return status;
+  }
+
+  cl::opt<int> &threads;
+  const mlir::mha::MhaPipelineOptions &pipelineOptions;
+  bool decoding = false;
+  DialectRegistry registry;
+  std::unique_ptr<MLIRContext> context;
+  LoadedGraph graph;
+  std::unique_ptr<PassManager> pm;
+  std::string pipelineText;
+  std::string weightsEntry;
+  InputOptions inputOptions;
+  std::vector<NpyArray> inputs;
+  std::vector<const NpyArray *> inputPointers;
+  std::vector<NpyArray> bf16Copies;
+  std::optional<AttentionProblem> problem;
+  std::unique_ptr<CompiledFunction> function;
+  double compileMs = 0, prepareMs = 0;
+  unsigned numPrepared = 0;
+  NpyArray result;
+  std::optional<NpyArray> weights;
+};
+
 /// Everything but the check of stdout, which main does on every path.
 static int run(int argc, char **argv) {
   // Passes first: --mlir-print-ir-after=PASS only knows the passes
@@ -310,286 +669,7 @@ static int run(int argc, char **argv) {
           argc, argv,
           "mha-run: compile a multi-head attention graph and run it\n"))
     return kBadInput;
-
-  // libomp aborts the process when it cannot start the threads it is asked
-  // for; far more threads than cores never help. 0, the default, leaves
-  // the count to libomp (all cores, or OMP_NUM_THREADS).
-  constexpr int kMaxThreads = 1024;
-  if (threads < 0 || threads > kMaxThreads)
-    return reportError(llvm::formatv("--threads must be between 0 and {0} "
-                                     "(0: all cores), got {1}",
-                                     kMaxThreads, int(threads))),
-           kBadInput;
-  // A timing needs tens of calls; a cap turns a mistyped count (an extra
-  // digit group) into an error instead of a run that never ends.
-  constexpr unsigned kMaxCalls = 100000;
-  for (auto [name, calls] : {std::pair("--repeat", unsigned(repeat)),
-                             std::pair("--warmup", unsigned(warmup))})
-    if (calls > kMaxCalls)
-      return reportError(llvm::formatv("{0} must be at most {1}, got {2}",
-                                       name, kMaxCalls, calls)),
-             kBadInput;
-  // `!(x >= 0)` also catches NaN, which would make every comparison fail.
-  for (auto [name, tolerance] : {std::pair("--atol", double(absTolerance)),
-                                 std::pair("--rtol", double(relTolerance))})
-    if (!(tolerance >= 0))
-      return reportError(llvm::formatv("{0} must be a non-negative number, "
-                                       "got {1}",
-                                       name, tolerance)),
-             kBadInput;
-  // The compiler's options, checked before anything is compiled.
-  if (auto error = pipelineOptions.validate("--"))
-    return fail(std::move(error), kBadInput);
-  if (threads > 0)
-    omp_set_num_threads(threads);
-  if (!tokens.empty() && dumpAttentionDir.empty())
-    return reportError("--tokens labels the maps of --dump-attention; give "
-                       "--dump-attention DIR too"),
-           kBadInput;
-
-  bool decoding = prefillTokens.getNumOccurrences() ||
-                  decodeSteps.getNumOccurrences() ||
-                  decodeLengths.getNumOccurrences();
-  if (auto error = checkDecodeOptions(decoding))
-    return fail(std::move(error), kBadInput);
-
-  DialectRegistry registry;
-  mlir::mha::registerMhaDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-
-  // Parse and verify; the diagnostics name the file, line and column.
-  auto graph = loadGraph(graphFile, entryName, context);
-  if (!graph)
-    return fail(graph.takeError(), kBadInput);
-  ModuleOp module = *graph->module;
-  func::FuncOp entry = graph->entry;
-  const GraphSignature &signature = graph->signature;
-
-  // The pipeline, built before the inputs are bound: --print-pipeline alone
-  // needs no inputs.
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return reportError("bad pass manager options"), kBadInput;
-  // The weights get a function of their own, so the layer keeps its path.
-  std::string weightsEntry =
-      mlir::mha::getAttentionWeightsFunctionName(entry.getSymName());
-  if (!dumpAttentionDir.empty()) {
-    if (auto error = checkOneAttention(entry))
-      return fail(std::move(error), kBadInput);
-    pm.addPass(mlir::mha::createMhaExtractAttentionWeights(
-        {entry.getSymName().str()}));
-  }
-  mlir::mha::buildMhaToLLVMPipeline(pm, pipelineOptions);
-  std::string pipelineText;
-  llvm::raw_string_ostream pipelineStream(pipelineText);
-  pm.printAsTextualPipeline(pipelineStream);
-  if (printPipeline && inputsDir.empty() && inputFiles.empty() &&
-      !randomInputs) {
-    printAttentionPaths(entry, pipelineOptions.attention);
-    printPipelineByLine(pipelineText, llvm::outs());
-    return kOk;
-  }
-
-  InputOptions inputOptions{inputsDir, inputFiles, randomInputs, seed, dims};
-  if (decoding) {
-    // Nothing written may be something read (the inputs are .npy files
-    // that a decoder's output, [B, T + N, D_out], cannot be mistaken for).
-    std::vector<ToolFile> reads = {{"the graph", graphFile}};
-    if (!expectFile.empty())
-      reads.push_back({"--expect", expectFile});
-    if (!outputFile.empty())
-      if (auto error = checkNoOverwrite(reads, {{"--output", outputFile}}))
-        return fail(std::move(error), kBadInput);
-    return runDecoder(*graph, pm, inputOptions, decodeOptions(), llvm::outs(),
-                      reportError);
-  }
-
-  // Nothing written may be something read: `--expect F --output F` would
-  // compare the result with itself.
-  auto inputPaths = resolveInputPaths(signature, inputOptions);
-  if (!inputPaths)
-    return fail(inputPaths.takeError(), kBadInput);
-  if (auto error = checkOutputsDoNotOverwriteInputs(signature, *inputPaths))
-    return fail(std::move(error), kBadInput);
-
-  // Bind every argument to an array, then check that they fit together.
-  auto inputs = bindInputs(signature, inputOptions, &llvm::outs());
-  if (!inputs)
-    return fail(inputs.takeError(), kBadInput);
-  std::vector<const NpyArray *> inputPointers;
-  for (const NpyArray &input : *inputs)
-    inputPointers.push_back(&input);
-  RankedTensorType resultType;
-  if (auto error = checkInputsFitTogether(entry, inputPointers, &resultType))
-    return fail(std::move(error), kBadInput);
-  if (auto error = checkOutputFits(resultType, *inputs))
-    return fail(std::move(error), kBadInput);
-
-  // --tokens must match the sequence: checked now, not after compiling.
-  if (auto error = checkTokensFit(entry, *inputs, splitTokens(tokens)))
-    return fail(std::move(error), kBadInput);
-
-  // bf16 arguments come as float32 and are rounded to nearest even; the
-  // reference sees the rounded values, the compiled code their bf16 copies.
-  std::vector<NpyArray> bf16Copies;
-  inputPointers =
-      roundBF16Arguments(signature, *inputs, bf16Copies, &llvm::outs());
-
-  // The reference needs the graph before lowering; describe it now.
-  std::optional<AttentionProblem> problem;
-  if (checkWithReference || repeat > 0) {
-    auto described = describeAttention(entry, *inputs);
-    if (described)
-      problem = std::move(*described);
-    else if (checkWithReference)
-      return fail(described.takeError(), kBadInput);
-    else
-      llvm::consumeError(described.takeError());
-    // The reference computes the layer alone: what a graph computes from
-    // the layer's output afterwards would be compared with the layer's.
-    if (checkWithReference && !problem->returnsLayerOutput)
-      return reportError(llvm::formatv(
-                 "--check compares @{0}'s result with the reference of its "
-                 "mha.attention, but @{0} does not return that op's result as "
-                 "it is; use --expect with a result computed elsewhere",
-                 entry.getSymName())),
-             kBadInput;
-  }
-
-  // Lower a copy with the named pipeline and JIT-compile it.
-  auto compileStart = std::chrono::steady_clock::now();
-  OwningOpRef<ModuleOp> lowered = module.clone();
-  // --mlir-timing: the passes and the JIT, printed once compiled.
-  DefaultTimingManager timingManager;
-  applyDefaultTimingManagerCLOptions(timingManager);
-  TimingScope timing = timingManager.getRootScope();
-  pm.enableTiming(timing);
-  printAttentionPaths(entry, pipelineOptions.attention);
-  if (printPipeline)
-    printPipelineByLine(pipelineText, llvm::outs());
-  if (failed(pm.run(*lowered)))
-    return reportError("lowering " + graphFile + " failed (see above)"),
-           kCompileFailed;
-  TimingScope jitTiming = timing.nest("JIT compilation");
-  auto function = CompiledFunction::create(*lowered, entry.getSymName(),
-                                           signature.result.getRank());
-  if (!function)
-    return fail(function.takeError(), kCompileFailed);
-  jitTiming.stop();
-  timing.stop();
-  timingManager.print();
-  // Printed already: not again when the manager goes.
-  timingManager.setEnabled(false);
-  double compileMs = millisecondsSince(compileStart);
-
-  // The packed weights, once: every call below reuses them.
-  auto prepareStart = std::chrono::steady_clock::now();
-  auto numPrepared = (*function)->prepare(inputPointers);
-  if (!numPrepared)
-    return fail(numPrepared.takeError(), kCompileFailed);
-  double prepareMs = millisecondsSince(prepareStart);
-
-  // Run: once, or warm-up calls and timed calls.
-  llvm::Expected<NpyArray> result = (*function)->call(inputPointers);
-  if (!result)
-    return fail(result.takeError(), kCompileFailed);
-  if (repeat > 0) {
-    for (unsigned i = 0; i < warmup; ++i)
-      if (auto again = (*function)->call(inputPointers); !again)
-        return fail(again.takeError(), kCompileFailed);
-    std::vector<double> times;
-    for (unsigned i = 0; i < repeat; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      if (auto again = (*function)->call(inputPointers); !again)
-        return fail(again.takeError(), kCompileFailed);
-      times.push_back(millisecondsSince(start));
-    }
-    std::sort(times.begin(), times.end());
-    double median = times[times.size() / 2];
-    if (times.size() % 2 == 0)
-      median = (times[times.size() / 2 - 1] + median) / 2;
-    llvm::outs() << llvm::formatv("compile {0:F1} ms\n", compileMs);
-    if (*numPrepared > 0)
-      llvm::outs() << llvm::formatv("prepared {0} packed weight buffers once "
-                                    "in {1:F1} ms\n",
-                                    *numPrepared, prepareMs);
-    llvm::outs() << llvm::formatv("median {0:F3} ms, min {1:F3} ms over {2} "
-                                  "runs ({3} threads)",
-                                  median, times.front(), times.size(),
-                                  omp_get_max_threads());
-    if (problem)
-      llvm::outs() << llvm::formatv(", {0:F1} GFLOP/s",
-                                    problem->flops() / (median * 1e6));
-    llvm::outs() << "\n";
-  }
-
-  if (!outputFile.empty()) {
-    if (auto error = writeNpy(outputFile, *result))
-      return fail(std::move(error), kBadInput);
-    llvm::outs() << "wrote the output " << formatShape(result->shape) << " to "
-                 << outputFile << "\n";
-  }
-
-  // The weights: a second call, of the function the extraction added.
-  std::optional<NpyArray> weights;
-  if (!dumpAttentionDir.empty()) {
-    auto weightsFunction = (*function)->sibling(weightsEntry, /*rank=*/4);
-    if (!weightsFunction)
-      return fail(weightsFunction.takeError(), kCompileFailed);
-    if (auto count = (*weightsFunction)->prepare(inputPointers); !count)
-      return fail(count.takeError(), kCompileFailed);
-    auto computed = (*weightsFunction)->call(inputPointers);
-    if (!computed)
-      return fail(computed.takeError(), kCompileFailed);
-    weights = std::move(*computed);
-    if (auto error =
-            dumpAttention(*weights, dumpAttentionDir, entry.getSymName(),
-                          splitTokens(tokens), llvm::outs()))
-      return fail(std::move(error), kBadInput);
-  }
-
-  int status = kOk;
-  if (!expectFile.empty()) {
-    auto expected = readNpy(expectFile);
-    if (!expected)
-      return fail(expected.takeError(), kBadInput);
-    auto comparison =
-        compareArrays(*result, *expected, absTolerance, relTolerance);
-    if (!comparison)
-      return reportError(llvm::formatv("--expect {0}: {1}", expectFile,
-                                       llvm::toString(comparison.takeError()))),
-             kBadInput;
-    llvm::outs() << "expect " << expectFile << ": " << comparison->summary()
-                 << "\n";
-    if (!comparison->passed)
-      status = kMismatch;
-  }
-  if (checkWithReference) {
-    NpyArray referenceWeights;
-    NpyArray reference =
-        computeReference(*problem, weights ? &referenceWeights : nullptr);
-    if (weights) {
-      auto comparison =
-          compareArrays(*weights, referenceWeights, absTolerance, relTolerance);
-      if (!comparison)
-        return fail(comparison.takeError(), kBadInput);
-      llvm::outs() << "check the attention weights against the C++ "
-                      "reference: "
-                   << comparison->summary() << "\n";
-      if (!comparison->passed)
-        status = kMismatch;
-    }
-    auto comparison =
-        compareArrays(*result, reference, absTolerance, relTolerance);
-    if (!comparison)
-      return fail(comparison.takeError(), kBadInput);
-    llvm::outs() << "check against the C++ reference: " << comparison->summary()
-                 << "\n";
-    if (!comparison->passed)
-      status = kMismatch;
-  }
-  return status;
+  return Run(threads, pipelineOptions)();
 }
 
 int main(int argc, char **argv) {
