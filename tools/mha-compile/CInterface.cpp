@@ -1151,19 +1151,20 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "  return status;\n}\n\n";
 
   // The bf16 arguments that `which` selects, rounded into one block:
-  // `layOut` writes their offsets (`<id>_at`) and the block's size
-  // (`bf16_bytes`), `round` the rounding into the block at `block` as
-  // `<id>_bf16`. Sizes are checked by then.
+  // `layOutBF16` writes their offsets (`<id>_at`) and the block's size
+  // (`bf16bytes`), `roundBF16` the rounding into the block at `block` as
+  // `<id>_bf16`. Sizes are checked by then. (The locals have no `_`, so
+  // that no library name makes them one of its `NAME_...` functions.)
   auto layOutBF16 = [&](Arguments which) {
-    os << "  size_t bf16_bytes = 0;\n  int64_t bf16_count;\n";
+    os << "  size_t bf16bytes = 0;\n  int64_t bf16count;\n";
     for (auto [index, argument] : llvm::enumerate(arguments)) {
       if (!takes(interface, which, index) || !isBF16(argument))
         continue;
       std::string id = toCIdentifier(argument.name);
       os << "  " << n << "_count(" << argument.type.getRank() << ", " << id
-         << "_shape, &bf16_count);\n"
-         << "  size_t " << id << "_at = bf16_bytes;\n"
-         << "  if (!" << n << "_add_bf16_room(bf16_count, &bf16_bytes))\n"
+         << "_shape, &bf16count);\n"
+         << "  size_t " << id << "_at = bf16bytes;\n"
+         << "  if (!" << n << "_add_bf16_room(bf16count, &bf16bytes))\n"
          << "    return " << n << "_fail(" << upper
          << "_BAD_ARGUMENT, \"" << id
          << ": its bf16 copy does not fit in memory\");\n";
@@ -1177,9 +1178,9 @@ std::string writeWrapper(const LibraryInterface &interface,
       os << "  uint16_t *" << id << "_bf16 = (uint16_t *)((char *)" << block
          << " + " << id << "_at);\n"
          << "  " << n << "_count(" << argument.type.getRank() << ", " << id
-         << "_shape, &bf16_count);\n"
+         << "_shape, &bf16count);\n"
          << "  " << n << "_round_bf16(" << id << ", " << id
-         << "_bf16, bf16_count);\n";
+         << "_bf16, bf16count);\n";
     }
   };
   bool bf16 = hasBF16(interface, Arguments::All);
@@ -1196,11 +1197,11 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "  if (status != " << upper << "_OK)\n    return status;\n";
   if (bf16) {
     layOutBF16(Arguments::All);
-    os << "  void *bf16_block = aligned_alloc(64, bf16_bytes);\n"
-       << "  if (!bf16_block)\n    return " << n << "_fail(" << upper
+    os << "  void *bf16block = aligned_alloc(64, bf16bytes);\n"
+       << "  if (!bf16block)\n    return " << n << "_fail(" << upper
        << "_BAD_ARGUMENT, \"out of memory for the %zu bytes of the bf16 "
-          "arguments\", bf16_bytes);\n";
-    roundBF16(Arguments::All, "bf16_block");
+          "arguments\", bf16bytes);\n";
+    roundBF16(Arguments::All, "bf16block");
   }
   std::string runValues = argumentValues(interface, "", true, true);
   if (numPrepared) {
@@ -1212,7 +1213,7 @@ std::string writeWrapper(const LibraryInterface &interface,
   if (numPrepared)
     os << "  " << n << "_release_prepared(" << runValues << ", prepared);\n";
   if (bf16)
-    os << "  free(bf16_block);\n";
+    os << "  free(bf16block);\n";
   os << "  return status;\n}\n\n";
 
   // The per-call bf16 arguments of a handle's calls are rounded into
@@ -1345,10 +1346,10 @@ std::string writeWrapper(const LibraryInterface &interface,
   if (bf16Activations) {
     layOutBF16(Arguments::Activations);
     os << "  " << n << "_scratch *scratch = " << n
-       << "_take_scratch(handle, bf16_bytes);\n"
+       << "_take_scratch(handle, bf16bytes);\n"
        << "  if (!scratch)\n    return " << n << "_fail(" << upper
        << "_BAD_ARGUMENT, \"out of memory for the %zu bytes of the bf16 "
-          "arguments\", bf16_bytes);\n";
+          "arguments\", bf16bytes);\n";
     roundBF16(Arguments::Activations, "scratch->data");
   }
   os << "  status = " << n << "_invoke(" << withComma(callValues)
