@@ -64,7 +64,7 @@ enum class View { Caller, Graph, Check };
 std::string elementType(const GraphArgument &argument,
                         View view = View::Caller) {
   if (isBF16(argument))
-    return view == View::Graph ? "uint16_t"
+    return view == View::Graph   ? "uint16_t"
            : view == View::Check ? "void"
                                  : "float";
   return isMask(argument) ? "uint8_t" : isInt64(argument) ? "int64_t" : "float";
@@ -140,13 +140,12 @@ std::string argumentParameters(const LibraryInterface &interface,
   llvm::SmallVector<std::string> list;
   for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
     if (takes(interface, which, index))
-      list.push_back(
-          llvm::formatv("{3}{0} *{1}, const int64_t {1}_shape[{2}]",
-                        elementType(argument, view),
-                        toCIdentifier(argument.name),
-                        argument.type.getRank(),
-                        isWritten(interface, index) ? "" : "const ")
-              .str());
+      list.push_back(llvm::formatv("{3}{0} *{1}, const int64_t {1}_shape[{2}]",
+                                   elementType(argument, view),
+                                   toCIdentifier(argument.name),
+                                   argument.type.getRank(),
+                                   isWritten(interface, index) ? "" : "const ")
+                         .str());
   return llvm::join(list, ", ");
 }
 
@@ -449,7 +448,10 @@ std::string writeHeader(const LibraryInterface &interface) {
        << " * the other bf16 arguments on every call, into buffers the "
           "handle keeps\n"
        << " * for its next calls; " << n
-       << "_run rounds all of them on every call.\n";
+       << "_run rounds all of them on every call. Where the rounded copies "
+          "do not fit\n"
+       << " * in memory, a call returns " << llvm::StringRef(n).upper()
+       << "_BAD_ARGUMENT.\n";
   std::string upper = llvm::StringRef(n).upper();
   std::string weights = argumentParameters(interface, Arguments::Weights);
   std::string activations =
@@ -1100,8 +1102,8 @@ std::string writeWrapper(const LibraryInterface &interface,
       os << "  memset(&prepared[" << i << "], 0, sizeof prepared[" << i
          << "]);\n  " << interface.prepareSymbols[i] << "(&prepared[" << i << "]" << argumentPointers() << ");\n";
     os << "}\n\n"
-       << "static void " << n << "_release_prepared(" << graphParameters
-       << ", " << memref1 << " prepared[" << numPrepared << "]) {\n"
+       << "static void " << n << "_release_prepared(" << graphParameters << ", "
+       << memref1 << " prepared[" << numPrepared << "]) {\n"
        << "  for (int i = 0; i < " << numPrepared << "; ++i)\n"
        << "    if (!(" << isArgument("prepared[i].allocated") << "))\n"
        << "      " << n << "_release(prepared[i].allocated);\n}\n\n";
@@ -1165,8 +1167,7 @@ std::string writeWrapper(const LibraryInterface &interface,
          << "_shape, &bf16count);\n"
          << "  size_t " << id << "_at = bf16bytes;\n"
          << "  if (!" << n << "_add_bf16_room(bf16count, &bf16bytes))\n"
-         << "    return " << n << "_fail(" << upper
-         << "_BAD_ARGUMENT, \"" << id
+         << "    return " << n << "_fail(" << upper << "_BAD_ARGUMENT, \"" << id
          << ": its bf16 copy does not fit in memory\");\n";
     }
   };

@@ -253,7 +253,8 @@ int main(int argc, char **argv) {
   llvm::sys::fs::remove_directories(workDir);
   // Every file written, by name: the header goes beside the library unless
   // --header says otherwise.
-  std::vector<std::string> rounded = ::mha::compile::roundedArguments(interface);
+  std::vector<std::string> rounded =
+      ::mha::compile::roundedArguments(interface);
   if (status == kOk && !rounded.empty())
     llvm::outs() << "the library rounds the float32 arguments "
                  << llvm::join(rounded, ", ")

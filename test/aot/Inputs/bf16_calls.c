@@ -36,16 +36,16 @@ static float x[B * T * D], kv[B * S * DKV], w_q[D * D], w_k[DKV * 8],
 static uint8_t mask[B * T * S];
 static const int64_t w_q_shape[2] = {D, D}, w_k_shape[2] = {DKV, 8},
                      w_v_shape[2] = {DKV, 8}, w_o_shape[2] = {D, DOUT},
-                     b_q_shape[1] = {D}, b_k_shape[1] = {8},
-                     b_v_shape[1] = {8}, b_o_shape[1] = {DOUT};
+                     b_q_shape[1] = {D}, b_k_shape[1] = {8}, b_v_shape[1] = {8},
+                     b_o_shape[1] = {DOUT};
 
 static void load(const char *dir, const char *name, void *data, size_t bytes) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.bin", dir, name);
   FILE *file = fopen(path, "rb");
   if (!file || fread(data, 1, bytes, file) != bytes) {
-    fprintf(stderr, "bf16_calls: error: cannot read %zu bytes from %s\n",
-            bytes, path);
+    fprintf(stderr, "bf16_calls: error: cannot read %zu bytes from %s\n", bytes,
+            path);
     exit(2);
   }
   fclose(file);
@@ -65,8 +65,7 @@ static void save(const char *dir, const char *name, const float *data,
 
 /* One handle call on the first `batch` sequences and their first `tokens`
  * queries (x, kv and the mask of batch 0 are prefixes of theirs). */
-static int call(layer_handle *handle, int64_t batch, int64_t tokens,
-                float *y) {
+static int call(layer_handle *handle, int64_t batch, int64_t tokens, float *y) {
   static float part_x[T * D];
   static uint8_t part_mask[T * S];
   const float *xs = x;
@@ -136,11 +135,10 @@ int main(int argc, char **argv) {
   int64_t x_shape[3] = {B, T, D}, kv_shape[3] = {B, S, DKV},
           mask_shape[3] = {B, T, S}, y_shape[3];
 
-  int status = layer_run(x, x_shape, kv, kv_shape, mask, mask_shape, w_q,
-                         w_q_shape, w_k, w_k_shape, w_v, w_v_shape, w_o,
-                         w_o_shape, b_q, b_q_shape, b_k, b_k_shape, b_v,
-                         b_v_shape, b_o, b_o_shape, y_run, B * T * DOUT,
-                         y_shape);
+  int status = layer_run(
+      x, x_shape, kv, kv_shape, mask, mask_shape, w_q, w_q_shape, w_k,
+      w_k_shape, w_v, w_v_shape, w_o, w_o_shape, b_q, b_q_shape, b_k, b_k_shape,
+      b_v, b_v_shape, b_o, b_o_shape, y_run, B * T * DOUT, y_shape);
   printf("layer_run: status %d, shape [%lld, %lld, %lld]%s%s\n", status,
          (long long)y_shape[0], (long long)y_shape[1], (long long)y_shape[2],
          status ? ": " : "", layer_last_error());
@@ -148,10 +146,9 @@ int main(int argc, char **argv) {
     return 1;
   save(dir, "y_run", y_run, B * T * DOUT);
 
-  layer_handle *handle =
-      layer_create(w_q, w_q_shape, w_k, w_k_shape, w_v, w_v_shape, w_o,
-                   w_o_shape, b_q, b_q_shape, b_k, b_k_shape, b_v, b_v_shape,
-                   b_o, b_o_shape);
+  layer_handle *handle = layer_create(
+      w_q, w_q_shape, w_k, w_k_shape, w_v, w_v_shape, w_o, w_o_shape, b_q,
+      b_q_shape, b_k, b_k_shape, b_v, b_v_shape, b_o, b_o_shape);
   if (!handle) {
     printf("layer_create: %s\n", layer_last_error());
     return 1;

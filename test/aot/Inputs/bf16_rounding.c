@@ -39,7 +39,8 @@ static const Case cases[16] = {
 static int check(const char *how, const float *result, const int64_t *shape) {
   int wrong = 0;
   if (shape[0] != 16) {
-    printf("%s: result shape [%lld], expected [16]\n", how, (long long)shape[0]);
+    printf("%s: result shape [%lld], expected [16]\n", how,
+           (long long)shape[0]);
     return 1;
   }
   for (int i = 0; i < 16; ++i) {

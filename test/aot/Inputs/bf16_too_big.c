@@ -24,15 +24,14 @@ int main(void) {
     printf("run, x [%lld, %lld, 16]: status %d: %s\n", (long long)sizes[i][0],
            (long long)sizes[i][1], status, layer_last_error());
   }
-  layer_handle *handle = layer_create(w, w_shape, w, w_shape, w, w_shape, w,
-                                      w_shape, b, b_shape, b, b_shape, b,
-                                      b_shape, b, b_shape);
+  layer_handle *handle =
+      layer_create(w, w_shape, w, w_shape, w, w_shape, w, w_shape, b, b_shape,
+                   b, b_shape, b, b_shape, b, b_shape);
   for (int i = 0; i < 2; ++i) {
     int64_t y_shape[3];
     int status = layer_call(handle, x, sizes[i], y, 16, y_shape);
-    printf("call, x [%lld, %lld, 16]: status %d: %s\n",
-           (long long)sizes[i][0], (long long)sizes[i][1], status,
-           layer_last_error());
+    printf("call, x [%lld, %lld, 16]: status %d: %s\n", (long long)sizes[i][0],
+           (long long)sizes[i][1], status, layer_last_error());
   }
   /* The handle still works. */
   int64_t x_shape[3] = {1, 1, 16}, y_shape[3];
