@@ -50,8 +50,23 @@ bool isInt64(const GraphArgument &argument) {
   return argument.type.getElementType().isInteger(64);
 }
 
-/// The element type of an argument in C.
-std::string elementType(const GraphArgument &argument) {
+bool isBF16(const GraphArgument &argument) {
+  return argument.type.getElementType().isBF16();
+}
+
+/// Whose view of an argument's data a C function has. Only bf16 arguments
+/// differ: the caller passes float32 values (C has no bfloat16, nor has
+/// NumPy), the compiled code reads the bf16 bits the wrapper rounded them
+/// to, and the checks, which read no bf16 element, take either.
+enum class View { Caller, Graph, Check };
+
+/// The element type of an argument in C, as `view` sees it.
+std::string elementType(const GraphArgument &argument,
+                        View view = View::Caller) {
+  if (isBF16(argument))
+    return view == View::Graph   ? "uint16_t"
+           : view == View::Check ? "void"
+                                 : "float";
   return isMask(argument) ? "uint8_t" : isInt64(argument) ? "int64_t" : "float";
 }
 
@@ -121,16 +136,16 @@ bool isWritten(const LibraryInterface &interface, unsigned index) {
 /// `const float *x, const int64_t x_shape[3], ...` for the arguments that
 /// `which` selects; "" if none.
 std::string argumentParameters(const LibraryInterface &interface,
-                               Arguments which) {
+                               Arguments which, View view = View::Caller) {
   llvm::SmallVector<std::string> list;
   for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
     if (takes(interface, which, index))
-      list.push_back(
-          llvm::formatv("{3}{0} *{1}, const int64_t {1}_shape[{2}]",
-                        elementType(argument), toCIdentifier(argument.name),
-                        argument.type.getRank(),
-                        isWritten(interface, index) ? "" : "const ")
-              .str());
+      list.push_back(llvm::formatv("{3}{0} *{1}, const int64_t {1}_shape[{2}]",
+                                   elementType(argument, view),
+                                   toCIdentifier(argument.name),
+                                   argument.type.getRank(),
+                                   isWritten(interface, index) ? "" : "const ")
+                         .str());
   return llvm::join(list, ", ");
 }
 
@@ -151,21 +166,46 @@ std::string parameterList(const LibraryInterface &interface) {
 
 /// `x, x_shape, handle->w_q, handle->w_q_shape, ...`: every argument, the
 /// weights from `weights` (e.g. "handle->") and the others from the
-/// parameters, or NULL where `activations` is false.
+/// parameters, or NULL where `activations` is false. With `rounded`, the
+/// data of a bf16 argument that comes from the parameters is the local
+/// `<id>_bf16` that the caller's floats were rounded into (a handle's
+/// weights are rounded already).
 std::string argumentValues(const LibraryInterface &interface,
-                           llvm::StringRef weights, bool activations) {
+                           llvm::StringRef weights, bool activations,
+                           bool rounded = false) {
   llvm::SmallVector<std::string> list;
   for (auto [index, argument] :
        llvm::enumerate(interface.signature.arguments)) {
     std::string id = toCIdentifier(argument.name);
+    bool fromParameters = !interface.isWeight[index] || weights.empty();
+    std::string data =
+        rounded && fromParameters && isBF16(argument) ? id + "_bf16" : id;
     if (interface.isWeight[index])
-      list.push_back(llvm::formatv("{0}{1}, {0}{1}_shape", weights, id).str());
+      list.push_back(
+          llvm::formatv("{0}{1}, {0}{2}_shape", weights, data, id).str());
     else if (activations)
-      list.push_back(id + ", " + id + "_shape");
+      list.push_back(data + ", " + id + "_shape");
     else
       list.push_back("NULL, NULL");
   }
   return llvm::join(list, ", ");
+}
+
+bool hasBF16(const LibraryInterface &interface, Arguments which) {
+  for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
+    if (takes(interface, which, index) && isBF16(argument))
+      return true;
+  return false;
+}
+
+/// `x, kv, w_q`: the names of the bf16 arguments that `which` selects.
+llvm::SmallVector<std::string> bf16Names(const LibraryInterface &interface,
+                                         Arguments which) {
+  llvm::SmallVector<std::string> names;
+  for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
+    if (takes(interface, which, index) && isBF16(argument))
+      names.push_back(toCIdentifier(argument.name));
+  return names;
 }
 
 /// `x_shape[0]`: how the C code names one `?` size of an argument.
@@ -180,6 +220,11 @@ std::string descriptorType(llvm::StringRef name, int64_t rank) {
   return llvm::formatv("{0}_memref{1}", name, rank).str();
 }
 } // namespace
+
+std::vector<std::string> roundedArguments(const LibraryInterface &interface) {
+  llvm::SmallVector<std::string> names = bf16Names(interface, Arguments::All);
+  return {names.begin(), names.end()};
+}
 
 /// The header's part for a cache graph: what the cache arguments mean and,
 /// where it can be written, the session API. `weights` is the weights'
@@ -328,7 +373,8 @@ std::string writeHeader(const LibraryInterface &interface) {
                                : "float32 ")
        << describeShape(argument.type)
        << (interface.isWeight[index] ? ", weight" : "")
-       << (isWritten(interface, index) ? ", updated in place" : "") << "\n";
+       << (isWritten(interface, index) ? ", updated in place" : "")
+       << (isBF16(argument) ? ", rounded to bf16" : "") << "\n";
   os << " *   result: float32 " << describeShape(interface.signature.result)
      << ", written to `result` (room for\n *     `result_capacity` floats);"
      << " its sizes are stored in `result_shape`.\n";
@@ -388,6 +434,24 @@ std::string writeHeader(const LibraryInterface &interface) {
   os << " *\n * A call with sizes that break any of these, or a mask byte"
      << " other than 0 or 1,\n * returns " << llvm::StringRef(n).upper()
      << "_BAD_ARGUMENT before the graph runs.\n";
+  if (hasBF16(interface, Arguments::All))
+    os << " *\n * The graph holds the arguments marked \"rounded to bf16\" "
+          "in bfloat16. They\n"
+       << " * are given as float32 (C has no bfloat16) and rounded to the "
+          "nearest bf16,\n"
+       << " * ties to even; NaN stays NaN, infinities stay, and values past "
+          "the\n"
+       << " * largest bf16 become infinities. The caller's arrays are not "
+          "changed.\n"
+       << " * " << n << "_create rounds the weights once, into the handle; "
+       << n << "_call rounds\n"
+       << " * the other bf16 arguments on every call, into buffers the "
+          "handle keeps\n"
+       << " * for its next calls; " << n
+       << "_run rounds all of them on every call. Where the rounded copies "
+          "do not fit\n"
+       << " * in memory, a call returns " << llvm::StringRef(n).upper()
+       << "_BAD_ARGUMENT.\n";
   std::string upper = llvm::StringRef(n).upper();
   std::string weights = argumentParameters(interface, Arguments::Weights);
   std::string activations =
@@ -779,9 +843,16 @@ std::string writeWrapper(const LibraryInterface &interface,
   const auto &arguments = interface.signature.arguments;
   int64_t resultRank = interface.signature.result.getRank();
   unsigned numPrepared = interface.prepareSymbols.size();
-  std::string allParameters = argumentParameters(interface, Arguments::All);
+  // The checks take the caller's pointers and the handle's alike; the
+  // functions that reach the compiled code take the graph's elements.
+  std::string checkParameters =
+      argumentParameters(interface, Arguments::All, View::Check);
+  std::string graphParameters =
+      argumentParameters(interface, Arguments::All, View::Graph);
   std::string weightParameters =
       argumentParameters(interface, Arguments::Weights);
+  std::string weightCheckParameters =
+      argumentParameters(interface, Arguments::Weights, View::Check);
   std::string activationParameters =
       argumentParameters(interface, Arguments::Activations);
   std::string memref1 = descriptorType(n, 1);
@@ -848,6 +919,38 @@ std::string writeWrapper(const LibraryInterface &interface,
         "--i) {\n"
      << "    sizes[i] = shape[i];\n    strides[i] = stride;\n"
      << "    stride *= shape[i];\n  }\n}\n\n";
+
+  // float32 to bf16, emitted here rather than linked from mha's runtime:
+  // the library stays one object with libomp and libc as its only
+  // dependencies, and the C is the bit arithmetic of runtime/BFloat16.h.
+  // No AVX512_BF16 conversion (vcvtneps2bf16): it flushes subnormal
+  // inputs to zero, which mha-run and the Python package do not.
+  if (hasBF16(interface, Arguments::All))
+    os << "/* The bits of the bfloat16 nearest to each float (ties to even), "
+          "as\n   runtime/BFloat16.h rounds: NaN stays NaN (quiet, sign "
+          "kept); a carry into\n   the exponent rounds up, to infinity past "
+          "the largest bf16. */\n"
+       << "static void " << n
+       << "_round_bf16(const float *from, uint16_t *to, int64_t count) {\n"
+       << "  for (int64_t i = 0; i < count; ++i) {\n"
+       << "    uint32_t bits;\n    memcpy(&bits, &from[i], sizeof bits);\n"
+       << "    uint32_t nearest = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> "
+          "16;\n"
+       << "    uint32_t nan = (bits >> 16) | 0x0040u;\n"
+       << "    to[i] = (uint16_t)((bits & 0x7fffffffu) > 0x7f800000u ? nan : "
+          "nearest);\n"
+       << "  }\n}\n\n"
+       // 64-byte aligned pieces of one block, as the handle's weights.
+       << "/* Adds the room of `count` bf16 values, rounded up to 64 bytes, "
+          "to *bytes;\n   0 if that overflows. */\n"
+       << "static int " << n
+       << "_add_bf16_room(int64_t count, size_t *bytes) {\n"
+       << "  size_t room;\n"
+       << "  return !__builtin_mul_overflow((size_t)count, sizeof(uint16_t), "
+          "&room) &&\n"
+       << "         room <= SIZE_MAX - 63 &&\n"
+       << "         !__builtin_add_overflow(*bytes, (room + 63) / 64 * 64, "
+          "bytes);\n}\n\n";
 
   // The compiled code's allocation functions: a cache of large blocks, as
   // runtime/BufferCache keeps them for the JIT. Without it, glibc maps
@@ -947,12 +1050,12 @@ std::string writeWrapper(const LibraryInterface &interface,
 
   // Checks: of the weights alone (NAME_create), and of everything.
   if (!weightParameters.empty()) {
-    os << "static int " << n << "_check_weights(" << weightParameters
+    os << "static int " << n << "_check_weights(" << weightCheckParameters
        << ") {\n  int64_t count;\n";
     writeChecks(os, interface, Arguments::Weights);
     os << "  return " << upper << "_OK;\n}\n\n";
   }
-  os << "static int " << n << "_check(" << withComma(allParameters)
+  os << "static int " << n << "_check(" << withComma(checkParameters)
      << "const float *result, const int64_t *result_shape) {\n"
      << "  int64_t count;\n";
   writeChecks(os, interface, Arguments::All);
@@ -992,14 +1095,14 @@ std::string writeWrapper(const LibraryInterface &interface,
   // The prepare functions, on the weights (the other arguments may be
   // NULL: the prepare functions read only weights).
   if (numPrepared > 0) {
-    os << "static void " << n << "_prepare(" << allParameters << ", " << memref1
-       << " prepared[" << numPrepared << "]) {\n";
+    os << "static void " << n << "_prepare(" << graphParameters << ", "
+       << memref1 << " prepared[" << numPrepared << "]) {\n";
     describeArguments();
     for (unsigned i = 0; i < numPrepared; ++i)
       os << "  memset(&prepared[" << i << "], 0, sizeof prepared[" << i
          << "]);\n  " << interface.prepareSymbols[i] << "(&prepared[" << i << "]" << argumentPointers() << ");\n";
     os << "}\n\n"
-       << "static void " << n << "_release_prepared(" << allParameters << ", "
+       << "static void " << n << "_release_prepared(" << graphParameters << ", "
        << memref1 << " prepared[" << numPrepared << "]) {\n"
        << "  for (int i = 0; i < " << numPrepared << "; ++i)\n"
        << "    if (!(" << isArgument("prepared[i].allocated") << "))\n"
@@ -1007,8 +1110,9 @@ std::string writeWrapper(const LibraryInterface &interface,
   }
 
   // One call of the graph, the sizes checked; the result copied out.
-  os << "static int " << n << "_invoke(" << withComma(allParameters) << "const "
-     << memref1 << " *prepared, " << resultParameters(interface) << ") {\n";
+  os << "static int " << n << "_invoke(" << withComma(graphParameters)
+     << "const " << memref1 << " *prepared, " << resultParameters(interface)
+     << ") {\n";
   describeArguments();
   os << "  " << descriptorType(n, resultRank) << " out = {0};\n"
      << "  " << interface.graphSymbol << "(&out" << argumentPointers();
@@ -1048,7 +1152,43 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "    " << n << "_release(out.allocated);\n"
      << "  return status;\n}\n\n";
 
-  // NAME_run: everything in one call.
+  // The bf16 arguments that `which` selects, rounded into one block:
+  // `layOutBF16` writes their offsets (`<id>_at`) and the block's size
+  // (`bf16bytes`), `roundBF16` the rounding into the block at `block` as
+  // `<id>_bf16`. Sizes are checked by then. (The locals have no `_`, so
+  // that no library name makes them one of its `NAME_...` functions.)
+  auto layOutBF16 = [&](Arguments which) {
+    os << "  size_t bf16bytes = 0;\n  int64_t bf16count;\n";
+    for (auto [index, argument] : llvm::enumerate(arguments)) {
+      if (!takes(interface, which, index) || !isBF16(argument))
+        continue;
+      std::string id = toCIdentifier(argument.name);
+      os << "  " << n << "_count(" << argument.type.getRank() << ", " << id
+         << "_shape, &bf16count);\n"
+         << "  size_t " << id << "_at = bf16bytes;\n"
+         << "  if (!" << n << "_add_bf16_room(bf16count, &bf16bytes))\n"
+         << "    return " << n << "_fail(" << upper << "_BAD_ARGUMENT, \"" << id
+         << ": its bf16 copy does not fit in memory\");\n";
+    }
+  };
+  auto roundBF16 = [&](Arguments which, llvm::StringRef block) {
+    for (auto [index, argument] : llvm::enumerate(arguments)) {
+      if (!takes(interface, which, index) || !isBF16(argument))
+        continue;
+      std::string id = toCIdentifier(argument.name);
+      os << "  uint16_t *" << id << "_bf16 = (uint16_t *)((char *)" << block
+         << " + " << id << "_at);\n"
+         << "  " << n << "_count(" << argument.type.getRank() << ", " << id
+         << "_shape, &bf16count);\n"
+         << "  " << n << "_round_bf16(" << id << ", " << id
+         << "_bf16, bf16count);\n";
+    }
+  };
+  bool bf16 = hasBF16(interface, Arguments::All);
+  bool bf16Activations = hasBF16(interface, Arguments::Activations);
+
+  // NAME_run: everything in one call, the bf16 arguments rounded into a
+  // block of this call's.
   std::string preparedArray = numPrepared ? "prepared" : "NULL";
   os << "int " << n << "_run(" << parameterList(interface) << ") {\n"
      << "  " << n << "_error_text[0] = 0;\n"
@@ -1056,31 +1196,77 @@ std::string writeWrapper(const LibraryInterface &interface,
      << withComma(argumentValues(interface, "", true))
      << "result, result_shape);\n"
      << "  if (status != " << upper << "_OK)\n    return status;\n";
+  if (bf16) {
+    layOutBF16(Arguments::All);
+    os << "  void *bf16block = aligned_alloc(64, bf16bytes);\n"
+       << "  if (!bf16block)\n    return " << n << "_fail(" << upper
+       << "_BAD_ARGUMENT, \"out of memory for the %zu bytes of the bf16 "
+          "arguments\", bf16bytes);\n";
+    roundBF16(Arguments::All, "bf16block");
+  }
+  std::string runValues = argumentValues(interface, "", true, true);
   if (numPrepared) {
     os << "  " << memref1 << " prepared[" << numPrepared << "];\n"
-       << "  " << n << "_prepare(" << argumentValues(interface, "", true)
-       << ", prepared);\n";
+       << "  " << n << "_prepare(" << runValues << ", prepared);\n";
   }
-  os << "  status = " << n << "_invoke("
-     << withComma(argumentValues(interface, "", true)) << preparedArray
-     << ", result, result_capacity, result_shape);\n";
+  os << "  status = " << n << "_invoke(" << withComma(runValues)
+     << preparedArray << ", result, result_capacity, result_shape);\n";
   if (numPrepared)
-    os << "  " << n << "_release_prepared("
-       << argumentValues(interface, "", true) << ", prepared);\n";
+    os << "  " << n << "_release_prepared(" << runValues << ", prepared);\n";
+  if (bf16)
+    os << "  free(bf16block);\n";
   os << "  return status;\n}\n\n";
 
-  // The handle: copies of the weights, 64-byte aligned in one block, and
-  // the prepared buffers.
+  // The per-call bf16 arguments of a handle's calls are rounded into
+  // scratch blocks the handle keeps: a call takes one (a free one, or a new
+  // one when every block is in use by another thread), grows it only if it
+  // is too small, and gives it back. So calls of one size allocate nothing
+  // after the first, and one handle still serves several threads at once.
+  if (bf16Activations)
+    os << "typedef struct " << n << "_scratch {\n  void *data;\n"
+       << "  size_t bytes;\n  struct " << n << "_scratch *next;\n} " << n
+       << "_scratch;\n\n";
+
+  // The handle: the weights (copies, or bf16 roundings), 64-byte aligned in
+  // one block, and the prepared buffers.
   os << "struct " << n << "_handle {\n  void *block;\n";
   for (auto [index, argument] : llvm::enumerate(arguments))
     if (interface.isWeight[index])
-      os << "  const " << elementType(argument) << " *"
+      os << "  const " << elementType(argument, View::Graph) << " *"
          << toCIdentifier(argument.name) << ";\n  int64_t "
          << toCIdentifier(argument.name) << "_shape[" << argument.type.getRank()
          << "];\n";
   if (numPrepared)
     os << "  " << memref1 << " prepared[" << numPrepared << "];\n";
+  if (bf16Activations)
+    os << "  pthread_mutex_t scratch_lock;\n  " << n
+       << "_scratch *scratch; /* the free ones */\n";
   os << "};\n\n";
+
+  if (bf16Activations)
+    os << "/* A scratch block of at least `bytes` bytes (a multiple of 64), "
+          "or NULL if out\n   of memory. */\n"
+       << "static " << n << "_scratch *" << n << "_take_scratch(" << n
+       << "_handle *handle, size_t bytes) {\n"
+       << "  pthread_mutex_lock(&handle->scratch_lock);\n"
+       << "  " << n << "_scratch *scratch = handle->scratch;\n"
+       << "  if (scratch)\n    handle->scratch = scratch->next;\n"
+       << "  pthread_mutex_unlock(&handle->scratch_lock);\n"
+       << "  if (!scratch && !(scratch = calloc(1, sizeof *scratch)))\n"
+       << "    return NULL;\n"
+       << "  if (scratch->bytes < bytes) {\n"
+       << "    free(scratch->data);\n"
+       << "    scratch->data = aligned_alloc(64, bytes);\n"
+       << "    scratch->bytes = scratch->data ? bytes : 0;\n"
+       << "    if (!scratch->data) {\n      free(scratch);\n"
+       << "      return NULL;\n    }\n  }\n"
+       << "  return scratch;\n}\n\n"
+       << "static void " << n << "_give_scratch(" << n << "_handle *handle, "
+       << n << "_scratch *scratch) {\n"
+       << "  pthread_mutex_lock(&handle->scratch_lock);\n"
+       << "  scratch->next = handle->scratch;\n"
+       << "  handle->scratch = scratch;\n"
+       << "  pthread_mutex_unlock(&handle->scratch_lock);\n}\n\n";
 
   os << n << "_handle *" << n << "_create("
      << (weightParameters.empty() ? "void" : weightParameters) << ") {\n"
@@ -1088,11 +1274,13 @@ std::string writeWrapper(const LibraryInterface &interface,
   llvm::SmallVector<std::string> weightNames;
   llvm::SmallVector<std::string> weightTypes;
   llvm::SmallVector<int64_t> weightRanks;
+  llvm::SmallVector<bool> weightRounded;
   for (auto [index, argument] : llvm::enumerate(arguments))
     if (interface.isWeight[index]) {
       weightNames.push_back(toCIdentifier(argument.name));
-      weightTypes.push_back(elementType(argument));
+      weightTypes.push_back(elementType(argument, View::Graph));
       weightRanks.push_back(argument.type.getRank());
+      weightRounded.push_back(isBF16(argument));
     }
   if (!weightNames.empty()) {
     os << "  if (" << n << "_check_weights(";
@@ -1122,12 +1310,19 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "_BAD_ARGUMENT, \"out of memory for the %zu bytes of the weights\", "
         "bytes), NULL;\n  }\n"
      << "  handle->block = block;\n";
+  if (bf16Activations)
+    os << "  pthread_mutex_init(&handle->scratch_lock, NULL);\n";
+  // The bf16 weights are rounded here, once: calls reuse the roundings.
   for (auto [i, id] : llvm::enumerate(weightNames)) {
     os << "  " << n << "_count(" << weightRanks[i] << ", " << id
-       << "_shape, &count);\n"
-       << "  memcpy((char *)block + offset[" << i << "], " << id
-       << ", (size_t)count * sizeof(" << weightTypes[i] << "));\n"
-       << "  handle->" << id << " = (const " << weightTypes[i]
+       << "_shape, &count);\n";
+    if (weightRounded[i])
+      os << "  " << n << "_round_bf16(" << id
+         << ", (uint16_t *)((char *)block + offset[" << i << "]), count);\n";
+    else
+      os << "  memcpy((char *)block + offset[" << i << "], " << id
+         << ", (size_t)count * sizeof(" << weightTypes[i] << "));\n";
+    os << "  handle->" << id << " = (const " << weightTypes[i]
        << " *)((char *)block + offset[" << i << "]);\n"
        << "  memcpy(handle->" << id << "_shape, " << id
        << "_shape, sizeof handle->" << id << "_shape);\n";
@@ -1138,6 +1333,7 @@ std::string writeWrapper(const LibraryInterface &interface,
        << ", handle->prepared);\n";
   os << "  return handle;\n}\n\n";
 
+  std::string callValues = argumentValues(interface, "handle->", true, true);
   os << "int " << n << "_call(" << n << "_handle *handle, "
      << withComma(activationParameters) << resultParameters(interface)
      << ") {\n"
@@ -1147,11 +1343,22 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "  int status = " << n << "_check("
      << withComma(argumentValues(interface, "handle->", true))
      << "result, result_shape);\n"
-     << "  if (status != " << upper << "_OK)\n    return status;\n"
-     << "  return " << n << "_invoke("
-     << withComma(argumentValues(interface, "handle->", true))
+     << "  if (status != " << upper << "_OK)\n    return status;\n";
+  if (bf16Activations) {
+    layOutBF16(Arguments::Activations);
+    os << "  " << n << "_scratch *scratch = " << n
+       << "_take_scratch(handle, bf16bytes);\n"
+       << "  if (!scratch)\n    return " << n << "_fail(" << upper
+       << "_BAD_ARGUMENT, \"out of memory for the %zu bytes of the bf16 "
+          "arguments\", bf16bytes);\n";
+    roundBF16(Arguments::Activations, "scratch->data");
+  }
+  os << "  status = " << n << "_invoke(" << withComma(callValues)
      << (numPrepared ? "handle->prepared" : "NULL")
-     << ", result, result_capacity, result_shape);\n}\n\n";
+     << ", result, result_capacity, result_shape);\n";
+  if (bf16Activations)
+    os << "  " << n << "_give_scratch(handle, scratch);\n";
+  os << "  return status;\n}\n\n";
 
   os << "void " << n << "_destroy(" << n << "_handle *handle) {\n"
      << "  if (!handle)\n    return;\n";
@@ -1159,6 +1366,13 @@ std::string writeWrapper(const LibraryInterface &interface,
     os << "  " << n << "_release_prepared("
        << argumentValues(interface, "handle->", false)
        << ", handle->prepared);\n";
+  if (bf16Activations)
+    os << "  while (handle->scratch) {\n"
+       << "    " << n << "_scratch *next = handle->scratch->next;\n"
+       << "    free(handle->scratch->data);\n"
+       << "    free(handle->scratch);\n"
+       << "    handle->scratch = next;\n  }\n"
+       << "  pthread_mutex_destroy(&handle->scratch_lock);\n";
   os << "  free(handle->block);\n  free(handle);\n}\n";
   if (std::optional<CacheLayout> cache = findCache(interface);
       cache && cache->session)

@@ -17,6 +17,10 @@
 // a small cache that keeps large buffers between calls, as the JIT's
 // runtime/BufferCache does.
 //
+// C has no bfloat16 type: a bf16 argument is taken as float32 and rounded
+// to nearest even by the wrapper, the weights once by `NAME_create`, the
+// other arguments on every call into scratch blocks the handle keeps.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MHA_TOOLS_MHACOMPILE_CINTERFACE_H
@@ -59,6 +63,10 @@ std::string writeHeader(const LibraryInterface &interface);
 /// C-interface functions; it includes the header at `headerPath`.
 std::string writeWrapper(const LibraryInterface &interface,
                          llvm::StringRef headerPath);
+
+/// The arguments whose float32 values the C API rounds to bf16 (the graph's
+/// bf16 arguments), by their C names, in argument order.
+std::vector<std::string> roundedArguments(const LibraryInterface &interface);
 
 /// Turns `text` into a C identifier (letters, digits, `_`; no leading digit).
 std::string toCIdentifier(llvm::StringRef text);

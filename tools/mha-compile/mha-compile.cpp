@@ -21,6 +21,8 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -146,10 +148,21 @@ int main(int argc, char **argv) {
   auto graph = ::mha::runtime::loadGraph(graphFile, entryName, context);
   if (!graph)
     return fail(graph.takeError(), kBadInput);
-  // The C interface passes float32 buffers as they are.
-  if (auto error = ::mha::runtime::refuseBF16Arguments(
-          graph->signature, graph->entry.getSymName(), "mha-compile"))
-    return fail(std::move(error), kBadInput);
+  // The C interface rounds float32 arrays to bf16 for bf16 arguments, into
+  // copies: a cache that the graph updates in place would be updated in
+  // the copy, not in the caller's array. (mha-gen and the lowering have no
+  // bf16 caches either.)
+  for (auto [index, argument] : llvm::enumerate(graph->signature.arguments))
+    if (argument.type.getElementType().isBF16() &&
+        llvm::is_contained(graph->signature.resultAliases,
+                           std::optional<unsigned>(index)))
+      return reportError(llvm::formatv(
+                 "argument '{0}' of @{1} is a bf16 cache, which mha-compile "
+                 "does not take (the C API takes bf16 arguments as float32 "
+                 "arrays and rounds them into copies, so an update in place "
+                 "would not reach the caller's array)",
+                 argument.name, graph->entry.getSymName())),
+             kBadInput;
 
   ::mha::compile::LibraryInterface interface;
   interface.name = libraryName.empty()
@@ -240,6 +253,12 @@ int main(int argc, char **argv) {
   llvm::sys::fs::remove_directories(workDir);
   // Every file written, by name: the header goes beside the library unless
   // --header says otherwise.
+  std::vector<std::string> rounded =
+      ::mha::compile::roundedArguments(interface);
+  if (status == kOk && !rounded.empty())
+    llvm::outs() << "the library rounds the float32 arguments "
+                 << llvm::join(rounded, ", ")
+                 << " to bf16 (round to nearest even)\n";
   if (status == kOk)
     llvm::outs() << "wrote the library " << libraryFile << " and its header "
                  << header << "\n";
