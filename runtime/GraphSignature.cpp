@@ -128,17 +128,6 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
   return signature;
 }
 
-llvm::Error refuseBF16Arguments(const GraphSignature &signature,
-                                llvm::StringRef entry, llvm::StringRef tool) {
-  for (const GraphArgument &argument : signature.arguments)
-    if (argument.type.getElementType().isBF16())
-      return createStringError(llvm::formatv(
-          "argument '{0}' of @{1} is bf16, which {2} does not take yet (mha-run "
-          "does: it rounds float32 inputs to bf16)",
-          argument.name, entry, tool));
-  return llvm::Error::success();
-}
-
 /// Formats a declared shape with `?` for dynamic sizes.
 static std::string formatDeclaredShape(RankedTensorType type) {
   std::string text = "[";

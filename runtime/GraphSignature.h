@@ -128,12 +128,6 @@ struct GraphSignature {
 /// can.
 llvm::Expected<GraphSignature> readSignature(mlir::func::FuncOp func);
 
-/// Refuses a signature with a bf16 argument, for the runtimes that pass
-/// float32 buffers as they are (`tool` names them in the message): only
-/// mha-run rounds float32 inputs to bf16 so far.
-llvm::Error refuseBF16Arguments(const GraphSignature &signature,
-                                llvm::StringRef entry, llvm::StringRef tool);
-
 /// Checks that `array` can be passed as `argument`: same element type, same
 /// rank, equal static sizes. `source` names where the array came from.
 llvm::Error checkInput(const GraphArgument &argument, const NpyArray &array,
