@@ -305,6 +305,26 @@ def MhaDropArgumentResults
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def MhaStackScratch : Pass<"mha-stack-scratch", "func::FuncOp"> {
+  let summary = "Put the small scratch buffers of parallel tiles on the stack";
+  let description = [{
+    Rewrites each `memref.alloc` of static shape inside an `scf.parallel`
+    whose one `memref.dealloc` is in its own block (a buffer that lives
+    within one iteration: a tile's scratch) into a `memref.alloca` at the
+    start of the loop's body, and drops the deallocation. Run after the
+    deallocation pipeline and before `convert-scf-to-openmp`, which puts
+    each iteration in a `memref.alloca_scope`, so that every iteration gives
+    its stack back. At most `max-bytes`
+    per parallel loop move (the OpenMP threads' stacks are a few MiB); larger
+    or `?`-sized buffers stay on the heap.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"131072",
+           "Most bytes of scratch per parallel loop put on the stack">,
+  ];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 def MhaEmitCInterface : Pass<"mha-emit-c-interface", "func::FuncOp"> {
   let summary = "Ask for a C-callable wrapper of every public function";
   let description = [{

@@ -147,6 +147,9 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The tiles' small scratch buffers (attention's running maximum and sum,
+  // a block of scores) on the stack instead of a malloc and a free per tile.
+  pm.addNestedPass<func::FuncOp>(createMhaStackScratch());
 }
 
 void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,

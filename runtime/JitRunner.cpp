@@ -135,6 +135,11 @@ CompiledFunction::create(mlir::ModuleOp module, llvm::StringRef entry,
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   options.sharedLibPaths = sharedLibs;
+  // Opt-in for profiling: MHA_PERF_JIT=1 makes the JIT write a jitdump
+  // (jit-<pid>.dump) that `perf record -k 1` and `perf inject --jit` turn
+  // into symbols for the compiled functions and their parallel regions.
+  if (const char *perf = std::getenv("MHA_PERF_JIT"); perf && *perf == '1')
+    options.enablePerfNotificationListener = true;
   // What each function's `mha.prepare_functions` declares, read before the
   // module is gone: the compiled code's symbols alone cannot tell.
   auto prepareTable = std::make_shared<PrepareTable>();

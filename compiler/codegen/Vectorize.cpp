@@ -215,6 +215,18 @@ std::optional<int64_t> loopBound(linalg::LinalgOp op, unsigned dim) {
   return std::nullopt;
 }
 
+/// The widest column block of a contraction block of `rows` rows. A block
+/// of fewer rows than `options.rows` (one token of a decode step) holds
+/// fewer accumulators: wider columns give it as many independent FMA
+/// chains, up to 4 × `options.cols` (one row of 128 floats: 8 zmm
+/// registers), where 2 registers would leave each FMA waiting for the last
+/// one's result.
+int64_t columnLimit(int64_t rows, const MhaVectorizeOptions &options) {
+  if (rows >= options.rows)
+    return options.cols;
+  return std::min(options.cols * (options.rows / rows), 4 * options.cols);
+}
+
 /// The register blocks that cut `op` into what is vectorized, or nothing
 /// when `op` is not vectorized.
 std::optional<RegisterBlocks>
@@ -273,7 +285,7 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
         rows = divisor;
     }
     blocks.sizes[row] = blocks.vectorSizes[row] = rows;
-    alongLanes(col, options.cols);
+    alongLanes(col, columnLimit(rows, options));
     return blocks;
   }
 
@@ -436,10 +448,95 @@ LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
   return success();
 }
 
+/// Marks the parts of a contraction whose rows were split (below) until
+/// each is vectorized.
+constexpr StringLiteral kRowPartAttr = "mha.row_part";
+
+/// The row loop of a contraction whose row count is `?`, when it is not
+/// one block (a decode step's tiles of one token per sequence, or the last
+/// partial tile of a prefill): whole blocks of `rows` rows and then the
+/// rest, fewer than `rows`, one row at a time. Before, the rest was one
+/// block of `rows` rows under a mask, whose masked reads of the left
+/// operand are scalar loads and whose FMAs are mostly on masked lanes: a
+/// decode step's projections computed one row as 8 and spent most of the
+/// step there. Here every part has static rows (8 or 1) and is vectorized
+/// without masks; `cleanup` (the canonicalization patterns) makes the
+/// parts' slices static. Each output element keeps its summation order.
+/// Returns the parts, which carry kRowPartAttr, or failure when `op` was
+/// not split (it is then untouched).
+FailureOr<SmallVector<linalg::LinalgOp>>
+splitDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
+                 int64_t rows, const FrozenRewritePatternSet &cleanup) {
+  Operation *parent = op->getParentOp();
+  SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(0));
+  sizes[row] = rewriter.getIndexAttr(rows);
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+      .setTileSizes(sizes);
+  op->setAttr(kRowPartAttr, rewriter.getUnitAttr());
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (failed(tiled) || tiled->loops.size() != 1) {
+    op->removeAttr(kRowPartAttr);
+    return failure();
+  }
+  rewriter.replaceOp(op, tiled->replacements);
+  auto loop = cast<scf::ForOp>(tiled->loops.front().getOperation());
+  SmallVector<Operation *> regions = {loop};
+
+  // The last, partial block: its rows one at a time.
+  scf::ForOp partial;
+  if (succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial))) {
+    regions.push_back(partial);
+    linalg::LinalgOp rest;
+    partial.walk([&](linalg::LinalgOp candidate) {
+      if (candidate->hasAttr(kRowPartAttr))
+        rest = candidate;
+    });
+    if (rest) {
+      SmallVector<OpFoldResult> one(rest.getNumLoops(),
+                                    rewriter.getIndexAttr(0));
+      one[row] = rewriter.getIndexAttr(1);
+      scf::SCFTilingOptions byRow;
+      byRow.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+          .setTileSizes(one);
+      rewriter.setInsertionPoint(rest);
+      FailureOr<scf::SCFTilingResult> rowByRow = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(rest.getOperation()), byRow);
+      if (succeeded(rowByRow))
+        rewriter.replaceOp(rest, rowByRow->replacements);
+    }
+  }
+
+  // Constant sizes (8 after peeling, 1) become static types.
+  SmallVector<Operation *> toClean;
+  for (Operation *region : regions)
+    region->walk([&](Operation *nested) {
+      if (nested != region)
+        toClean.push_back(nested);
+    });
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(toClean, cleanup, config);
+
+  SmallVector<linalg::LinalgOp> parts;
+  parent->walk([&](linalg::LinalgOp candidate) {
+    if (candidate->hasAttr(kRowPartAttr))
+      parts.push_back(candidate);
+  });
+  for (linalg::LinalgOp part : parts)
+    part->removeAttr(kRowPartAttr);
+  return parts;
+}
+
 /// Tiles `op` to its register blocks and vectorizes them. Leaves `op`
-/// untouched when it cannot be vectorized.
+/// untouched when it cannot be vectorized. With `cleanup`, a contraction
+/// with a `?` row count is first split into parts of static rows
+/// (splitDynamicRows), each vectorized on its own.
 LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
-                          const MhaVectorizeOptions &options) {
+                          const MhaVectorizeOptions &options,
+                          const FrozenRewritePatternSet *cleanup) {
   // A contraction written as a generic (attention's QK^T and PV) becomes
   // the named matmul it is, whose vector.contract has the canonical
   // (m, k) x (k, n) form that the outer-product lowering expects.
@@ -457,6 +554,21 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
   std::optional<RegisterBlocks> blocks = registerBlocks(op, options);
   if (!blocks || !hasPlainReductions(op) || hasBooleanTensors(op))
     return failure();
+  if (cleanup && linalg::isaContractionOpInterface(op)) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (succeeded(dims) && !dims->m.empty() &&
+        ShapedType::isDynamic(ranges[dims->m.back()])) {
+      FailureOr<SmallVector<linalg::LinalgOp>> parts = splitDynamicRows(
+          rewriter, op, dims->m.back(), options.rows, *cleanup);
+      if (succeeded(parts)) {
+        for (linalg::LinalgOp part : *parts)
+          (void)vectorizeOp(rewriter, part, options, /*cleanup=*/nullptr);
+        return success();
+      }
+    }
+  }
   // An op with `?` sizes is checked block by block, with vector sizes.
   if (llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic) &&
       failed(linalg::vectorizeOpPrecondition(op)))
@@ -551,9 +663,17 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
       if (op.hasPureTensorSemantics())
         ops.push_back(op);
     });
+    // The canonicalization patterns, for the parts of split row loops.
+    RewritePatternSet canonicalization(&getContext());
+    for (Dialect *dialect : getContext().getLoadedDialects())
+      dialect->getCanonicalizationPatterns(canonicalization);
+    for (RegisteredOperationName name :
+         getContext().getRegisteredOperations())
+      name.getCanonicalizationPatterns(canonicalization, &getContext());
+    FrozenRewritePatternSet cleanup(std::move(canonicalization));
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops)
-      (void)vectorizeOp(rewriter, op, options);
+      (void)vectorizeOp(rewriter, op, options, &cleanup);
 
     // Slices read or written by the vector ops fold into their transfers,
     // contractions recognized in reductions of products become

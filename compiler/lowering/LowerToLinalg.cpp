@@ -415,10 +415,20 @@ struct LowerCacheAppend : F32Pattern<CacheAppendOp> {
                     tb, tloc, update,
                     ArrayRef<OpFoldResult>{seq, zeroAttr, zeroAttr, zeroAttr},
                     sizes, strides);
+                // A linalg.copy into the cache's slice, not the bare
+                // insert_slice: mha-vectorize makes it whole-row vector
+                // reads and writes, where the insert_slice bufferized to a
+                // memref.copy that became scalar loops. The slice is
+                // written back where it was taken, in place.
+                SmallVector<OpFoldResult> at = {seq, zeroAttr, offset,
+                                                zeroAttr};
+                Value target = tensor::ExtractSliceOp::create(
+                    tb, tloc, carried[0], at, sizes, strides);
+                Value copied =
+                    linalg::CopyOp::create(tb, tloc, rowsOfSeq, target)
+                        .getResult(0);
                 Value written = tensor::InsertSliceOp::create(
-                    tb, tloc, rowsOfSeq, carried[0],
-                    ArrayRef<OpFoldResult>{seq, zeroAttr, offset, zeroAttr},
-                    sizes, strides);
+                    tb, tloc, copied, carried[0], at, sizes, strides);
                 scf::YieldOp::create(tb, tloc, written);
               },
               [&](OpBuilder &eb, Location eloc) {

@@ -1,8 +1,10 @@
 // RUN: mha-opt %s -split-input-file --mha-lower-to-linalg | FileCheck %s
 
-// mha.cache_append: a loop over the sequences that inserts each one's rows
-// at its length into the carried cache, and skips a sequence whose rows do
-// not fit (length < 0 or length + T > C), so no write leaves the cache.
+// mha.cache_append: a loop over the sequences that copies each one's rows
+// into the carried cache's slice at its length (a linalg.copy, which
+// mha-vectorize makes whole-row vector transfers), and skips a sequence
+// whose rows do not fit (length < 0 or length + T > C), so no write leaves
+// the cache.
 
 // CHECK-LABEL: func.func @append(
 //  CHECK-SAME:     %[[NEW:[^:]+]]: tensor<2x2x3x8xf32>, %[[CACHE:[^:]+]]: tensor<2x2x16x8xf32>, %[[LEN:[^:]+]]: tensor<2xi64>)
@@ -15,7 +17,9 @@
 //       CHECK:     scf.if %[[OK]]
 //       CHECK:       %[[OFF:.+]] = arith.index_cast %[[L]] : i64 to index
 //       CHECK:       %[[ROWS:.+]] = tensor.extract_slice %[[NEW]][%[[B]], 0, 0, 0] [1, 2, 3, 8]
-//       CHECK:       tensor.insert_slice %[[ROWS]] into %[[C]][%[[B]], 0, %[[OFF]], 0] [1, 2, 3, 8]
+//       CHECK:       %[[AT:.+]] = tensor.extract_slice %[[C]][%[[B]], 0, %[[OFF]], 0] [1, 2, 3, 8]
+//       CHECK:       %[[COPIED:.+]] = linalg.copy ins(%[[ROWS]] : tensor<1x2x3x8xf32>) outs(%[[AT]] : tensor<1x2x3x8xf32>)
+//       CHECK:       tensor.insert_slice %[[COPIED]] into %[[C]][%[[B]], 0, %[[OFF]], 0] [1, 2, 3, 8]
 //       CHECK:     } else {
 //       CHECK:       scf.yield %[[C]]
 //       CHECK:   return %[[LOOP]]

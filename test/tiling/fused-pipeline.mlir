@@ -9,7 +9,9 @@
 // then OpenMP), one that transposes each key/value head's keys once and the
 // tile loop; everything inside them is sequential, and a tile allocates its
 // running state and scratch once, before its key loops: nothing is
-// allocated per key block, and no key block is transposed again. Causal
+// allocated per key block, and no key block is transposed again. The
+// scratch of static size is on the stack (mha-stack-scratch), only the
+// `?`-sized running state on the heap. Causal
 // attention has two key loops, up to the last block wholly below the
 // diagonal and the rest, over blocks of 64 keys (the key tile is cut to
 // divide the query tile).
@@ -21,11 +23,11 @@
 //       LOOPS:     scf.reduce
 //       LOOPS:   %[[OUT:.+]] = memref.alloc(%{{.+}}, %{{.+}}) {{.*}} : memref<?x4x?x16xf32>
 //       LOOPS:   scf.parallel (%{{.+}}, %{{.+}}, %{{.+}}) = (%c0, %c0, %c0) to (%{{.+}}, %c4, %{{.+}}) step (%c1, %c1, %c1) {
+//       LOOPS:     memref.alloca() {{.*}} : memref<64x64xf32>
+//       LOOPS:     memref.alloca() {{.*}} : memref<64xf32>
+//       LOOPS:     memref.alloca() {{.*}} : memref<64xf32>
 //       LOOPS:     memref.alloc(%[[TQ:.+]]) {{.*}} : memref<?xf32>
 //       LOOPS:     memref.alloc(%[[TQ]]) {{.*}} : memref<?xf32>
-//       LOOPS:     memref.alloc() {{.*}} : memref<64x64xf32>
-//       LOOPS:     memref.alloc() {{.*}} : memref<64xf32>
-//       LOOPS:     memref.alloc() {{.*}} : memref<64xf32>
 //   LOOPS-NOT:     memref.alloc
 //       LOOPS:     scf.for %{{.+}} = %c0 to %[[FULL:.+]] step %c64 {
 //   LOOPS-NOT:     memref.alloc

@@ -202,25 +202,31 @@ func.func @transpose(%x: tensor<32x64xf32>, %o: tensor<64x32xf32>) -> tensor<64x
 
 // -----
 
-// A `?` number of rows (a partial tile, a `?` sequence): whole 8x32 blocks
-// while at least 8 rows are left, then one peeled block whose rows are
-// masked. Its accumulator stays in registers as well.
+// A `?` number of rows (a partial tile, a `?` sequence, a decode step's one
+// token per sequence): whole 8x32 blocks while at least 8 rows are left,
+// then the rest one row at a time, each row a static block of 64 columns
+// (4 registers: as many FMA chains as one row has) without masks. Both
+// accumulators stay in registers.
 // CANON-LABEL: func.func @dynamic_matmul
 //       CANON:   %[[ROWS:.+]] = tensor.dim
 //       CANON:   %[[FULL:.+]] = affine.apply #{{.+}}()[%[[ROWS]]]
 //       CANON:   scf.for %{{.+}} = %{{.+}} to %[[FULL]] step %{{.+}} iter_args
 //   CANON-NOT:     vector.mask
 //   CANON-NOT:     create_mask
-//       CANON:     vector.transfer_read {{.+}} : tensor<8x32xf32>, vector<8x32xf32>
+//       CANON:     vector.transfer_read {{.+}} : tensor<8x64xf32>, vector<8x32xf32>
 //       CANON:     scf.for {{.+}} -> (vector<8x32xf32>)
 //       CANON:       vector.contract {{.+}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 //       CANON:   scf.for %[[I:.+]] = %[[FULL]] to %[[ROWS]] step
 //       CANON:     %[[LEFT:.+]] = affine.apply #{{.+}}(%[[I]])[%[[ROWS]]]
-//       CANON:     %[[MASK:.+]] = vector.create_mask %[[LEFT]], %{{.+}} : vector<8x32xi1>
-//       CANON:     vector.transfer_read {{.+}}, %[[MASK]] {{.+}} : tensor<?x32xf32>, vector<8x32xf32>
-//       CANON:     scf.for {{.+}} -> (vector<8x32xf32>)
-//       CANON:       vector.mask %{{.+}} { vector.contract
-//       CANON:     vector.transfer_write {{.+}}, %{{.+}} {{.+}} : vector<8x32xf32>, tensor<?x32xf32>
+//       CANON:     scf.for %{{.+}} = %{{.+}} to %[[LEFT]] step %c1
+//   CANON-NOT:       vector.mask
+//   CANON-NOT:       create_mask
+//       CANON:       vector.transfer_read {{.+}} : tensor<1x64xf32>, vector<64xf32>
+//       CANON:       scf.for {{.+}} -> (vector<64xf32>)
+//       CANON:         vector.contract {{.+}} : vector<1xf32>, vector<1x64xf32> into vector<64xf32>
+//       CANON:       vector.transfer_write {{.+}} : vector<64xf32>, tensor<1x64xf32>
+//   CANON-NOT:   vector.mask
+//       CANON:   return
 // CHECK-LABEL: func.func @dynamic_matmul
 //   CHECK-NOT:   linalg.matmul
 func.func @dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tensor<?x64xf32>) -> tensor<?x64xf32> {
