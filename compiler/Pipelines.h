@@ -107,8 +107,9 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
       llvm::cl::values(
           clEnumValN(BF16DotMode::Auto, "auto",
                      "where the target has AVX512_BF16"),
-          clEnumValN(BF16DotMode::On, "on", "always (the target must have "
-                                            "AVX512_BF16)"),
+          clEnumValN(BF16DotMode::On, "on",
+                     "always (the target must have "
+                     "AVX512_BF16)"),
           clEnumValN(BF16DotMode::Off, "off",
                      "never: bf16 computes in f32 on widened values"))};
 

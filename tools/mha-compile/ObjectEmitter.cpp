@@ -59,8 +59,7 @@ llvm::Expected<bool> cpuHasFeature(llvm::StringRef cpu,
   auto machine = createTargetMachine(cpu);
   if (!machine)
     return machine.takeError();
-  return (*machine)->getMCSubtargetInfo()->checkFeatures(
-      ("+" + feature).str());
+  return (*machine)->getMCSubtargetInfo()->checkFeatures(("+" + feature).str());
 }
 
 llvm::Error emitObjectFile(mlir::ModuleOp module, llvm::StringRef cpu,
