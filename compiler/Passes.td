@@ -176,7 +176,7 @@ def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
     and `mha-bf16-dot` lowers it to `x86vector.avx512.dot`.
 
     Projections whose columns (per head, for `heads(H)`) are not a multiple
-    of 32, an odd K, per-head weights and f32 inputs (the output
+    of 16, an odd K, per-head weights and f32 inputs (the output
     projection reads attention's f32 output) are left as they are.
   }];
   let dependentDialects = [
@@ -192,7 +192,8 @@ def MhaBF16Dot : Pass<"mha-bf16-dot", "func::FuncOp"> {
   let description = [{
     Rewrites each `linalg.generic` marked `mha.bf16_dot` (from
     `mha-bf16-projections`) into an `scf.forall` over (column tile, row
-    tile, batch) of register blocks: `rows` rows by 32 columns, 2·`rows`
+    tile, batch) of register blocks: `rows` rows by 32 columns (16 where
+    the columns per head are an odd number of 16-lane vectors), 2·`rows`
     `vector<16xf32>` accumulators that start at the bias, and per pair of
     k two loads of packed weights and one broadcast bf16 pair per row,
     multiplied and accumulated by `x86vector.avx512.dot` (`vdpbf16ps`).

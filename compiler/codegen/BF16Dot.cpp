@@ -14,7 +14,8 @@
 //   weight tile run back to back on one thread (as mha-tile-projections
 //   orders the f32 projections'); each output element is summed by one
 //   thread in one order, so results do not depend on the thread count;
-// - in a tile, blocks of `rows` rows by 32 columns: 2·rows accumulators
+// - in a tile, blocks of `rows` rows by 32 columns (16 where the columns
+//   per head are an odd number of vectors): 2·rows accumulators
 //   (vector<16xf32>) start at the bias and are carried through the loop
 //   over k pairs; each step loads two vectors of packed weights (16 columns
 //   by 2 k each) and, per row, broadcasts the row's bf16 pair (one i32) to
