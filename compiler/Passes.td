@@ -159,6 +159,66 @@ def MhaPrepareWeights : Pass<"mha-prepare-weights", "ModuleOp"> {
   let dependentDialects = ["func::FuncDialect", "tensor::TensorDialect"];
 }
 
+def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
+  let summary = "bf16 projections on weights packed in K pairs, for the bf16 "
+                "dot-product instructions";
+  let description = [{
+    Runs after `mha-prepare-weights`. Each `mha.project` (shared weights,
+    with or without `heads(H)`) whose input is a bf16 tensor widened to f32
+    and whose weight is a prepared buffer of widened bf16 values (an
+    `arith.extf`, or mha-fuse-projections' concatenation of them) becomes
+    a `linalg.generic` marked `mha.bf16_dot` that reads the input's bf16
+    values in pairs `(2kk, 2kk+1)` and the weight packed in K pairs: the
+    prepare function returns `[K/2, N]` f32 elements whose bits are the
+    bf16 pair `(w[2kk, n], w[2kk+1, n])`, the first in the low half (the
+    layout of AVX512_BF16's `vdpbf16ps`). The generic's body unpacks its
+    pair member, multiplies in f32 and sums in f32: correct as it stands,
+    and `mha-bf16-dot` lowers it to `x86vector.avx512.dot`.
+
+    Projections whose columns (per head, for `heads(H)`) are not a multiple
+    of 16, an odd K, per-head weights and f32 inputs (the output
+    projection reads attention's f32 output) are left as they are.
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect",
+    "linalg::LinalgDialect",
+    "tensor::TensorDialect",
+  ];
+}
+
+def MhaBF16Dot : Pass<"mha-bf16-dot", "func::FuncOp"> {
+  let summary = "Lower the mha.bf16_dot projections to x86vector.avx512.dot "
+                "register blocks";
+  let description = [{
+    Rewrites each `linalg.generic` marked `mha.bf16_dot` (from
+    `mha-bf16-projections`) into an `scf.forall` over (column tile, row
+    tile, batch) of register blocks: `rows` rows by 32 columns (16 where
+    the columns per head are an odd number of 16-lane vectors), 2·`rows`
+    `vector<16xf32>` accumulators that start at the bias, and per pair of
+    k two loads of packed weights and one broadcast bf16 pair per row,
+    multiplied and accumulated by `x86vector.avx512.dot` (`vdpbf16ps`).
+    Vector code on tensors; convert-vector-to-llvm with
+    `enable-x86vector` lowers the dot to `llvm.x86.avx512bf16.dpbf16ps.512`,
+    which needs a target with AVX512_BF16.
+  }];
+  let options = [
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"32",
+           "Rows (tokens) of the result per parallel tile">,
+    Option<"colTile", "col-tile", "int64_t", /*default=*/"128",
+           "Columns of the result per parallel tile at most (a multiple of "
+           "32 that divides the columns, per head)">,
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "Rows of a register block (2 accumulators each)">,
+  ];
+  let dependentDialects = [
+    "arith::ArithDialect",
+    "scf::SCFDialect",
+    "tensor::TensorDialect",
+    "vector::VectorDialect",
+    "x86vector::X86VectorDialect",
+  ];
+}
+
 def MhaTileProjections : Pass<"mha-tile-projections", "func::FuncOp"> {
   let summary = "Tile the projections' contractions into parallel scf.forall "
                 "loops";

@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -41,6 +42,16 @@ MhaPipelineOptions::getTileProjectionsOptions() const {
   tile.rowTile = projectionRowTile;
   tile.colTile = projectionColTile;
   return tile;
+}
+
+bool mlir::mha::hostHasAVX512BF16() {
+  return llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
+}
+
+bool MhaPipelineOptions::useBF16Dot() const {
+  if (!prepareWeights || !vectorize || bf16Dot == BF16DotMode::Off)
+    return false;
+  return bf16Dot == BF16DotMode::On || hostHasAVX512BF16();
 }
 
 llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
@@ -92,6 +103,10 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   // own; the passes below lower those functions too.
   if (options.prepareWeights)
     pm.addPass(createMhaPrepareWeights());
+  // bf16 projections whose weights were just prepared read them packed in
+  // K pairs, for the bf16 dot products (lowered by mha-bf16-dot below).
+  if (options.useBF16Dot())
+    pm.addPass(createMhaBF16Projections());
   buildTilingAndLinalgPipeline(pm, options);
 }
 
@@ -105,6 +120,16 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   if (options.vectorize) {
     pm.addPass(createMhaMaskBytes());
     OpPassManager &funcPm = pm.nest<func::FuncOp>();
+    // The bf16 projections become vdpbf16ps register blocks first, so that
+    // mha-vectorize sees only the f32 ops.
+    if (options.useBF16Dot()) {
+      MhaBF16DotOptions dot;
+      dot.rowTile = options.projectionRowTile > 0 ? options.projectionRowTile
+                                                  : dot.rowTile;
+      dot.colTile = options.projectionColTile > 0 ? options.projectionColTile
+                                                  : dot.colTile;
+      funcPm.addPass(createMhaBF16Dot(dot));
+    }
     funcPm.addPass(createMhaVectorize());
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
@@ -195,6 +220,8 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
   vectorToLLVM.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle16x16;
   vectorToLLVM.reassociateFPReductions = true;
+  // x86vector.avx512.dot (mha-bf16-dot) to its LLVM intrinsic.
+  vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());

@@ -14,6 +14,14 @@ class OpPassManager;
 
 namespace mha {
 
+/// Whether bf16 projections use the bf16 dot-product instructions
+/// (`bf16-dot`): where the target has AVX512_BF16 (`auto`), or forced.
+enum class BF16DotMode { Auto, On, Off };
+
+/// Whether this machine's CPU has AVX512_BF16: the JIT's target, and the
+/// meaning of `bf16-dot=auto` in mha-opt and mha-run.
+bool hostHasAVX512BF16();
+
 /// Options of the named pipelines, e.g.
 /// `mha-opt --mha-to-llvm="attention=fused query-tile=32"`.
 struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
@@ -86,6 +94,29 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                          llvm::cl::desc("Register-blocked vector code for "
                                         "the static tiles"),
                          llvm::cl::init(true)};
+
+  /// bf16 projections on the bf16 dot-product instructions
+  /// (`mha-bf16-projections`, `mha-bf16-dot`; they need prepare-weights
+  /// and vectorize). `auto` asks the CPU this runs on (the JIT's target);
+  /// mha-compile decides `auto` by its `--cpu`. `on` on a CPU without
+  /// AVX512_BF16 compiles to code it cannot run.
+  Option<BF16DotMode> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("bf16 projections on vdpbf16ps (default: auto)"),
+      llvm::cl::init(BF16DotMode::Auto),
+      llvm::cl::values(
+          clEnumValN(BF16DotMode::Auto, "auto",
+                     "where the target has AVX512_BF16"),
+          clEnumValN(BF16DotMode::On, "on",
+                     "always (the target must have "
+                     "AVX512_BF16)"),
+          clEnumValN(BF16DotMode::Off, "off",
+                     "never: bf16 computes in f32 on widened values"))};
+
+  /// Whether the pipeline lowers bf16 projections to the bf16 dot
+  /// products: `bf16-dot` with `auto` decided by hostHasAVX512BF16(), and
+  /// prepare-weights and vectorize on.
+  bool useBF16Dot() const;
 
   /// The options of `mha-tile-attention` and `mha-tile-projections` that
   /// these ask for.

@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -54,7 +55,8 @@ void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
               func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
               linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
               omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
-              ub::UBDialect, vector::VectorDialect>();
+              ub::UBDialect, vector::VectorDialect,
+              x86vector::X86VectorDialect>();
 
   // mha-tile-projections tiles linalg ops through TilingInterface.
   linalg::registerTilingInterfaceExternalModels(registry);

@@ -55,7 +55,8 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attribute.getName().getValue();
   Attribute value = attribute.getValue();
   if (name == ProjectionAttrHelper::getNameStr() ||
-      name == RegisterBlockAttrHelper::getNameStr()) {
+      name == RegisterBlockAttrHelper::getNameStr() ||
+      name == Bf16DotAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(value))
       return op->emitError() << "expects " << name
                              << " to be a unit attribute, got " << value;

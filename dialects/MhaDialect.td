@@ -34,6 +34,9 @@ def Mha_Dialect : Dialect {
   //   `mha-tile-projections` tiles;
   // - `mha.register_block`: a tile `mha-vectorize` has cut to the size of a
   //   register block, to be vectorized;
+  // - `mha.bf16_dot`: a bf16 projection on weights packed in K pairs
+  //   (mha-bf16-projections), which `mha-bf16-dot` lowers to
+  //   `x86vector.avx512.dot`;
   // - `mha.prepare_functions`: on a layer function, the functions that
   //   `mha-prepare-weights` split off it, in the order of the extra
   //   arguments they fill. This is the ABI between compiled code and a
@@ -42,6 +45,7 @@ def Mha_Dialect : Dialect {
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$projection,
     "::mlir::UnitAttr":$register_block,
+    "::mlir::UnitAttr":$bf16_dot,
     "::mlir::ArrayAttr":$prepare_functions
   );
   let hasOperationAttrVerify = 1;

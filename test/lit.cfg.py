@@ -56,6 +56,16 @@ if subprocess.run([sys.executable, "-c", "import torch"],
                   capture_output=True).returncode == 0:
     config.available_features.add("torch")
 
+# AVX512_BF16 (vdpbf16ps): tests that run the bf16 dot-product path
+# (`bf16-dot=on`) need it; they are UNSUPPORTED on other CPUs, where the
+# f32 fallback (`bf16-dot=auto` or `off`) is what runs.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if "avx512_bf16" in cpuinfo.read().split():
+            config.available_features.add("avx512bf16")
+except OSError:
+    pass
+
 # The Python package (python/): built where pybind11-dev is installed, and
 # not in the sanitizer build (an instrumented module cannot load into an
 # uninstrumented python3).

@@ -11,6 +11,14 @@ from the semantics of test/vectors/README.md; the rounding to bf16 is done
 here with NumPy bit operations (round to nearest even), independently of
 the C++ code under test. Extra mha-run options (--attention fused, ...)
 follow `--`.
+
+With --wide, the cases are instead synthetic ones (WIDE below, NumPy random
+inputs of a fixed seed) whose head dimensions are multiples of 16, so that
+the projections take the bf16 dot-product path (mha-bf16-dot) where it is
+on: the reference cases have mostly heads of 2 to 16 columns, which that
+path leaves to f32. They cover the same features: causal, masks with a
+fully masked row, grouped-query heads, cross-attention, dk != dv, no bias,
+row counts that the register blocks (8 rows) and tiles (32) do not divide.
 """
 
 import argparse
@@ -65,15 +73,59 @@ def gen_args(m):
     return args
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bin", required=True, help="folder of mha-gen and mha-run")
-    parser.add_argument("--vectors", required=True)
-    parser.add_argument("--factor", type=float, default=1.5)
-    parser.add_argument("run_args", nargs="*", help="extra mha-run options")
-    args = parser.parse_args()
-    failed = 0
-    with tempfile.TemporaryDirectory() as work:
+def wide_case(name, B, T, D, H, dk, dv=None, S=None, Dkv=None, Hkv=None,
+              Dout=None, causal=False, bottom_right=False, cross=False,
+              mask=False, bias=True):
+    dv = dv or dk
+    return {"name": name, "B": B, "T": T, "S": S or T, "D": D,
+            "D_kv": Dkv or D, "D_out": Dout or D, "H": H, "Hkv": Hkv or H,
+            "dk": dk, "dv": dv, "causal": causal,
+            "causal_bottom_right": bottom_right, "split_first": False,
+            "bias": bias, "cross": cross, "mask": mask}
+
+
+WIDE = [
+    wide_case("wide_self", B=2, T=40, D=128, H=4, dk=32),
+    wide_case("wide_causal_gqa", B=1, T=37, D=128, H=4, Hkv=2, dk=32,
+              causal=True),
+    wide_case("wide_cross_mask_dk_ne_dv", B=2, T=9, S=21, D=64, Dkv=96, H=2,
+              dk=32, dv=16, Dout=80, cross=True, mask=True),
+    wide_case("wide_heads16_nobias", B=1, T=13, D=64, H=4, dk=16, bias=False),
+    wide_case("wide_bottom_right", B=1, T=5, S=19, D=64, H=2, dk=32,
+              causal=True, bottom_right=True, cross=True),
+]
+
+
+def wide_inputs(m, seed):
+    """Random float32 inputs of case `m` (and a mask with a fully masked
+    row), by the argument names of mha-gen's graph."""
+    rng = np.random.default_rng(seed)
+    B, T, S, D, Dkv = m["B"], m["T"], m["S"], m["D"], m["D_kv"]
+    H, Hkv, dk, dv, Dout = m["H"], m["Hkv"], m["dk"], m["dv"], m["D_out"]
+
+    def normal(shape, scale):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    inputs = {"x": normal((B, T, D), 1.0),
+              "w_q": normal((D, H * dk), D ** -0.5),
+              "w_k": normal((Dkv, Hkv * dk), Dkv ** -0.5),
+              "w_v": normal((Dkv, Hkv * dv), Dkv ** -0.5),
+              "w_o": normal((H * dv, Dout), (H * dv) ** -0.5)}
+    if m["cross"]:
+        inputs["kv"] = normal((B, S, Dkv), 1.0)
+    if m["bias"]:
+        inputs.update(b_q=normal(H * dk, 0.1), b_k=normal(Hkv * dk, 0.1),
+                      b_v=normal(Hkv * dv, 0.1), b_o=normal(Dout, 0.1))
+    if m["mask"]:
+        mask = rng.random((B, T, S)) < 0.7
+        mask[0, 0, :] = False
+        inputs["mask"] = mask
+    return inputs
+
+
+def cases(args, work):
+    """(name, meta, inputs folder, inputs) of each case."""
+    if not args.wide:
         for case in sorted(os.listdir(args.vectors)):
             folder = os.path.join(args.vectors, case)
             meta_path = os.path.join(folder, "meta.json")
@@ -81,9 +133,34 @@ def main():
                 continue
             with open(meta_path) as f:
                 m = json.load(f)
-            c = config_of(m)
             inputs = {name: np.load(os.path.join(folder, name + ".npy"))
                       for name in m["files"] if name != "y"}
+            yield case, m, folder, inputs
+        return
+    for seed, m in enumerate(WIDE):
+        folder = os.path.join(work, m["name"] + ".inputs")
+        os.mkdir(folder)
+        inputs = wide_inputs(m, seed)
+        for name, value in inputs.items():
+            np.save(os.path.join(folder, name + ".npy"), value)
+        yield m["name"], m, folder, inputs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", required=True, help="folder of mha-gen and mha-run")
+    parser.add_argument("--vectors", help="test/vectors (the reference cases)")
+    parser.add_argument("--wide", action="store_true",
+                        help="the synthetic cases with wide heads instead")
+    parser.add_argument("--factor", type=float, default=1.5)
+    parser.add_argument("run_args", nargs="*", help="extra mha-run options")
+    args = parser.parse_args()
+    if not args.wide and not args.vectors:
+        parser.error("give --vectors or --wide")
+    failed = 0
+    with tempfile.TemporaryDirectory() as work:
+        for case, m, folder, inputs in cases(args, work):
+            c = config_of(m)
             exact = reference(c, inputs)
             rounded = {name: (value if name == "mask" else round_bf16(value))
                        for name, value in inputs.items()}

@@ -54,6 +54,14 @@ createTargetMachine(llvm::StringRef cpu) {
   return machine;
 }
 
+llvm::Expected<bool> cpuHasFeature(llvm::StringRef cpu,
+                                   llvm::StringRef feature) {
+  auto machine = createTargetMachine(cpu);
+  if (!machine)
+    return machine.takeError();
+  return (*machine)->getMCSubtargetInfo()->checkFeatures(("+" + feature).str());
+}
+
 llvm::Error emitObjectFile(mlir::ModuleOp module, llvm::StringRef cpu,
                            llvm::ArrayRef<std::string> exported,
                            llvm::StringRef path) {

@@ -16,6 +16,11 @@ namespace compile {
 /// such as "x86-64-v3") and writes position-independent object code to
 /// `path`. Every function but those in `exported` gets hidden visibility, so
 /// that two libraries do not clash on internal names.
+/// Whether `cpu` (as emitObjectFile takes it: "native" or an LLVM CPU name)
+/// has the target feature `feature` (LLVM's name, e.g. "avx512bf16").
+llvm::Expected<bool> cpuHasFeature(llvm::StringRef cpu,
+                                   llvm::StringRef feature);
+
 llvm::Error emitObjectFile(mlir::ModuleOp module, llvm::StringRef cpu,
                            llvm::ArrayRef<std::string> exported,
                            llvm::StringRef path);

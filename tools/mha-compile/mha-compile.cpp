@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mlir::mha::registerMhaPasses();
   // The compiler's options, as mha-run takes them (and with its defaults).
-  const mlir::mha::MhaPipelineOptions &pipelineOptions =
+  mlir::mha::MhaPipelineOptions &pipelineOptions =
       ::mha::tools::registerPipelineOptions(compileCategory);
   if (!::mha::tools::parseCommandLine(
           argc, argv,
@@ -140,6 +140,16 @@ int main(int argc, char **argv) {
     return kBadInput;
   if (auto error = pipelineOptions.validate("--"))
     return fail(std::move(error), kBadInput);
+  // The library runs on --cpu, not necessarily on this machine: bf16-dot=auto
+  // asks whether that CPU has the bf16 dot products.
+  if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Auto) {
+    llvm::Expected<bool> hasBF16 =
+        ::mha::compile::cpuHasFeature(cpu, "avx512bf16");
+    if (!hasBF16)
+      return fail(hasBF16.takeError(), kCompileFailed);
+    pipelineOptions.bf16Dot =
+        *hasBF16 ? mlir::mha::BF16DotMode::On : mlir::mha::BF16DotMode::Off;
+  }
 
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);

@@ -1,0 +1,328 @@
+//===- BF16Dot.cpp - bf16 projections as vdpbf16ps register blocks --------===//
+//
+// mha-bf16-projections writes each bf16 projection as a `linalg.generic`
+// marked `mha.bf16_dot` over (rows, columns, kk, p): the bf16 input
+// `x [B, T, K]` read in pairs (2kk, 2kk+1) and the weight packed in K pairs
+// (one f32 element per bf16 pair, compiler/graph/BF16Projections.cpp). This
+// pass writes that generic as upstream's `x86vector.avx512.dot` (AVX512_BF16
+// `vdpbf16ps`: 16 f32 accumulators += the dot products of 16 bf16 pairs),
+// the register block of the f32 kernel with twice the products per
+// instruction:
+//
+// - an `scf.forall` over (column tile, row tile, batch), the batch
+//   innermost and the column tile outermost, so that the tiles sharing a
+//   weight tile run back to back on one thread (as mha-tile-projections
+//   orders the f32 projections'); each output element is summed by one
+//   thread in one order, so results do not depend on the thread count;
+// - in a tile, blocks of `rows` rows by 32 columns (16 where the columns
+//   per head are an odd number of vectors): 2·rows accumulators
+//   (vector<16xf32>) start at the bias and are carried through the loop
+//   over k pairs; each step loads two vectors of packed weights (16 columns
+//   by 2 k each) and, per row, broadcasts the row's bf16 pair (one i32) to
+//   the 16 lanes: 2·rows dot instructions per 2 loads and `rows`
+//   broadcasts. The rows a block does not divide take blocks of one row.
+//
+// Vector code on tensors, before bufferization, like mha-vectorize's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHABF16DOT
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+/// f32 lanes of one vector (a zmm register). A block is two vectors wide
+/// (32 columns), or one where the columns (per head) are an odd number of
+/// vectors.
+constexpr int64_t kLanes = 16;
+
+/// The parts of a `mha.bf16_dot` generic that the kernel reads.
+struct BF16Projection {
+  linalg::GenericOp op;
+  /// The bf16 input [B, T, K].
+  Value x;
+  /// The packed weight, [K/2, N] or [K/2, H, d] where the result is heads.
+  Value packed;
+  /// The bias in the weight's column layout, or null (zero or `fill`).
+  Value bias;
+  Value fill;
+  bool heads;
+};
+
+std::optional<BF16Projection> matchBF16Projection(linalg::GenericOp op) {
+  if (!MhaDialect::Bf16DotAttrHelper(op.getContext()).isAttrPresent(op) ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics())
+    return std::nullopt;
+  BF16Projection match;
+  match.op = op;
+  auto pairs = op.getDpsInputs()[0].getDefiningOp<tensor::ExpandShapeOp>();
+  if (!pairs)
+    return std::nullopt;
+  match.x = pairs.getSrc();
+  match.packed = op.getDpsInputs()[1];
+  auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+  match.heads = resultType.getRank() == 4;
+  Operation *init = op.getDpsInits()[0].getDefiningOp();
+  if (auto broadcast = dyn_cast_or_null<linalg::BroadcastOp>(init))
+    match.bias = broadcast.getInput();
+  else if (auto fill = dyn_cast_or_null<linalg::FillOp>(init))
+    match.fill = fill.getInputs()[0];
+  else
+    return std::nullopt;
+  auto xType = cast<RankedTensorType>(match.x.getType());
+  auto packedType = cast<RankedTensorType>(match.packed.getType());
+  if (xType.getRank() != 3 || !xType.getElementType().isBF16() ||
+      !packedType.hasStaticShape() ||
+      packedType.getRank() != (match.heads ? 3 : 2) ||
+      packedType.getDimSize(0) * 2 != xType.getDimSize(2) ||
+      resultType.getShape().back() % kLanes != 0)
+    return std::nullopt;
+  return match;
+}
+
+/// The largest multiple of `step` that divides `extent` and is at most
+/// `limit` (at least `step`, which divides `extent`).
+int64_t columnTile(int64_t extent, int64_t limit, int64_t step) {
+  for (int64_t size = std::min(extent, std::max(limit, step)) / step * step;
+       size > step; size -= step)
+    if (extent % size == 0)
+      return size;
+  return step;
+}
+
+class KernelBuilder {
+public:
+  KernelBuilder(ImplicitLocOpBuilder &b, BF16Projection p, int64_t rowTile,
+                int64_t colTile, int64_t blockRows)
+      : b(b), p(p), rowTile(rowTile), blockRows(blockRows) {
+    auto packedType = cast<RankedTensorType>(p.packed.getType());
+    pairs = packedType.getDimSize(0);
+    headColumns = packedType.getShape().back();
+    columns = p.heads ? packedType.getDimSize(1) * headColumns : headColumns;
+    vectors = headColumns % (2 * kLanes) == 0 ? 2 : 1;
+    tileColumns = columnTile(headColumns, colTile, vectors * kLanes);
+    f32Vector = VectorType::get({kLanes}, b.getF32Type());
+    bf16Vector = VectorType::get({2 * kLanes}, b.getBF16Type());
+  }
+
+  Value build() {
+    // The result's sizes are the accumulator's (the op's own result does
+    // not exist yet where the kernel goes).
+    Value init = p.op.getDpsInits()[0];
+    Value empty = tensor::EmptyOp::create(
+        b, tensor::getMixedSizes(b, b.getLoc(), init), b.getF32Type());
+    Value batch = tensor::DimOp::create(b, p.x, 0);
+    Value tokens = tensor::DimOp::create(b, p.x, 1);
+    Value rowTiles = arith::CeilDivUIOp::create(b, tokens, index(rowTile));
+    SmallVector<OpFoldResult> counts = {b.getIndexAttr(columns / tileColumns),
+                                        rowTiles, batch};
+    auto forall = scf::ForallOp::create(b, counts, ValueRange{empty},
+                                        /*mapping=*/std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    Value column =
+        arith::MulIOp::create(b, forall.getInductionVar(0), index(tileColumns));
+    row0 = arith::MulIOp::create(b, forall.getInductionVar(1), index(rowTile));
+    batchIndex = forall.getInductionVar(2);
+    Value rows = arith::MinUIOp::create(b, index(rowTile),
+                                        arith::SubIOp::create(b, tokens, row0));
+    if (p.heads) {
+      head = arith::DivUIOp::create(b, column, index(headColumns));
+      column0 = arith::RemUIOp::create(b, column, index(headColumns));
+    } else {
+      column0 = column;
+    }
+    // The tile [rows, tileColumns] of the result.
+    SmallVector<OpFoldResult> offsets, sizes;
+    if (p.heads) {
+      offsets = {batchIndex, head, row0, column0};
+      sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
+               b.getIndexAttr(tileColumns)};
+    } else {
+      offsets = {batchIndex, row0, column0};
+      sizes = {b.getIndexAttr(1), rows, b.getIndexAttr(tileColumns)};
+    }
+    SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+    auto tileType = RankedTensorType::get({ShapedType::kDynamic, tileColumns},
+                                          b.getF32Type());
+    Value out = forall.getRegionIterArgs()[0];
+    Value tile = tensor::ExtractSliceOp::create(b, tileType, out, offsets,
+                                                sizes, strides);
+    // Whole blocks of rows, then the rows they leave one at a time.
+    Value wholeRows = arith::SubIOp::create(
+        b, rows, arith::RemUIOp::create(b, rows, index(blockRows)));
+    tile = rowLoop(index(0), wholeRows, blockRows, tile);
+    tile = rowLoop(wholeRows, rows, 1, tile);
+    b.setInsertionPointToEnd(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, tile, out, offsets, sizes,
+                                          strides);
+    return forall.getResult(0);
+  }
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, value);
+  }
+
+  /// Rows [from, to) of the tile in blocks of `count` rows.
+  Value rowLoop(Value from, Value to, int64_t count, Value tile) {
+    auto loop = scf::ForOp::create(b, from, to, index(count), ValueRange{tile});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value next =
+        columnLoop(loop.getInductionVar(), count, loop.getRegionIterArg(0));
+    scf::YieldOp::create(b, next);
+    return loop.getResult(0);
+  }
+
+  /// The blocks of `count` rows from tile row `row` across the tile.
+  Value columnLoop(Value row, int64_t count, Value tile) {
+    auto loop = scf::ForOp::create(b, index(0), index(tileColumns),
+                                   index(vectors * kLanes), ValueRange{tile});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value next =
+        block(row, loop.getInductionVar(), count, loop.getRegionIterArg(0));
+    scf::YieldOp::create(b, next);
+    return loop.getResult(0);
+  }
+
+  /// Indices of packed weights or bias at column `column` of the tile (a
+  /// multiple of 16): [head, column] where the result is heads.
+  SmallVector<Value> columnIndices(Value column) {
+    Value c = arith::AddIOp::create(b, column0, column);
+    if (p.heads)
+      return {head, c};
+    return {c};
+  }
+
+  Value read(Value source, SmallVector<Value> indices, VectorType type) {
+    Value padding =
+        arith::ConstantOp::create(b, b.getZeroAttr(type.getElementType()));
+    return vector::TransferReadOp::create(b, type, source, indices, padding,
+                                          ArrayRef<bool>{true});
+  }
+
+  /// One block: `count` rows from tile row `row`, 32 columns from tile
+  /// column `column`, summed over all k pairs; returns the tile with the
+  /// block written.
+  Value block(Value row, Value column, int64_t count, Value tile) {
+    SmallVector<Value> columnsOf;
+    for (int64_t v = 0; v < vectors; ++v)
+      columnsOf.push_back(arith::AddIOp::create(b, column, index(v * kLanes)));
+    // The accumulators start at the bias of their columns (or the fill).
+    SmallVector<Value> inits;
+    for (int64_t v = 0; v < vectors; ++v) {
+      Value start =
+          p.bias
+              ? read(p.bias, columnIndices(columnsOf[v]), f32Vector)
+              : vector::BroadcastOp::create(b, f32Vector, p.fill).getResult();
+      inits.push_back(start);
+    }
+    SmallVector<Value> accumulators;
+    for (int64_t r = 0; r < count; ++r)
+      llvm::append_range(accumulators, inits);
+
+    SmallVector<Value> rowIndices;
+    for (int64_t r = 0; r < count; ++r)
+      rowIndices.push_back(arith::AddIOp::create(
+          b, row0,
+          r ? arith::AddIOp::create(b, row, index(r)).getResult() : row));
+    auto pairLoop =
+        scf::ForOp::create(b, index(0), index(pairs), index(1), accumulators);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(pairLoop.getBody());
+      Value kk = pairLoop.getInductionVar();
+      // 16 columns by a pair of k each.
+      SmallVector<Value> weights;
+      for (int64_t v = 0; v < vectors; ++v) {
+        SmallVector<Value> indices = {kk};
+        llvm::append_range(indices, columnIndices(columnsOf[v]));
+        weights.push_back(vector::BitCastOp::create(
+            b, bf16Vector, read(p.packed, indices, f32Vector)));
+      }
+      // Row r's pair x[2kk], x[2kk + 1] as one i32, in every lane.
+      Value k = arith::MulIOp::create(b, kk, index(2));
+      auto pairType = VectorType::get({2}, b.getBF16Type());
+      auto oneI32 = VectorType::get({1}, b.getI32Type());
+      auto i32Vector = VectorType::get({kLanes}, b.getI32Type());
+      SmallVector<Value> next;
+      for (int64_t r = 0; r < count; ++r) {
+        Value pair = read(p.x, {batchIndex, rowIndices[r], k}, pairType);
+        Value broadcast = vector::BroadcastOp::create(
+            b, i32Vector, vector::BitCastOp::create(b, oneI32, pair));
+        Value lhs = vector::BitCastOp::create(b, bf16Vector, broadcast);
+        for (int64_t v = 0; v < vectors; ++v)
+          next.push_back(x86vector::DotBF16Op::create(
+              b, pairLoop.getRegionIterArgs()[r * vectors + v], lhs,
+              weights[v]));
+      }
+      scf::YieldOp::create(b, next);
+    }
+    for (int64_t r = 0; r < count; ++r) {
+      Value tileRow =
+          r ? arith::AddIOp::create(b, row, index(r)).getResult() : row;
+      for (int64_t v = 0; v < vectors; ++v)
+        tile = vector::TransferWriteOp::create(
+                   b, pairLoop.getResult(r * vectors + v), tile,
+                   ValueRange{tileRow, columnsOf[v]}, ArrayRef<bool>{true})
+                   .getResult();
+    }
+    return tile;
+  }
+
+  ImplicitLocOpBuilder &b;
+  BF16Projection p;
+  int64_t rowTile, blockRows;
+  int64_t pairs, headColumns, columns, tileColumns, vectors;
+  VectorType f32Vector, bf16Vector;
+  // Set per tile, inside the forall.
+  Value row0, batchIndex, head, column0;
+};
+
+struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {
+  using MhaBF16DotBase::MhaBF16DotBase;
+
+  void runOnOperation() override {
+    if (rowTile < 1 || colTile < 1 || rows < 1) {
+      getOperation().emitError()
+          << "mha-bf16-dot expects row-tile, col-tile and rows >= 1, got "
+             "row-tile="
+          << int64_t(rowTile) << " col-tile=" << int64_t(colTile)
+          << " rows=" << int64_t(rows);
+      return signalPassFailure();
+    }
+    SmallVector<BF16Projection> projections;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (std::optional<BF16Projection> match = matchBF16Projection(op))
+        projections.push_back(*match);
+    });
+    for (BF16Projection &projection : projections) {
+      ImplicitLocOpBuilder b(projection.op.getLoc(), projection.op);
+      KernelBuilder kernel(b, projection, rowTile, colTile, rows);
+      Value result = kernel.build();
+      projection.op.getResult(0).replaceAllUsesWith(result);
+      Operation *init = projection.op.getDpsInits()[0].getDefiningOp();
+      projection.op.erase();
+      if (init && init->use_empty())
+        init->erase();
+    }
+  }
+};
+} // namespace

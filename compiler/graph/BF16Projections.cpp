@@ -1,0 +1,322 @@
+//===- BF16Projections.cpp - bf16 projections on K-pair packed weights ----===//
+//
+// A bf16 layer computes in f32 on widened operands (mha-expand,
+// mha-widen-bf16), which gives the accuracy of bf16 storage but the speed
+// of f32. AVX512_BF16's `vdpbf16ps` multiplies pairs of bf16 values and
+// accumulates them in f32: twice the products per instruction of an f32
+// FMA, exact products, f32 sums. It reads its right operand as pairs of
+// consecutive k (two rows of W) interleaved per column, so the weights are
+// packed that way once, in the prepare function that already widens them:
+// each f32 element of the packed buffer holds the bf16 pair
+// (w[2kk, n], w[2kk+1, n]), the first in its low half. (The prepared
+// buffers are f32 by the runtime's ABI: the bits are carried, never
+// computed on as f32.)
+//
+// This pass runs after mha-prepare-weights. A projection `x·W (+ b)` whose
+// input is a bf16 tensor widened to f32 and whose weight is a prepared
+// buffer of widened bf16 values becomes a `linalg.generic` marked
+// `mha.bf16_dot` that reads x's bf16 pairs and the packed buffer; its body
+// unpacks the pair member its `p` loop selects, so it is correct as it
+// stands (scalar) and mha-bf16-dot turns it into vdpbf16ps register blocks.
+// The output projection's input is attention's f32 output: it stays an f32
+// projection (rounding it to bf16 breaks the accuracy target of test/bf16,
+// docs/dialect.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "dialects/MhaOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHABF16PROJECTIONS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+/// Columns of one vector of mha-bf16-dot's register blocks (16 f32):
+/// projections whose column count (per head, where they write heads) it
+/// does not divide stay f32.
+constexpr int64_t kColumnBlock = 16;
+
+/// The bf16 tensor that `value` widens, or null.
+Value widenedBF16(Value value) {
+  auto extf = value.getDefiningOp<arith::ExtFOp>();
+  if (!extf)
+    return {};
+  auto type = dyn_cast<RankedTensorType>(extf.getIn().getType());
+  return type && type.getElementType().isBF16() ? extf.getIn() : Value();
+}
+
+/// Whether every element of `value` is a widened bf16 value: an
+/// `arith.extf` of bf16, or a concatenation of such (mha-fuse-projections'
+/// packed weights). Then rounding it back to bf16 is exact.
+bool holdsBF16Values(Value value) {
+  if (widenedBF16(value))
+    return true;
+  auto concat = value.getDefiningOp<tensor::ConcatOp>();
+  return concat && llvm::all_of(concat.getInputs(), widenedBF16);
+}
+
+/// The prepared weight of a projection: the layer's argument, the prepare
+/// function that fills it and the [K, N] value that function flattens.
+struct PreparedWeight {
+  BlockArgument argument;
+  func::FuncOp prepare;
+  tensor::CollapseShapeOp flattened;
+};
+
+/// The prepared weight that `weight` reshapes, if it is one that only this
+/// projection reads and that holds widened bf16 values.
+std::optional<PreparedWeight>
+getPreparedWeight(Value weight, func::FuncOp layer, SymbolTable &symbols) {
+  auto expand = weight.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand || !expand->hasOneUse())
+    return std::nullopt;
+  auto argument = dyn_cast<BlockArgument>(expand.getSrc());
+  auto prepared =
+      MhaDialect::PrepareFunctionsAttrHelper(layer.getContext()).getAttr(layer);
+  if (!argument || !argument.hasOneUse() || !prepared ||
+      argument.getOwner() != &layer.getBody().front())
+    return std::nullopt;
+  unsigned first = layer.getNumArguments() - prepared.size();
+  if (argument.getArgNumber() < first)
+    return std::nullopt;
+  auto symbol =
+      cast<FlatSymbolRefAttr>(prepared[argument.getArgNumber() - first]);
+  auto prepare = symbols.lookup<func::FuncOp>(symbol.getValue());
+  if (!prepare || !prepare.getBody().hasOneBlock())
+    return std::nullopt;
+  auto ret = cast<func::ReturnOp>(prepare.getBody().front().getTerminator());
+  auto flattened = ret.getOperand(0).getDefiningOp<tensor::CollapseShapeOp>();
+  if (!flattened || !flattened->hasOneUse() ||
+      !holdsBF16Values(flattened.getSrc()))
+    return std::nullopt;
+  return PreparedWeight{argument, prepare, flattened};
+}
+
+/// `weight [K, N]` (f32 holding bf16 values) packed in K pairs:
+/// `[K/2, N]` f32 whose element (kk, n) holds the bits of bf16 w[2kk, n] in
+/// its low half and w[2kk+1, n] in its high half. Elementwise arith on
+/// tensors (and views), which the pipeline lowers like the prepare
+/// function's other ops.
+Value packInKPairs(OpBuilder &b, Location loc, Value weight) {
+  auto type = cast<RankedTensorType>(weight.getType());
+  int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+  auto bf16Type = RankedTensorType::get({k, n}, b.getBF16Type());
+  Value rounded = arith::TruncFOp::create(b, loc, bf16Type, weight);
+  auto pairsType = RankedTensorType::get({k / 2, 2, n}, b.getBF16Type());
+  Value pairs = tensor::ExpandShapeOp::create(
+      b, loc, pairsType, rounded,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  auto halfType = RankedTensorType::get({k / 2, n}, b.getBF16Type());
+  auto i16Type = RankedTensorType::get({k / 2, n}, b.getI16Type());
+  auto i32Type = RankedTensorType::get({k / 2, n}, b.getI32Type());
+  auto member = [&](int64_t p) -> Value {
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(p),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(k / 2), b.getIndexAttr(1),
+                                       b.getIndexAttr(n)};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    Value half = tensor::ExtractSliceOp::create(b, loc, halfType, pairs,
+                                                offsets, sizes, strides);
+    Value bits = arith::BitcastOp::create(b, loc, i16Type, half);
+    return arith::ExtUIOp::create(b, loc, i32Type, bits);
+  };
+  Value sixteen = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(i32Type, b.getI32IntegerAttr(16)));
+  Value low = member(0);
+  Value high = arith::ShLIOp::create(b, loc, member(1), sixteen);
+  Value packed = arith::OrIOp::create(b, loc, low, high);
+  return arith::BitcastOp::create(
+      b, loc, RankedTensorType::get({k / 2, n}, b.getF32Type()), packed);
+}
+
+/// The `mha.bf16_dot` generic that computes `project` from the bf16 input
+/// `x [B, T, K]` and the packed weight `packed [K/2, N]`:
+/// `out[b, (h,) t, n] = bias + sum_kk sum_p x[b, t, 2kk+p] · w[2kk+p, n]`,
+/// where w's pair member p is unpacked from packed[kk, n] in the body.
+Value buildBF16Projection(OpBuilder &b, ProjectOp project, Value x,
+                          Value packed) {
+  Location loc = project.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto resultType = cast<RankedTensorType>(project.getType());
+  int64_t k = xType.getDimSize(2);
+  bool heads = resultType.getRank() == 4;
+
+  // x as [B, T, K/2, 2].
+  SmallVector<int64_t> pairShape = {xType.getDimSize(0), xType.getDimSize(1),
+                                    k / 2, 2};
+  SmallVector<OpFoldResult> pairSizes = {
+      tensor::getMixedSize(b, loc, x, 0), tensor::getMixedSize(b, loc, x, 1),
+      b.getIndexAttr(k / 2), b.getIndexAttr(2)};
+  Value xPairs = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(pairShape, xType.getElementType()), x,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}}, pairSizes);
+
+  // The weights and bias in the result's column layout ([H, d] for heads).
+  SmallVector<int64_t> columns(resultType.getShape().drop_front(heads ? 0 : 2));
+  if (heads)
+    columns = {resultType.getDimSize(1), resultType.getDimSize(3)};
+  auto packedType = cast<RankedTensorType>(packed.getType());
+  if (heads) {
+    packed = tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({k / 2, columns[0], columns[1]},
+                              packedType.getElementType()),
+        packed, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  }
+
+  // The accumulator starts at the bias (or 0), broadcast over the rows.
+  SmallVector<OpFoldResult> resultSizes =
+      heads
+          ? SmallVector<OpFoldResult>{pairSizes[0], b.getIndexAttr(columns[0]),
+                                      pairSizes[1], b.getIndexAttr(columns[1])}
+          : SmallVector<OpFoldResult>{pairSizes[0], pairSizes[1],
+                                      b.getIndexAttr(columns[0])};
+  Value empty = tensor::EmptyOp::create(b, loc, resultSizes, b.getF32Type());
+  Value init;
+  if (Value bias = project.getBias()) {
+    if (heads)
+      bias = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(columns, b.getF32Type()), bias,
+          SmallVector<ReassociationIndices>{{0, 1}});
+    SmallVector<int64_t> rows =
+        heads ? SmallVector<int64_t>{0, 2} : SmallVector<int64_t>{0, 1};
+    init = linalg::BroadcastOp::create(b, loc, bias, empty, rows)->getResult(0);
+  } else {
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  }
+
+  // Loops (b, h, t, j, kk, p) for heads, (b, t, n, kk, p) otherwise.
+  unsigned numLoops = heads ? 6 : 5;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  unsigned kk = numLoops - 2, p = numLoops - 1;
+  SmallVector<AffineMap> maps;
+  if (heads) {
+    maps = {AffineMap::get(6, 0, {d(0), d(2), d(kk), d(p)}, ctx),
+            AffineMap::get(6, 0, {d(kk), d(1), d(3)}, ctx),
+            AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+  } else {
+    maps = {AffineMap::get(5, 0, {d(0), d(1), d(kk), d(p)}, ctx),
+            AffineMap::get(5, 0, {d(kk), d(2)}, ctx),
+            AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
+  }
+  SmallVector<utils::IteratorType> iterators(numLoops - 2,
+                                             utils::IteratorType::parallel);
+  iterators.append(2, utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{xPairs, packed}, ValueRange{init},
+      maps, iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        // The member p of the pair: bits [16p, 16p + 16) of the element.
+        Value member = linalg::IndexOp::create(nb, nloc, p);
+        Value shift = arith::MulIOp::create(
+            nb, nloc,
+            arith::IndexCastOp::create(nb, nloc, nb.getI32Type(), member),
+            arith::ConstantOp::create(nb, nloc, nb.getI32IntegerAttr(16)));
+        Value bits =
+            arith::BitcastOp::create(nb, nloc, nb.getI32Type(), args[1]);
+        Value half = arith::TruncIOp::create(
+            nb, nloc, nb.getI16Type(),
+            arith::ShRUIOp::create(nb, nloc, bits, shift));
+        Value w = arith::BitcastOp::create(nb, nloc, nb.getBF16Type(), half);
+        Value product = arith::MulFOp::create(
+            nb, nloc, arith::ExtFOp::create(nb, nloc, nb.getF32Type(), args[0]),
+            arith::ExtFOp::create(nb, nloc, nb.getF32Type(), w));
+        linalg::YieldOp::create(
+            nb, nloc,
+            ValueRange{arith::AddFOp::create(nb, nloc, args[2], product)});
+      });
+  MhaDialect::Bf16DotAttrHelper(ctx).setAttr(generic, b.getUnitAttr());
+  return generic.getResult(0);
+}
+
+struct MhaBF16ProjectionsPass
+    : mha::impl::MhaBF16ProjectionsBase<MhaBF16ProjectionsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> layers;
+    for (auto function : module.getOps<func::FuncOp>())
+      if (MhaDialect::PrepareFunctionsAttrHelper(&getContext())
+              .getAttr(function))
+        layers.push_back(function);
+    for (func::FuncOp layer : layers) {
+      SmallVector<ProjectOp> projections;
+      layer.walk([&](ProjectOp op) { projections.push_back(op); });
+      for (ProjectOp op : projections)
+        rewrite(op, layer, symbols);
+    }
+  }
+
+  /// Rewrites `op` into the bf16 generic on its packed weight, or leaves it
+  /// as it is when it is not a shared-weight projection of widened bf16
+  /// values with sizes the register blocks divide.
+  void rewrite(ProjectOp op, func::FuncOp layer, SymbolTable &symbols) {
+    Value x = widenedBF16(op.getInput());
+    if (!x || op.isPerHead())
+      return;
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto weightType = cast<RankedTensorType>(op.getWeight().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (xType.getRank() != 3 || !weightType.hasStaticShape() ||
+        !resultType.getElementType().isF32())
+      return;
+    int64_t k = weightType.getDimSize(0), n = weightType.getDimSize(1);
+    // Columns per head where the result is heads.
+    int64_t blockColumns =
+        resultType.getRank() == 4 ? resultType.getDimSize(3) : n;
+    if (k % 2 != 0 || ShapedType::isDynamic(blockColumns) ||
+        blockColumns % kColumnBlock != 0)
+      return;
+    if (Value bias = op.getBias();
+        bias &&
+        !cast<RankedTensorType>(bias.getType()).getElementType().isF32())
+      return;
+    std::optional<PreparedWeight> weight =
+        getPreparedWeight(op.getWeight(), layer, symbols);
+    if (!weight)
+      return;
+
+    // The prepare function returns the packed weight instead.
+    OpBuilder b(weight->flattened);
+    Location loc = weight->flattened.getLoc();
+    Value packed = packInKPairs(b, loc, weight->flattened.getSrc());
+    auto flatType = RankedTensorType::get({k / 2 * n}, b.getF32Type());
+    Value flat = tensor::CollapseShapeOp::create(
+        b, loc, flatType, packed, SmallVector<ReassociationIndices>{{0, 1}});
+    weight->flattened.getResult().replaceAllUsesWith(flat);
+    weight->flattened.erase();
+    weight->prepare.setType(FunctionType::get(
+        &getContext(), weight->prepare.getArgumentTypes(), {flatType}));
+
+    // The layer's argument takes its new type; the projection reads it.
+    weight->argument.setType(flatType);
+    SmallVector<Type> argumentTypes(layer.getBody().front().getArgumentTypes());
+    layer.setType(FunctionType::get(&getContext(), argumentTypes,
+                                    layer.getResultTypes()));
+    b.setInsertionPoint(op);
+    Value weightPairs = tensor::ExpandShapeOp::create(
+        b, op.getLoc(), RankedTensorType::get({k / 2, n}, b.getF32Type()),
+        weight->argument, SmallVector<ReassociationIndices>{{0, 1}});
+    Operation *oldWeight = op.getWeight().getDefiningOp();
+    Operation *widening = op.getInput().getDefiningOp();
+    op.getResult().replaceAllUsesWith(
+        buildBF16Projection(b, op, x, weightPairs));
+    op.erase();
+    oldWeight->erase();
+    if (widening->use_empty())
+      widening->erase();
+  }
+};
+} // namespace
