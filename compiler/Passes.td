@@ -219,6 +219,40 @@ def MhaBF16Dot : Pass<"mha-bf16-dot", "func::FuncOp"> {
   ];
 }
 
+def MhaWeightLayouts : Pass<"mha-weight-layouts", "ModuleOp"> {
+  let summary = "Store projection weights in the layout that their register "
+                "blocks read best";
+  let description = [{
+    Runs on linalg, after `mha-prepare-weights` and `mha-lower-to-linalg`,
+    on functions with `mha.prepare_functions`. A projection's register
+    block reads one row of its weight panel per reduction step; when the
+    weight's rows are a multiple of 1 KiB apart (the packed Q|K|V weight
+    of d_model 512: 6 KiB), the panel's rows fall into a few cache sets
+    and evict each other, and past 2 KiB the hardware prefetchers stop
+    following them. A weight read only as the weight operand of
+    projection contractions (`mha.projection`), through views of one type,
+    is stored
+
+    - `[H, D, d]` instead of `[D, H, d]` when read by heads with the
+      reduction outermost: each head's panel is contiguous;
+    - with rows padded by 16 floats when read `[..., N]` along N after
+      the reductions and `4 * N` is a multiple of 1024 (the output
+      projection's weight): consecutive rows fall into consecutive sets.
+
+    A weight that a prepare function computes is stored so by that
+    function (the layer's argument grows by the padding); a weight
+    argument that the layer reads as it is gets a new prepare function,
+    `@<name>_prepare<i>`, appended to `mha.prepare_functions` with its
+    buffer as a new last argument. The contractions read the new layout
+    through their indexing maps and views: no copy per call.
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect",
+    "linalg::LinalgDialect",
+    "tensor::TensorDialect",
+  ];
+}
+
 def MhaTileProjections : Pass<"mha-tile-projections", "func::FuncOp"> {
   let summary = "Tile the projections' contractions into parallel scf.forall "
                 "loops";

@@ -75,12 +75,17 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
+  // Prepared projection weights are stored in the layout the register
+  // blocks read best (a prepare function and its layer change together).
+  if (options.prepareWeights)
+    pm.addPass(createMhaWeightLayouts());
   // The projections' contractions become parallel tiles (scf.forall).
   if (options.projectionRowTile > 0 || options.projectionColTile > 0) {
-    funcPm.addPass(
+    OpPassManager &tilePm = pm.nest<func::FuncOp>();
+    tilePm.addPass(
         createMhaTileProjections(options.getTileProjectionsOptions()));
-    funcPm.addPass(createCanonicalizerPass());
-    funcPm.addPass(createCSEPass());
+    tilePm.addPass(createCanonicalizerPass());
+    tilePm.addPass(createCSEPass());
   }
 }
 

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -163,9 +164,35 @@ LogicalResult SdpaTiling::transposeKeys(RewriterBase &rewriter) {
   auto type = RankedTensorType::get(
       {keyType.getDimSize(0), kvHeads, keyDim, keyType.getDimSize(2)},
       keyType.getElementType());
-  Value init = createEmpty(rewriter, type,
-                           {batch, rewriter.getIndexAttr(kvHeads),
-                            rewriter.getIndexAttr(keyDim), numKeys});
+  // Kᵀ's rows are padded by one cache line: a key block's dk rows, S keys
+  // apart, would otherwise fall into the same few cache sets whenever S is
+  // a multiple of 256 (8 KiB rows at S = 2048), and evict each other
+  // between the query rows that read them. Kᵀ is a view of the padded
+  // buffer (alloc_tensor: a slice of an empty tensor would fold into a
+  // smaller one).
+  constexpr int64_t kRowPadding = 16;
+  SmallVector<int64_t> paddedShape(type.getShape());
+  if (ShapedType::isStatic(paddedShape.back()))
+    paddedShape.back() += kRowPadding;
+  auto paddedType = RankedTensorType::get(paddedShape, type.getElementType());
+  SmallVector<Value> dynamicSizes;
+  if (type.isDynamicDim(0))
+    dynamicSizes.push_back(
+        getValueOrCreateConstantIndexOp(rewriter, loc, batch));
+  OpFoldResult paddedKeys =
+      apply(rewriter, rewriter.getAffineDimExpr(0) + kRowPadding, {numKeys});
+  if (type.isDynamicDim(3))
+    dynamicSizes.push_back(
+        getValueOrCreateConstantIndexOp(rewriter, loc, paddedKeys));
+  Value padded = bufferization::AllocTensorOp::create(rewriter, loc, paddedType,
+                                                      dynamicSizes);
+  OpFoldResult zero0 = rewriter.getIndexAttr(0),
+               one0 = rewriter.getIndexAttr(1);
+  Value init = tensor::ExtractSliceOp::create(
+      rewriter, loc, type, padded, {zero0, zero0, zero0, zero0},
+      {batch, rewriter.getIndexAttr(kvHeads), rewriter.getIndexAttr(keyDim),
+       numKeys},
+      {one0, one0, one0, one0});
   auto transpose = linalg::TransposeOp::create(rewriter, loc, key, init,
                                                ArrayRef<int64_t>{0, 1, 3, 2});
   // One (batch, key/value head) per iteration of a parallel loop.

@@ -15,11 +15,13 @@
 // The whole update of one key block, static sizes (T = 32, S = 16: two
 // query tiles, two full key blocks); the result tile is written in place.
 // With more than one query tile per head, each head's keys are transposed
-// once, in a parallel loop of their own, and every key block is a view of
-// that.
+// once, in a parallel loop of their own, into a buffer with rows of 16
+// floats more (so that rows S apart do not share cache sets), and every key
+// block is a view of that.
 // CHECK-LABEL: func.func @tile_static(
 //  CHECK-SAME:   %[[Q:[a-z0-9]+]]: tensor<2x4x32x8xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x16x8xf32>, %[[V:[a-z0-9]+]]: tensor<2x4x16x6xf32>)
-//       CHECK:   %[[KTINIT:.+]] = tensor.empty() : tensor<2x4x8x16xf32>
+//       CHECK:   %[[KTPAD:.+]] = bufferization.alloc_tensor() : tensor<2x4x8x32xf32>
+//       CHECK:   %[[KTINIT:.+]] = tensor.extract_slice %[[KTPAD]][0, 0, 0, 0] [2, 4, 8, 16] [1, 1, 1, 1] : tensor<2x4x8x32xf32> to tensor<2x4x8x16xf32>
 //       CHECK:   %[[KTALL:.+]] = scf.forall (%[[TB:.+]], %[[TH:.+]]) in (2, 4) shared_outs(%[[KTOUT:.+]] = %[[KTINIT]])
 //       CHECK:     %[[KHEAD:.+]] = tensor.extract_slice %[[K]][%[[TB]], %[[TH]], 0, 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<1x1x16x8xf32>
 //       CHECK:     %[[KHEADT:.+]] = linalg.transpose ins(%[[KHEAD]] : tensor<1x1x16x8xf32>) outs(%{{.+}} : tensor<1x1x8x16xf32>) permutation = [0, 1, 3, 2]

@@ -1,0 +1,344 @@
+//===- WeightLayouts.cpp - Projection weights stored as the blocks read them //
+//
+// A projection's register block reads, at each reduction step, one row of
+// its weight panel (32 or 64 floats) and then the row a whole weight row
+// further on. When that stride is a multiple of 1 KiB the panel's rows fall
+// into a few sets of the L1 and L2 caches and evict each other, and past
+// 2 KiB the CPU's stride prefetchers no longer follow it: the packed
+// Q|K|V weight of d_model 512 has rows of 6 KiB, that of d_model 1024 of
+// 12 KiB, the output projection's weight of d_model 1024 of 4 KiB. The
+// weights are the compiled code's to lay out: a prepare function computes
+// them once (mha-prepare-weights) into a flat buffer that only it and the
+// layer read. So this pass stores each projection weight as its blocks read
+// it best:
+//
+// - `[D, H, d]` read by heads (the Q|K|V projections): head by head,
+//   `[H, D, d]`, each head's panel one contiguous block, `d` floats a step;
+// - `[..., N]` read along the columns N with a bad stride (the output
+//   projection): rows padded to N + 16 floats, one cache line more, so
+//   consecutive rows fall into consecutive cache sets.
+//
+// A weight that a prepare function computes already gets the new layout in
+// that function; a weight argument that the layer reads as it is gets a
+// prepare function of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "dialects/MhaOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHAWEIGHTLAYOUTS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+/// Floats added to each row of a padded weight: one cache line.
+constexpr int64_t kRowPadding = 16;
+
+/// How a weight is stored.
+enum class Layout { AsIs, HeadMajor, PaddedRows };
+
+/// `map` with its first two results swapped: the same element of the
+/// operand stored with its first two dimensions exchanged.
+AffineMap swapFirstTwoResults(AffineMap map) {
+  SmallVector<AffineExpr> results(map.getResults());
+  std::swap(results[0], results[1]);
+  return AffineMap::get(map.getNumDims(), map.getNumSymbols(), results,
+                        map.getContext());
+}
+
+/// The layout that suits a projection's weight read through `use` as
+/// `type`: the weight operand (input 1) of a contraction of
+/// mha-lower-to-linalg (`mha.projection`).
+Layout layoutOfRead(OpOperand &use, RankedTensorType type) {
+  auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!generic || use.getOperandNumber() != 1 ||
+      generic.getNumDpsInputs() < 2 ||
+      !generic->hasAttr(MhaDialect::ProjectionAttrHelper::getNameStr()) ||
+      !type.hasStaticShape() || !type.getElementType().isF32())
+    return Layout::AsIs;
+  AffineMap map = generic.getMatchingIndexingMap(&use);
+  if (!map.isProjectedPermutation() || map.getNumResults() != type.getRank())
+    return Layout::AsIs;
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  auto isReduction = [&](AffineExpr expr) {
+    return iterators[cast<AffineDimExpr>(expr).getPosition()] ==
+           utils::IteratorType::reduction;
+  };
+  ArrayRef<AffineExpr> results = map.getResults();
+  // Rows whose stride is no multiple of 1 KiB spread over the cache sets
+  // already (and small weights stay in cache anyway).
+  auto conflicts = [](int64_t rowFloats) {
+    return (rowFloats * 4) % 1024 == 0;
+  };
+  // [D, H, d]: reduction, head, column.
+  if (type.getRank() == 3 && isReduction(results[0]) &&
+      !isReduction(results[1]) && !isReduction(results[2]) &&
+      type.getDimSize(1) > 1 &&
+      conflicts(type.getDimSize(1) * type.getDimSize(2)))
+    return Layout::HeadMajor;
+  // [..., N]: reductions, then the columns.
+  if (type.getRank() >= 2 && !isReduction(results.back()) &&
+      llvm::all_of(results.drop_back(), isReduction) &&
+      conflicts(type.getShape().back()))
+    return Layout::PaddedRows;
+  return Layout::AsIs;
+}
+
+/// How the layer reads `weight`: through views (expand_shape) of one type,
+/// or itself, and only as projection weights of one layout.
+struct WeightReads {
+  RankedTensorType type;
+  Layout layout = Layout::AsIs;
+  SmallVector<OpOperand *> uses;
+};
+
+std::optional<WeightReads> analyzeReads(Value weight) {
+  WeightReads reads;
+  auto addRead = [&](OpOperand &use, RankedTensorType type) {
+    Layout layout = layoutOfRead(use, type);
+    if (layout == Layout::AsIs || (reads.type && reads.type != type) ||
+        (reads.uses.size() && reads.layout != layout))
+      return false;
+    reads.type = type;
+    reads.layout = layout;
+    reads.uses.push_back(&use);
+    return true;
+  };
+  if (weight.use_empty())
+    return std::nullopt;
+  for (OpOperand &use : weight.getUses()) {
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(use.getOwner())) {
+      if (expand->use_empty())
+        return std::nullopt;
+      for (OpOperand &viewUse : expand->getUses())
+        if (!addRead(viewUse, expand.getResultType()))
+          return std::nullopt;
+      continue;
+    }
+    auto type = dyn_cast<RankedTensorType>(weight.getType());
+    if (!type || !addRead(use, type))
+      return std::nullopt;
+  }
+  return reads;
+}
+
+/// The type in which `reads` are stored.
+RankedTensorType storedType(const WeightReads &reads) {
+  SmallVector<int64_t> shape(reads.type.getShape());
+  if (reads.layout == Layout::HeadMajor)
+    std::swap(shape[0], shape[1]);
+  else
+    shape.back() += kRowPadding;
+  return RankedTensorType::get(shape, reads.type.getElementType());
+}
+
+SmallVector<ReassociationIndices> allInOne(int64_t rank) {
+  return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+}
+
+/// `value` (of the read type) in the stored layout, flattened.
+Value storeFlat(OpBuilder &builder, Location loc, Value value,
+                const WeightReads &reads) {
+  RankedTensorType stored = storedType(reads);
+  Value empty = tensor::EmptyOp::create(builder, loc, stored.getShape(),
+                                        stored.getElementType());
+  Value result;
+  if (reads.layout == Layout::HeadMajor) {
+    SmallVector<int64_t> permutation = {1, 0};
+    llvm::append_range(permutation,
+                       llvm::seq<int64_t>(2, reads.type.getRank()));
+    result =
+        linalg::TransposeOp::create(builder, loc, value, empty, permutation)
+            ->getResult(0);
+  } else {
+    Value zero = arith::ConstantOp::create(
+        builder, loc, builder.getZeroAttr(stored.getElementType()));
+    Value zeros =
+        linalg::FillOp::create(builder, loc, zero, empty)->getResult(0);
+    int64_t rank = stored.getRank();
+    SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, builder.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+        reads.type.getShape(), [&](int64_t size) -> OpFoldResult {
+          return builder.getIndexAttr(size);
+        });
+    result = tensor::InsertSliceOp::create(builder, loc, value, zeros, offsets,
+                                           sizes, strides);
+  }
+  auto flatType =
+      RankedTensorType::get({stored.getNumElements()}, stored.getElementType());
+  return tensor::CollapseShapeOp::create(builder, loc, flatType, result,
+                                         allInOne(stored.getRank()));
+}
+
+/// The layer reads `flat` (the stored layout) instead of the weight.
+void readStored(OpBuilder &builder, Location loc, Value flat,
+                const WeightReads &reads) {
+  RankedTensorType stored = storedType(reads);
+  Value view = tensor::ExpandShapeOp::create(builder, loc, stored, flat,
+                                             allInOne(stored.getRank()));
+  if (reads.layout == Layout::PaddedRows) {
+    int64_t rank = stored.getRank();
+    SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, builder.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+        reads.type.getShape(), [&](int64_t size) -> OpFoldResult {
+          return builder.getIndexAttr(size);
+        });
+    view = tensor::ExtractSliceOp::create(builder, loc, reads.type, view,
+                                          offsets, sizes, strides);
+  }
+  for (OpOperand *use : reads.uses) {
+    auto generic = cast<linalg::GenericOp>(use->getOwner());
+    if (reads.layout == Layout::HeadMajor) {
+      SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+      unsigned number = use->getOperandNumber();
+      maps[number] = swapFirstTwoResults(maps[number]);
+      generic.setIndexingMapsAttr(builder.getAffineMapArrayAttr(maps));
+    }
+    use->set(view);
+  }
+}
+
+struct MhaWeightLayoutsPass
+    : mha::impl::MhaWeightLayoutsBase<MhaWeightLayoutsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> layers;
+    // The layers as mha-prepare-weights sees them (prepare functions have
+    // no projections, so nothing in them changes).
+    for (auto function : module.getOps<func::FuncOp>())
+      if (function.isPublic() && !function.isExternal() &&
+          function.getBody().hasOneBlock())
+        layers.push_back(function);
+    for (func::FuncOp layer : layers)
+      relayout(layer, symbols);
+  }
+
+  void relayout(func::FuncOp layer, SymbolTable &symbols) {
+    MLIRContext *context = layer.getContext();
+    MhaDialect::PrepareFunctionsAttrHelper helper(context);
+    SmallVector<Attribute> prepareFunctions;
+    if (ArrayAttr listed = helper.getAttr(layer))
+      llvm::append_range(prepareFunctions, listed.getValue());
+    // The prepared buffers are the last arguments, in the list's order; the
+    // prepare functions take the others.
+    unsigned numInputs = layer.getNumArguments() - prepareFunctions.size();
+    FunctionType inputsType = FunctionType::get(
+        context, layer.getArgumentTypes().take_front(numInputs), {});
+    OpBuilder builder(context);
+
+    // Buffers that a prepare function computes: it stores them anew.
+    for (auto [index, symbol] : llvm::enumerate(prepareFunctions)) {
+      BlockArgument prepared = layer.getArgument(numInputs + index);
+      auto prepare = symbols.lookup<func::FuncOp>(
+          cast<FlatSymbolRefAttr>(symbol).getValue());
+      std::optional<WeightReads> reads = analyzeReads(prepared);
+      if (!prepare || prepare.isExternal() || !reads)
+        continue;
+      auto returnOp =
+          dyn_cast<func::ReturnOp>(prepare.getBody().back().getTerminator());
+      if (!returnOp || returnOp.getNumOperands() != 1)
+        continue;
+      Location loc = returnOp.getLoc();
+      builder.setInsertionPoint(returnOp);
+      Value logical = tensor::ExpandShapeOp::create(
+          builder, loc, reads->type, returnOp.getOperand(0),
+          allInOne(reads->type.getRank()));
+      Value flat = storeFlat(builder, loc, logical, *reads);
+      returnOp.setOperand(0, flat);
+      prepare.setFunctionType(FunctionType::get(
+          context, prepare.getArgumentTypes(), {flat.getType()}));
+      replaceReads(layer, prepared, flat.getType(), *reads);
+    }
+
+    // Weight arguments that the layer reads as they are: a prepare function
+    // of their own.
+    for (unsigned position = 0; position < numInputs; ++position) {
+      BlockArgument weight = layer.getArgument(position);
+      std::optional<WeightReads> reads = analyzeReads(weight);
+      if (!reads)
+        continue;
+      std::string name =
+          (layer.getSymName() + "_prepare" + Twine(prepareFunctions.size()))
+              .str();
+      if (symbols.lookup(name))
+        continue;
+      Location loc = weight.getLoc();
+      builder.setInsertionPointAfter(layer);
+      auto prepare = func::FuncOp::create(builder, loc, name, inputsType);
+      // Cold code, small rather than fast (as mha-prepare-weights makes it).
+      prepare->setAttr(
+          "passthrough",
+          builder.getStrArrayAttr({"cold", "minsize", "noinline", "optsize"}));
+      for (unsigned input = 0; input < numInputs; ++input)
+        prepare.setArgAttrs(input, layer.getArgAttrDict(input));
+      symbols.insert(prepare);
+      Block *body = prepare.addEntryBlock();
+      builder.setInsertionPointToStart(body);
+      Value logical = body->getArgument(position);
+      if (logical.getType() != reads->type)
+        logical = tensor::ExpandShapeOp::create(
+            builder, loc, reads->type,
+            tensor::CollapseShapeOp::create(
+                builder, loc,
+                RankedTensorType::get({reads->type.getNumElements()},
+                                      reads->type.getElementType()),
+                logical,
+                allInOne(cast<RankedTensorType>(logical.getType()).getRank())),
+            allInOne(reads->type.getRank()));
+      Value flat = storeFlat(builder, loc, logical, *reads);
+      func::ReturnOp::create(builder, loc, flat);
+      prepare.setFunctionType(
+          FunctionType::get(context, inputsType.getInputs(), {flat.getType()}));
+
+      unsigned argument = layer.getNumArguments();
+      if (failed(layer.insertArgument(
+              argument, flat.getType(),
+              builder.getDictionaryAttr(builder.getNamedAttr(
+                  "mha.name", builder.getStringAttr(name))),
+              loc)))
+        return signalPassFailure();
+      prepareFunctions.push_back(FlatSymbolRefAttr::get(prepare));
+      replaceReads(layer, layer.getArgument(argument), flat.getType(), *reads);
+    }
+    if (!prepareFunctions.empty())
+      helper.setAttr(layer, builder.getArrayAttr(prepareFunctions));
+  }
+
+  /// Makes the layer read `prepared`, given the type `flatType`, in the
+  /// stored layout wherever `reads` read the weight.
+  void replaceReads(func::FuncOp layer, BlockArgument prepared, Type flatType,
+                    const WeightReads &reads) {
+    SmallVector<Operation *> views;
+    for (OpOperand *use : reads.uses)
+      if (auto expand = use->get().getDefiningOp<tensor::ExpandShapeOp>())
+        views.push_back(expand);
+    if (prepared.getType() != flatType) {
+      prepared.setType(flatType);
+      SmallVector<Type> inputs(layer.getArgumentTypes());
+      inputs[prepared.getArgNumber()] = flatType;
+      layer.setFunctionType(FunctionType::get(layer.getContext(), inputs,
+                                              layer.getResultTypes()));
+    }
+    OpBuilder builder(layer.getContext());
+    builder.setInsertionPointToStart(&layer.getBody().front());
+    readStored(builder, prepared.getLoc(), prepared, reads);
+    for (Operation *view : views)
+      if (view->use_empty())
+        view->erase();
+  }
+};
+} // namespace
