@@ -111,9 +111,9 @@ llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object,
     return llvm::createStringError("cannot find the C compiler '" + linker +
                                    "' (set it with --cc)");
   std::string libDir = MHA_LIBOMP_DIR;
-  llvm::SmallVector<llvm::StringRef> args = {*program,    "-shared",  "-fPIC",
-                                             "-O2",       "-std=c11", "-o",
-                                             library,     wrapper,    object};
+  llvm::SmallVector<llvm::StringRef> args = {*program, "-shared",  "-fPIC",
+                                             "-O2",    "-std=c11", "-o",
+                                             library,  wrapper,    object};
   std::string libPath = "-L" + libDir, rpath = "-Wl,-rpath," + libDir;
   args.append({libPath, rpath, "-lomp", "-lm"});
   std::string message;
@@ -140,15 +140,17 @@ int main(int argc, char **argv) {
     return kBadInput;
   if (auto error = pipelineOptions.validate("--"))
     return fail(std::move(error), kBadInput);
-  // The library runs on --cpu, not necessarily on this machine: bf16-dot=auto
-  // asks whether that CPU has the bf16 dot products.
-  if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Auto) {
+  // The library runs on --cpu, not necessarily on this machine: bf16-dot=on
+  // needs that CPU's bf16 dot products, or the library could not run.
+  if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::On) {
     llvm::Expected<bool> hasBF16 =
         ::mha::compile::cpuHasFeature(cpu, "avx512bf16");
     if (!hasBF16)
       return fail(hasBF16.takeError(), kCompileFailed);
-    pipelineOptions.bf16Dot =
-        *hasBF16 ? mlir::mha::BF16DotMode::On : mlir::mha::BF16DotMode::Off;
+    if (!*hasBF16)
+      return reportError("--bf16-dot=on needs a --cpu with AVX512_BF16; '" +
+                         cpu + "' has none"),
+             kBadInput;
   }
 
   DialectRegistry registry;
@@ -212,8 +214,8 @@ int main(int argc, char **argv) {
   if (auto graphFunction =
           SymbolTable::lookupSymbolIn(*graph->module, graphName))
     if (ArrayAttr listed =
-            mlir::mha::MhaDialect::PrepareFunctionsAttrHelper(&context)
-                .getAttr(graphFunction))
+            mlir::mha::MhaDialect::PrepareFunctionsAttrHelper(&context).getAttr(
+                graphFunction))
       for (auto symbol : listed.getAsRange<FlatSymbolRefAttr>())
         interface.prepareSymbols.push_back(
             ("_mlir_ciface_" + symbol.getValue()).str());
@@ -254,9 +256,9 @@ int main(int argc, char **argv) {
   else if (auto error = link(wrapper, object, linked))
     status = fail(std::move(error), kCompileFailed);
   else if (auto buffer = llvm::MemoryBuffer::getFile(linked); !buffer)
-    status = fail(llvm::createStringError(llvm::formatv(
-                      "cannot read the linked library '{0}': {1}", linked,
-                      buffer.getError().message())),
+    status = fail(llvm::createStringError(
+                      llvm::formatv("cannot read the linked library '{0}': {1}",
+                                    linked, buffer.getError().message())),
                   kCompileFailed);
   else if (auto error = writeFile(libraryFile, (*buffer)->getBuffer()))
     status = fail(std::move(error), kBadInput);

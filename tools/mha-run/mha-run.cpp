@@ -345,6 +345,12 @@ private:
     // The compiler's options, checked before anything is compiled.
     if (auto error = pipelineOptions.validate("--"))
       return fail(std::move(error), kBadInput);
+    // The JIT compiles for this CPU: code with vdpbf16ps could not run here.
+    if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::On &&
+        !mlir::mha::hostHasAVX512BF16())
+      return reportError("--bf16-dot=on needs a CPU with AVX512_BF16; this "
+                         "one has none"),
+             kBadInput;
     if (threads > 0)
       omp_set_num_threads(threads);
     if (!tokens.empty() && dumpAttentionDir.empty())
