@@ -147,6 +147,20 @@ SmallVector<ReassociationIndices> allInOne(int64_t rank) {
   return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
 }
 
+/// The offsets, sizes and strides of the read type's elements inside the
+/// padded stored layout: its top-left corner.
+std::tuple<SmallVector<OpFoldResult>, SmallVector<OpFoldResult>,
+           SmallVector<OpFoldResult>>
+unpaddedSlice(OpBuilder &builder, const WeightReads &reads) {
+  int64_t rank = reads.type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, builder.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+      reads.type.getShape(),
+      [&](int64_t size) -> OpFoldResult { return builder.getIndexAttr(size); });
+  return {offsets, sizes, strides};
+}
+
 /// `value` (of the read type) in the stored layout, flattened.
 Value storeFlat(OpBuilder &builder, Location loc, Value value,
                 const WeightReads &reads) {
@@ -166,13 +180,7 @@ Value storeFlat(OpBuilder &builder, Location loc, Value value,
         builder, loc, builder.getZeroAttr(stored.getElementType()));
     Value zeros =
         linalg::FillOp::create(builder, loc, zero, empty)->getResult(0);
-    int64_t rank = stored.getRank();
-    SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(rank, builder.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
-        reads.type.getShape(), [&](int64_t size) -> OpFoldResult {
-          return builder.getIndexAttr(size);
-        });
+    auto [offsets, sizes, strides] = unpaddedSlice(builder, reads);
     result = tensor::InsertSliceOp::create(builder, loc, value, zeros, offsets,
                                            sizes, strides);
   }
@@ -189,13 +197,7 @@ void readStored(OpBuilder &builder, Location loc, Value flat,
   Value view = tensor::ExpandShapeOp::create(builder, loc, stored, flat,
                                              allInOne(stored.getRank()));
   if (reads.layout == Layout::PaddedRows) {
-    int64_t rank = stored.getRank();
-    SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(rank, builder.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
-        reads.type.getShape(), [&](int64_t size) -> OpFoldResult {
-          return builder.getIndexAttr(size);
-        });
+    auto [offsets, sizes, strides] = unpaddedSlice(builder, reads);
     view = tensor::ExtractSliceOp::create(builder, loc, reads.type, view,
                                           offsets, sizes, strides);
   }
