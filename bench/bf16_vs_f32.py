@@ -13,6 +13,11 @@ other, for --rounds rounds; the figures are medians over rounds.
 
     python3 bench/bf16_vs_f32.py --bin build/bin
     python3 bench/bf16_vs_f32.py --bin build/bin --shape 1,512,512,8 --rounds 1
+    python3 bench/bf16_vs_f32.py --bin build/bin --bf16-dot on   # vdpbf16ps
+
+--bf16-dot passes mha-run's option of that name for the bf16 layer: `auto`
+(mha-run's default) keeps the f32 path for now, `on` takes the
+vdpbf16ps path (docs/pipeline.md), which needs AVX512_BF16.
 """
 
 import argparse
@@ -55,10 +60,10 @@ print(json.dumps({"median_ms": statistics.median(times)}))
 """
 
 
-def measure_ours(mha_run, graph, args):
+def measure_ours(mha_run, graph, args, extra=()):
     code, out, err = run_child(
         [mha_run, graph, "--random", f"--repeat={args.repeat}",
-         f"--warmup={args.warmup}", f"--threads={args.threads}"],
+         f"--warmup={args.warmup}", f"--threads={args.threads}", *extra],
         None, args.timeout)
     median = MEDIAN.search(out)
     if code != 0 or not median:
@@ -98,6 +103,9 @@ def fmt(value, digits=2):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="folder of mha-gen and mha-run")
+    parser.add_argument("--bf16-dot", choices=("auto", "on", "off"),
+                        help="mha-run's --bf16-dot for the bf16 layer "
+                             "(default: mha-run's own)")
     parser.add_argument("--shape", action="append", type=parse_shape,
                         help="B,T,D,H (repeatable; default: the issue's three)")
     parser.add_argument("--rounds", type=int, default=3)
@@ -121,7 +129,8 @@ def main():
     mha_run = os.path.join(args.bin, "mha-run")
 
     print(f"bf16 vs float32 · {args.threads} threads · {rounds} rounds of "
-          f"{args.repeat} calls after {args.warmup} warm-up · medians")
+          f"{args.repeat} calls after {args.warmup} warm-up · medians · "
+          f"bf16-dot={args.bf16_dot or 'default'}")
     print()
     print("| shape (B,T,D,H) | ours f32 ms | ours f32 GFLOP/s | ours bf16 ms | "
           "ours bf16 GFLOP/s | bf16/f32 | PyTorch f32 ms | PyTorch bf16 ms | "
@@ -144,7 +153,10 @@ def main():
                 print(f"{shape.name()}: round {round_index + 1}/{rounds}",
                       file=sys.stderr)
                 for dtype in ("f32", "bf16"):
-                    ms, error = measure_ours(mha_run, graphs[dtype], args)
+                    extra = ([f"--bf16-dot={args.bf16_dot}"]
+                             if dtype == "bf16" and args.bf16_dot else [])
+                    ms, error = measure_ours(mha_run, graphs[dtype], args,
+                                             extra)
                     if error:
                         sys.exit(f"mha-run {dtype} failed: {error}")
                     times[dtype].append(ms)
