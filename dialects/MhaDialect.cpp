@@ -58,8 +58,8 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
       name == RegisterBlockAttrHelper::getNameStr() ||
       name == Bf16DotAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(value))
-      return op->emitError() << "expects " << name
-                             << " to be a unit attribute, got " << value;
+      return op->emitError()
+             << "expects " << name << " to be a unit attribute, got " << value;
     return success();
   }
   if (name == PrepareFunctionsAttrHelper::getNameStr()) {
@@ -68,9 +68,9 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
     auto functions = dyn_cast<ArrayAttr>(value);
     if (!functions ||
         !llvm::all_of(functions, llvm::IsaPred<FlatSymbolRefAttr>))
-      return op->emitError() << "expects " << name
-                             << " to be an array of function symbols, got "
-                             << value;
+      return op->emitError()
+             << "expects " << name
+             << " to be an array of function symbols, got " << value;
     return success();
   }
   return op->emitError() << "unknown attribute " << name

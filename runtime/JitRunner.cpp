@@ -270,7 +270,8 @@ CompiledFunction::prepareBuffers(llvm::ArrayRef<BufferRef> inputs) {
     int64_t size = result->shape.empty() ? 1 : result->shape[0];
     const float *base = result->data;
     for (int64_t i = 0; i < size; ++i)
-      packed.f32()[i] = base[i * (result->strides.empty() ? 1 : result->strides[0])];
+      packed.f32()[i] =
+          base[i * (result->strides.empty() ? 1 : result->strides[0])];
     if (result->owned)
       releaseResult(result->allocated);
     prepared.push_back(std::move(packed));

@@ -97,9 +97,9 @@ struct MhaStackScratchPass
     OpBuilder builder(loop.getContext());
     builder.setInsertionPointToStart(loop.getBody());
     for (auto [alloc, dealloc] : scratch) {
-      auto alloca = memref::AllocaOp::create(builder, alloc.getLoc(),
-                                             alloc.getType(), ValueRange{},
-                                             alloc.getAlignmentAttr());
+      auto alloca =
+          memref::AllocaOp::create(builder, alloc.getLoc(), alloc.getType(),
+                                   ValueRange{}, alloc.getAlignmentAttr());
       alloc.replaceAllUsesWith(alloca.getResult());
       dealloc.erase();
       alloc.erase();

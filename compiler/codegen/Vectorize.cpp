@@ -667,8 +667,7 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
     RewritePatternSet canonicalization(&getContext());
     for (Dialect *dialect : getContext().getLoadedDialects())
       dialect->getCanonicalizationPatterns(canonicalization);
-    for (RegisteredOperationName name :
-         getContext().getRegisteredOperations())
+    for (RegisteredOperationName name : getContext().getRegisteredOperations())
       name.getCanonicalizationPatterns(canonicalization, &getContext());
     FrozenRewritePatternSet cleanup(std::move(canonicalization));
     IRRewriter rewriter(&getContext());

@@ -115,8 +115,9 @@ int main(int argc, char **argv) {
   int64_t prefill = atoll(argv[2]);
   if (x->rank != 3 || x->shape[2] != width || y->shape[2] != out_width ||
       prefill < 1 || prefill > tokens) {
-    fprintf(stderr, "decode_layer: error: x must be [B, T, %lld] and PREFILL "
-                    "between 1 and T\n",
+    fprintf(stderr,
+            "decode_layer: error: x must be [B, T, %lld] and PREFILL "
+            "between 1 and T\n",
             (long long)width);
     return 2;
   }
@@ -129,8 +130,9 @@ int main(int argc, char **argv) {
       char *end;
       lengths[b] = strtoll(p, &end, 10);
       if (end == p || lengths[b] < 0 || lengths[b] > prefill) {
-        fprintf(stderr, "decode_layer: error: give %lld lengths between 0 "
-                        "and PREFILL\n",
+        fprintf(stderr,
+                "decode_layer: error: give %lld lengths between 0 "
+                "and PREFILL\n",
                 (long long)batch);
         return 2;
       }

@@ -76,8 +76,8 @@ std::string elementType(const GraphArgument &argument,
 struct CacheLayout {
   unsigned x = 0, keyCache = 0, valueCache = 0, lengths = 0;
   /// x's batch if static, else `?`; D; Hkv; C; dk; dv; D_out.
-  int64_t batch = ShapedType::kDynamic, modelDim = 0, kvHeads = 0,
-          capacity = 0, keyDim = 0, valueDim = 0, outDim = 0;
+  int64_t batch = ShapedType::kDynamic, modelDim = 0, kvHeads = 0, capacity = 0,
+          keyDim = 0, valueDim = 0, outDim = 0;
   /// Whether the session API can be written: every activation is one of
   /// x, the caches and the lengths, and the sizes it fixes are static.
   bool session = false;
@@ -246,7 +246,8 @@ static void writeSessionHeader(llvm::raw_ostream &os,
         "call.\n"
      << " * A call with cache_lengths[b] < 0 or cache_lengths[b] + T > the "
         "capacity\n"
-     << " * returns " << upper << "_BAD_ARGUMENT before anything is "
+     << " * returns " << upper
+     << "_BAD_ARGUMENT before anything is "
         "written.\n */\n";
   if (!cache.session) {
     os << "/* (No session API: the graph has other per-call arguments or "
@@ -269,8 +270,9 @@ static void writeSessionHeader(llvm::raw_ostream &os,
      << "typedef struct " << n << "_session " << n << "_session;\n\n"
      << "/*\n * Makes a session for `batch` sequences, all of length 0. The "
         "weights are\n"
-     << " * checked, copied and prepared as by " << n << "_create. With "
-                                                          "k_cache and "
+     << " * checked, copied and prepared as by " << n
+     << "_create. With "
+        "k_cache and "
         "v_cache NULL\n"
      << " * the session allocates its caches, [batch, " << upper
      << "_KV_HEADS, " << upper << "_CACHE_CAPACITY,\n * " << upper
@@ -278,10 +280,12 @@ static void writeSessionHeader(llvm::raw_ostream &os,
      << "_VALUE_DIM] floats, zeroed; otherwise it borrows\n"
      << " * the caller's (of those shapes, dense, C order), which must live "
         "until\n"
-     << " * " << n << "_session_free and which the steps update. Returns "
-                      "NULL with a message\n"
-     << " * in " << n << "_last_error() on a bad size, one cache NULL and "
-                         "not the other, or no memory.\n */\n"
+     << " * " << n
+     << "_session_free and which the steps update. Returns "
+        "NULL with a message\n"
+     << " * in " << n
+     << "_last_error() on a bad size, one cache NULL and "
+        "not the other, or no memory.\n */\n"
      << n << "_session *" << n
      << "_session_create(int64_t batch, float *k_cache, float *v_cache"
      << (weights.empty() ? "" : ", " + weights) << ");\n\n"
@@ -293,19 +297,21 @@ static void writeSessionHeader(llvm::raw_ostream &os,
         "The\n"
      << " * first step after a create or reset is the prefill (any number "
         "of tokens);\n"
-     << " * decoding is one token per step. Returns " << upper
-     << "_OK; " << upper << "_CACHE_FULL when a\n"
+     << " * decoding is one token per step. Returns " << upper << "_OK; "
+     << upper << "_CACHE_FULL when a\n"
      << " * sequence's length + tokens would pass " << upper
      << "_CACHE_CAPACITY; " << upper << "_BAD_ARGUMENT\n"
      << " * for a null pointer or tokens < 1; " << upper
      << "_RESULT_TOO_SMALL. On an error\n"
      << " * nothing is written and the lengths do not change; the message is "
-        "in\n * " << n << "_last_error().\n */\n"
+        "in\n * "
+     << n << "_last_error().\n */\n"
      << "int " << n << "_session_step(" << n
      << "_session *session, const float *x, int64_t tokens,\n"
      << "    float *y, int64_t y_capacity);\n\n"
      << "/*\n * Sets every sequence's length (`batch` values, each between 0 "
-        "and\n * " << upper
+        "and\n * "
+     << upper
      << "_CACHE_CAPACITY): the next step appends sequence b's tokens at "
         "row\n"
      << " * lengths[b] and attends to its rows 0 .. lengths[b] + t. Ragged "
@@ -379,9 +385,7 @@ std::string writeHeader(const LibraryInterface &interface) {
      << ", written to `result` (room for\n *     `result_capacity` floats);"
      << " its sizes are stored in `result_shape`.\n";
   const runtime::SizeRelations &relations = interface.sizeRelations;
-  auto name = [&](runtime::ArgumentDim dim) {
-    return dimName(interface, dim);
-  };
+  auto name = [&](runtime::ArgumentDim dim) { return dimName(interface, dim); };
   bool first = true;
   for (const runtime::SizeRelations::SizeClass &sizeClass : relations.classes) {
     if (sizeClass.size || sizeClass.members.size() < 2)
@@ -465,7 +469,8 @@ std::string writeHeader(const LibraryInterface &interface) {
         "decides):\n *   "
      << (weightNames.empty() ? "none" : llvm::join(weightNames, ", "))
      << ".\n * The graph packs what depends on them alone in "
-     << interface.prepareSymbols.size() << " prepare\n * function(s); a handle runs them"
+     << interface.prepareSymbols.size()
+     << " prepare\n * function(s); a handle runs them"
      << " once, " << n << "_run on every call.\n */\n\n";
 
   os << "/* Weights checked, copied and prepared once; then any number of "
@@ -546,9 +551,7 @@ static void writeChecks(llvm::raw_ostream &os,
            << ", got %lld\", (long long)" << id << "_shape[" << dim << "]);\n";
   }
   const runtime::SizeRelations &relations = interface.sizeRelations;
-  auto name = [&](runtime::ArgumentDim dim) {
-    return dimName(interface, dim);
-  };
+  auto name = [&](runtime::ArgumentDim dim) { return dimName(interface, dim); };
   auto known = [&](runtime::ArgumentDim dim) {
     return takes(interface, which, dim.argument);
   };
@@ -636,8 +639,8 @@ static void writeChecks(llvm::raw_ostream &os,
        << "_shape, &count);\n"
        << "  for (int64_t i = 0; i < count; ++i)\n"
        << "    if (" << id << "[i] > 1)\n"
-       << "      return " << n << "_fail(" << upper << "_BAD_ARGUMENT, \""
-       << id << ": byte %lld is %d; a mask byte must be 0 or 1\", "
+       << "      return " << n << "_fail(" << upper << "_BAD_ARGUMENT, \"" << id
+       << ": byte %lld is %d; a mask byte must be 0 or 1\", "
        << "(long long)i, (int)" << id << "[i]);\n";
   }
   // A cache graph's lengths: the new tokens must fit after each sequence's
@@ -657,8 +660,7 @@ static void writeChecks(llvm::raw_ostream &os,
     os << "  if (" << x << "_shape[1] > " << capacity << ")\n    return " << n
        << "_fail(" << upper << "_BAD_ARGUMENT, \"" << x
        << ": %lld new tokens do not fit in the cache's capacity of %lld\", "
-       << "(long long)" << x << "_shape[1], (long long)" << capacity
-       << ");\n"
+       << "(long long)" << x << "_shape[1], (long long)" << capacity << ");\n"
        << "  for (int64_t b = 0; b < " << lengths << "_shape[0]; ++b)\n"
        << "    if (" << lengths << "[b] < 0 || " << lengths << "[b] > "
        << capacity << " - " << x << "_shape[1])\n"
@@ -722,10 +724,10 @@ static void writeSession(llvm::raw_ostream &os,
   os << "  if (!k_cache != !v_cache)\n    return " << n << "_fail(" << upper
      << "_BAD_ARGUMENT, \"give both caches or neither (NULL: the session "
         "allocates them)\"), NULL;\n"
-     << "  int64_t k_shape[4] = {batch, " << upper << "_KV_HEADS, "
-     << capacity << ", " << upper << "_KEY_DIM};\n"
-     << "  int64_t v_shape[4] = {batch, " << upper << "_KV_HEADS, "
-     << capacity << ", " << upper << "_VALUE_DIM};\n"
+     << "  int64_t k_shape[4] = {batch, " << upper << "_KV_HEADS, " << capacity
+     << ", " << upper << "_KEY_DIM};\n"
+     << "  int64_t v_shape[4] = {batch, " << upper << "_KV_HEADS, " << capacity
+     << ", " << upper << "_VALUE_DIM};\n"
      << "  int64_t k_count, v_count;\n  size_t k_bytes, v_bytes;\n"
      << "  if (!" << n << "_count(4, k_shape, &k_count) || !" << n
      << "_count(4, v_shape, &v_count) ||\n"
@@ -805,8 +807,7 @@ static void writeSession(llvm::raw_ostream &os,
      << "_BAD_ARGUMENT, \"lengths: sequence %lld has length %lld; a length "
         "must be between 0 and the capacity %lld\",\n"
      << "                 (long long)b, (long long)lengths[b], (long long)"
-     << capacity
-     << ");\n"
+     << capacity << ");\n"
      << "  memcpy(session->lengths, lengths, (size_t)session->batch * "
         "sizeof(int64_t));\n"
      << "  return " << upper << "_OK;\n}\n\n";
@@ -886,8 +887,7 @@ std::string writeWrapper(const LibraryInterface &interface,
     os << ", " << memref1 << " *";
   os << ");\n";
   for (unsigned i = 0; i < numPrepared; ++i) {
-    os << "void " << interface.prepareSymbols[i] << "(" << memref1
-       << " *";
+    os << "void " << interface.prepareSymbols[i] << "(" << memref1 << " *";
     for (const GraphArgument &argument : arguments)
       os << ", " << descriptorType(n, argument.type.getRank()) << " *";
     os << ");\n";
@@ -1100,7 +1100,8 @@ std::string writeWrapper(const LibraryInterface &interface,
     describeArguments();
     for (unsigned i = 0; i < numPrepared; ++i)
       os << "  memset(&prepared[" << i << "], 0, sizeof prepared[" << i
-         << "]);\n  " << interface.prepareSymbols[i] << "(&prepared[" << i << "]" << argumentPointers() << ");\n";
+         << "]);\n  " << interface.prepareSymbols[i] << "(&prepared[" << i
+         << "]" << argumentPointers() << ");\n";
     os << "}\n\n"
        << "static void " << n << "_release_prepared(" << graphParameters << ", "
        << memref1 << " prepared[" << numPrepared << "]) {\n"

@@ -23,9 +23,9 @@ static std::optional<int64_t> checkedProduct(ArrayRef<int64_t> sizes) {
   return product;
 }
 
-llvm::Expected<LayerConfig>
-resolveLayerConfig(const LayerOptions &o,
-                   llvm::function_ref<std::string(llvm::StringRef)> optionName) {
+llvm::Expected<LayerConfig> resolveLayerConfig(
+    const LayerOptions &o,
+    llvm::function_ref<std::string(llvm::StringRef)> optionName) {
   auto usageError = [](const Twine &message) {
     return llvm::createStringError(message.str());
   };
@@ -36,11 +36,11 @@ resolveLayerConfig(const LayerOptions &o,
   // too: an explicit 0 is as wrong as -1. (The derived defaults are checked
   // below, with the products.)
   std::pair<const std::optional<int64_t> *, StringRef> sizes[] = {
-      {&o.batch, "batch"},       {&o.seqLen, "seq"},
-      {&o.kvSeqLen, "kv-seq"},   {&o.modelDim, "d-model"},
-      {&o.kvDim, "kv-dim"},      {&o.numHeads, "heads"},
+      {&o.batch, "batch"},         {&o.seqLen, "seq"},
+      {&o.kvSeqLen, "kv-seq"},     {&o.modelDim, "d-model"},
+      {&o.kvDim, "kv-dim"},        {&o.numHeads, "heads"},
       {&o.numKvHeads, "kv-heads"}, {&o.headDim, "head-dim"},
-      {&o.valueDim, "value-dim"}, {&o.outDim, "out-dim"},
+      {&o.valueDim, "value-dim"},  {&o.outDim, "out-dim"},
       {&o.kvCache, "kv-cache"}};
   for (auto [option, name] : sizes) {
     if (!*option)
@@ -89,7 +89,9 @@ resolveLayerConfig(const LayerOptions &o,
     // would read other columns of it, which is fine, but the layer has not
     // been built that way).
     std::pair<bool, StringRef> refused[] = {
-        {c.cross, o.kvSeqLen ? "kv-seq" : o.kvDim ? "kv-dim" : "cross"},
+        {c.cross, o.kvSeqLen ? "kv-seq"
+                  : o.kvDim  ? "kv-dim"
+                             : "cross"},
         {c.mask, o.maskBroadcast ? "mask-broadcast" : "mask"},
         {c.causalBottomRight, "causal-bottom-right"},
         {c.splitFirst, "split-first"}};
@@ -139,7 +141,8 @@ resolveLayerConfig(const LayerOptions &o,
   if (c.mask)
     shapes.push_back({"mask", {c.maskBroadcast ? 1 : c.batch, c.seqLen, keys}});
   if (c.kvCache) {
-    shapes.push_back({"k_cache", {c.batch, c.numKvHeads, c.kvCache, c.headDim}});
+    shapes.push_back(
+        {"k_cache", {c.batch, c.numKvHeads, c.kvCache, c.headDim}});
     shapes.push_back(
         {"v_cache", {c.batch, c.numKvHeads, c.kvCache, c.valueDim}});
   }
@@ -227,8 +230,8 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   SmallVector<Type> resultTypes = {resultType, args[args.size() - 3].second,
                                    args[args.size() - 2].second};
   llvm::StringMap<Value> named;
-  Block *body = createLayerFunction(builder, *module, loc, args, resultTypes,
-                                    named);
+  Block *body =
+      createLayerFunction(builder, *module, loc, args, resultTypes, named);
   auto lookup = [&](StringRef name) { return named.lookup(name); };
 
   // The five steps as mha-expand writes them, with the caches between the

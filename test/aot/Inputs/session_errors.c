@@ -19,7 +19,8 @@ static void report(const char *what, int status) {
 }
 
 static void report_create(const char *what, layer_session *session) {
-  printf("%s: %s: %s\n", what, session ? "created" : "NULL", layer_last_error());
+  printf("%s: %s: %s\n", what, session ? "created" : "NULL",
+         layer_last_error());
   layer_session_free(session);
 }
 
@@ -47,7 +48,8 @@ int main(void) {
     keys[i] = -7;
   for (int i = 0; i < GUARD + VALUES + GUARD; ++i)
     values[i] = -7;
-  float x[BATCH * LAYER_CACHE_CAPACITY * D], y[BATCH * LAYER_CACHE_CAPACITY * D];
+  float x[BATCH * LAYER_CACHE_CAPACITY * D],
+      y[BATCH * LAYER_CACHE_CAPACITY * D];
   for (int i = 0; i < BATCH * LAYER_CACHE_CAPACITY * D; ++i)
     x[i] = (float)((i * 5) % 13 - 6) / 8;
 
@@ -78,8 +80,8 @@ int main(void) {
   report("past the capacity", layer_session_step(session, x, 1, y, BATCH * D));
   report_lengths("full", session);
 
-  int64_t negative[BATCH] = {3, -1}, past[BATCH] = {7, 0}, ragged[BATCH] = {
-                                                               2, 6};
+  int64_t negative[BATCH] = {3, -1}, past[BATCH] = {7, 0},
+          ragged[BATCH] = {2, 6};
   report("negative length", layer_session_set_lengths(session, negative));
   report("length past the capacity", layer_session_set_lengths(session, past));
   report("null lengths", layer_session_set_lengths(session, NULL));
