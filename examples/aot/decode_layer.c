@@ -20,71 +20,12 @@
  * Exit status: 0 within tolerance (atol = rtol = 1e-4), 1 outside, 2 error.
  */
 #include "layer.h"
+#include "npy_float32.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A float32 array read from a .npy file. */
-typedef struct {
-  float *data;
-  int64_t shape[8];
-  int rank;
-  int64_t count;
-} Array;
-
-/* Reads a C-order little-endian float32 .npy file (format 1.0 to 3.0). */
-static int load_npy(const char *dir, const char *name, Array *array) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-  FILE *file = fopen(path, "rb");
-  if (!file) {
-    fprintf(stderr, "decode_layer: error: cannot open %s\n", path);
-    return 0;
-  }
-  unsigned char start[12];
-  int ok =
-      fread(start, 1, 10, file) == 10 && memcmp(start, "\x93NUMPY", 6) == 0;
-  size_t header_length = 0;
-  if (ok && start[6] == 1) {
-    header_length = start[8] | (size_t)start[9] << 8;
-  } else if (ok && fread(start + 10, 1, 2, file) == 2) {
-    header_length = start[8] | (size_t)start[9] << 8 | (size_t)start[10] << 16 |
-                    (size_t)start[11] << 24;
-  }
-  char *header = ok ? calloc(header_length + 1, 1) : NULL;
-  ok = header && fread(header, 1, header_length, file) == header_length &&
-       strstr(header, "'descr': '<f4'") &&
-       strstr(header, "'fortran_order': False");
-  const char *shape = ok ? strstr(header, "'shape': (") : NULL;
-  array->rank = 0;
-  array->count = 1;
-  for (const char *p = shape ? shape + 10 : NULL;
-       p && *p != ')' && array->rank < 8;) {
-    char *end;
-    long long size = strtoll(p, &end, 10);
-    if (end == p)
-      break;
-    array->shape[array->rank++] = size;
-    array->count *= size;
-    p = end;
-    while (*p == ',' || *p == ' ')
-      ++p;
-  }
-  ok = ok && shape;
-  array->data = ok ? malloc(sizeof(float) * array->count) : NULL;
-  ok = ok && array->data &&
-       fread(array->data, sizeof(float), array->count, file) ==
-           (size_t)array->count;
-  free(header);
-  fclose(file);
-  if (!ok)
-    fprintf(stderr,
-            "decode_layer: error: %s is not a C-order float32 .npy file\n",
-            path);
-  return ok;
-}
 
 /* Compares `count` floats of `got` with `want`; updates the worst error
  * and the count of elements outside |got - want| <= 1e-4 + 1e-4 |want|. */
@@ -107,7 +48,7 @@ int main(int argc, char **argv) {
                          "b_q", "b_k", "b_v", "b_o", "y"};
   Array a[10];
   for (int i = 0; i < 10; ++i)
-    if (!load_npy(argv[1], names[i], &a[i]))
+    if (!load_npy("decode_layer", argv[1], names[i], &a[i]))
       return 2;
   const Array *x = &a[0], *y = &a[9];
   int64_t batch = x->shape[0], tokens = x->shape[1];

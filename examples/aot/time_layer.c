@@ -43,7 +43,8 @@ static double median(double *times, int count) {
 
 /* `count` floats at a 64-byte-aligned address plus `offset` bytes. */
 static float *allocate(int64_t count, int offset, void **block) {
-  *block = aligned_alloc(64, ((size_t)count * sizeof(float) + 64 + 63) / 64 * 64);
+  *block =
+      aligned_alloc(64, ((size_t)count * sizeof(float) + 64 + 63) / 64 * 64);
   return *block ? (float *)((char *)*block + offset) : NULL;
 }
 
@@ -88,7 +89,8 @@ int main(int argc, char **argv) {
       b[1], b_shape, b[2], b_shape, b[3], b_shape
   layer_handle *handle = layer_create(WEIGHTS);
   if (!handle) {
-    fprintf(stderr, "time_layer: error: layer_create: %s\n", layer_last_error());
+    fprintf(stderr, "time_layer: error: layer_create: %s\n",
+            layer_last_error());
     return 2;
   }
   if (layer_run(x[0], x_shape, WEIGHTS, y_run, count, out_shape) != LAYER_OK) {
@@ -118,9 +120,9 @@ int main(int argc, char **argv) {
     for (int kind = 0; kind < 3; ++kind) {
       double start = now_ms();
       int status =
-          kind < 2 ? layer_call(handle, x[kind], x_shape, y[kind], count,
-                                out_shape)
-                   : layer_run(x[0], x_shape, WEIGHTS, y_run, count, out_shape);
+          kind < 2
+              ? layer_call(handle, x[kind], x_shape, y[kind], count, out_shape)
+              : layer_run(x[0], x_shape, WEIGHTS, y_run, count, out_shape);
       times[kind][call] = now_ms() - start;
       if (status != LAYER_OK) {
         fprintf(stderr, "time_layer: error: %s\n", layer_last_error());
@@ -129,8 +131,8 @@ int main(int argc, char **argv) {
     }
   double aligned = median(times[0], calls), offset = median(times[1], calls);
   double run = median(times[2], calls);
-  printf("layer_call, 64-byte aligned: median %.3f ms over %d calls\n",
-         aligned, calls);
+  printf("layer_call, 64-byte aligned: median %.3f ms over %d calls\n", aligned,
+         calls);
   printf("layer_call, offset 4 bytes:  median %.3f ms (%.2fx aligned)\n",
          offset, offset / aligned);
   printf("layer_run (packs the weights every call): median %.3f ms "
