@@ -40,11 +40,13 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from layer_vs_torch import last_line, run_child  # noqa: E402
+
 ROOT = os.path.dirname(HERE)
 DEFAULT_TORCH_DECODE = os.path.join(ROOT, "..", "shared", "peers",
                                     "torch_decode.py")
@@ -109,23 +111,6 @@ def step_bytes(shape):
     return cache_bytes(shape) + weights
 
 
-def run_child(command, env=None, timeout=1800):
-    """(exit code or None on timeout, stdout, stderr)."""
-    try:
-        done = subprocess.run(command, env=env, capture_output=True,
-                              text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, "", f"timed out after {timeout:.0f} s"
-    except OSError as error:
-        return 127, "", str(error)
-    return done.returncode, done.stdout, done.stderr
-
-
-def last_line(text):
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
-
-
 def measured(pattern, command, env=None, timeout=1800):
     """The first group of `pattern` in the child's output, as a float, or
     the child's error line."""
@@ -137,7 +122,7 @@ def measured(pattern, command, env=None, timeout=1800):
 
 
 def generate(mha_gen, path, args):
-    code, out, err = run_child([mha_gen, "-o", path] + args)
+    code, out, err = run_child([mha_gen, "-o", path] + args, None, 1800)
     if code != 0:
         sys.exit(f"decode_vs_bound.py: error: mha-gen {' '.join(args)}: "
                  f"{last_line(err or out)}")
