@@ -618,10 +618,8 @@ private:
   static py::array roundToBF16(const py::array &array) {
     py::array_t<uint16_t> bits(
         std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()));
-    const float *from = static_cast<const float *>(array.data());
-    uint16_t *to = bits.mutable_data();
-    for (py::ssize_t i = 0, e = array.size(); i < e; ++i)
-      to[i] = floatToBF16Bits(from[i]);
+    floatsToBF16Bits(static_cast<const float *>(array.data()),
+                     bits.mutable_data(), array.size());
     return bits;
   }
 

@@ -6,13 +6,18 @@
 
 using namespace mha::runtime;
 
+void mha::runtime::floatsToBF16Bits(const float *from, uint16_t *to,
+                                    int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    to[i] = floatToBF16Bits(from[i]);
+}
+
 NpyArray mha::runtime::toBF16Array(const NpyArray &array) {
   assert(array.elementType == ElementType::F32 && "not a float32 array");
   NpyArray result = NpyArray::zeros(ElementType::BF16, array.shape);
-  const float *from = array.f32();
-  auto *to = reinterpret_cast<uint16_t *>(result.data.data());
-  for (int64_t i = 0, e = array.numElements(); i < e; ++i)
-    to[i] = floatToBF16Bits(from[i]);
+  floatsToBF16Bits(array.f32(),
+                   reinterpret_cast<uint16_t *>(result.data.data()),
+                   array.numElements());
   return result;
 }
 

@@ -47,6 +47,9 @@ inline float roundToBF16(float value) {
   return bf16BitsToFloat(floatToBF16Bits(value));
 }
 
+/// The bf16 bits of `count` floats, each rounded to nearest even.
+void floatsToBF16Bits(const float *from, uint16_t *to, int64_t count);
+
 /// A BF16 array of `array`'s (float32) elements rounded to nearest even.
 NpyArray toBF16Array(const NpyArray &array);
 

@@ -69,8 +69,6 @@ void retypeToBytes(Value value) {
     }
     auto generic = cast<linalg::GenericOp>(user);
     BlockArgument byte = generic.getMatchingBlockArgument(&use);
-    if (byte.getType().isInteger(8))
-      continue; // Read twice by one op: retyped already.
     byte.setType(IntegerType::get(value.getContext(), 8));
     OpBuilder b = OpBuilder::atBlockBegin(byte.getOwner());
     Location loc = generic.getLoc();
