@@ -22,7 +22,11 @@
 //   the 16 lanes: 2·rows dot instructions per 2 loads and `rows`
 //   broadcasts. The rows a block does not divide take blocks of one row.
 //
-// Vector code on tensors, before bufferization, like mha-vectorize's.
+// Vector code on tensors, before bufferization, like mha-vectorize's. Built
+// by hand; LLVM 22's x86vector::populateVectorContractToPackedTypeDotProduct-
+// Patterns lowers a packed bf16 vector.contract to the same dot, so this
+// pass should become mha-vectorize's register blocks plus that pattern
+// (docs/upstream.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -13,7 +13,10 @@
 // (stacksave/stackrestore), so every tile gives its stack back; hoisted to
 // the body's start, a buffer of an inner loop is one buffer for the tile's
 // whole work, not one per inner iteration. (A pipeline that lowered the
-// scf.parallel otherwise would need that scope of its own.)
+// scf.parallel otherwise would need that scope of its own.) Upstream's
+// promote-buffers-to-stack turns an alloc into an alloca where it stands:
+// inside the key-block loop that would be a new stack slot per iteration,
+// never released before the tile ends, which is why this pass hoists.
 //
 //===----------------------------------------------------------------------===//
 
