@@ -33,7 +33,7 @@ LogicalResult MhaDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
                                                    NamedAttribute attribute) {
-  if (attribute.getName() != "mha.name")
+  if (attribute.getName() != NameAttrHelper::getNameStr())
     return success();
   auto name = dyn_cast<StringAttr>(attribute.getValue());
   if (!name)
@@ -56,7 +56,8 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
   Attribute value = attribute.getValue();
   if (name == ProjectionAttrHelper::getNameStr() ||
       name == RegisterBlockAttrHelper::getNameStr() ||
-      name == Bf16DotAttrHelper::getNameStr()) {
+      name == Bf16DotAttrHelper::getNameStr() ||
+      name == RowPartAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(value))
       return op->emitError()
              << "expects " << name << " to be a unit attribute, got " << value;
@@ -73,6 +74,9 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
              << " to be an array of function symbols, got " << value;
     return success();
   }
+  if (name == NameAttrHelper::getNameStr())
+    return op->emitError() << "expects " << name
+                           << " on a function argument, not an operation";
   return op->emitError() << "unknown attribute " << name
                          << " of the mha dialect (on an operation)";
 }

@@ -23,9 +23,7 @@ def Mha_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::mha";
   let hasCanonicalizer = 0;
-  // `mha.name` on a function argument names the argument for the tools: a
-  // file name under `mha-run --inputs DIR`, a C identifier in the headers of
-  // `mha-compile`. The verifier keeps it a C identifier.
+  // `mha.name` on function arguments (discardableAttrs below).
   let hasRegionArgAttrVerify = 1;
   // The attributes the compiler puts on ops of other dialects, declared so
   // that their names are spelled once (the generated `get...AttrHelper()`)
@@ -37,16 +35,25 @@ def Mha_Dialect : Dialect {
   // - `mha.bf16_dot`: a bf16 projection on weights packed in K pairs
   //   (mha-bf16-projections), which `mha-bf16-dot` lowers to
   //   `x86vector.avx512.dot`;
+  // - `mha.row_part`: a part of a row `mha-vectorize` split while it
+  //   rewrites (set and removed within the pass; declared so that a graph
+  //   printed in between still verifies);
   // - `mha.prepare_functions`: on a layer function, the functions that
   //   `mha-prepare-weights` split off it, in the order of the extra
   //   arguments they fill. This is the ABI between compiled code and a
   //   runtime: the JIT and the libraries of `mha-compile` read it instead of
-  //   guessing names.
+  //   guessing names;
+  // - `mha.name`, on a function argument (not an operation): the name of the
+  //   argument for the tools: a file name under `mha-run --inputs DIR`, a C
+  //   identifier in the headers of `mha-compile`. `verifyRegionArgAttribute`
+  //   keeps it a C identifier.
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$projection,
     "::mlir::UnitAttr":$register_block,
     "::mlir::UnitAttr":$bf16_dot,
-    "::mlir::ArrayAttr":$prepare_functions
+    "::mlir::UnitAttr":$row_part,
+    "::mlir::ArrayAttr":$prepare_functions,
+    "::mlir::StringAttr":$name
   );
   let hasOperationAttrVerify = 1;
 }
@@ -55,13 +62,55 @@ def Mha_Dialect : Dialect {
 class Mha_Op<string mnemonic, list<Trait> traits = []>
     : Op<Mha_Dialect, mnemonic, traits>;
 
-/// Activations and weights: ranked tensors of a floating-point type.
-def Mha_FloatTensor : RankedTensorOf<[F16, BF16, F32]>;
+/// The element types of activations and weights.
+defvar Mha_Floats = [F16, BF16, F32];
 
-/// Attention masks: `true` where a query may attend to a key.
-def Mha_MaskTensor : RankedTensorOf<[I1]>;
+/// Activations: ranked tensors of a floating-point type, whose rank the
+/// op's verifier checks (it names the layout it expects).
+def Mha_FloatTensor : RankedTensorOf<Mha_Floats>;
+
+/// Weights: every dimension static (they are packed at compile time).
+def Mha_WeightTensor : StaticShapeTensorOf<Mha_Floats>;
+
+/// Biases: `[D_out]`, static.
+def Mha_BiasTensor : RankedTensorOf<Mha_Floats,
+    [HasStaticShapePred, HasAnyRankOfPred<[1]>],
+    "statically shaped 1-D tensor (a bias [D_out])">;
+
+/// Token rows `[B, T, D]`: a layer's inputs, a projection before the split
+/// into heads.
+def Mha_TokensTensor : RankedTensorOf<Mha_Floats, [HasAnyRankOfPred<[3]>],
+    "3D tensor [B, T, D]">;
+
+/// Heads `[B, H, T, d]`: the operands of attention, and the rows and the
+/// caches of a key/value cache (`[B, Hkv, C, d]`).
+def Mha_HeadsTensor : RankedTensorOf<Mha_Floats, [HasAnyRankOfPred<[4]>],
+    "4D tensor [B, H, T, d]">;
+
+/// Attention masks `[B or 1, T, S]`: `true` where a query may attend to a
+/// key.
+def Mha_MaskTensor : RankedTensorOf<[I1], [HasAnyRankOfPred<[3]>],
+    "3D tensor [B or 1, T, S]">;
 
 /// Per-sequence token counts of a key/value cache (`[B]`).
-def Mha_LengthsTensor : RankedTensorOf<[I64]>;
+def Mha_LengthsTensor : RankedTensorOf<[I64], [HasAnyRankOfPred<[1]>],
+    "1D tensor [B]">;
+
+/// A head count: at least 1.
+def Mha_HeadCountAttr : ConfinedAttr<I64Attr, [IntPositive]>;
+
+/// `AllElementTypesMatch` for an optional operand (read with its getter, in
+/// the op's generated verifier):
+/// the element type of `optional`, where present, is that of `like`. ODS's
+/// own constraint reads the type of every operand it names, which an absent
+/// one has not.
+class Mha_OptionalElementTypeMatches<string optional, string getter,
+                                     string like>
+    : PredOpTrait<optional # " (where present) has the element type of " #
+                      like,
+                  CPred<"!this->" # getter # "() || "
+                        "::mlir::getElementTypeOrSelf(this->" # getter #
+                        "()) == ::mlir::getElementTypeOrSelf($" # like #
+                        ")">>;
 
 #endif // MHA_DIALECT_TD

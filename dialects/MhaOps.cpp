@@ -3,6 +3,7 @@
 #include "dialects/MhaOps.h"
 
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -62,15 +63,6 @@ public:
                              << index << " of " << name << "), got ?";
   }
 
-  /// Every dimension of `value` is static (weights and biases).
-  LogicalResult allStatic(Value value, StringRef name) {
-    RankedTensorType type = tensorType(value);
-    if (type.hasStaticShape())
-      return success();
-    return op->emitOpError()
-           << "expects " << name << " to have a static shape, got " << type;
-  }
-
   /// `what` has size `expected` (when both sizes are known).
   LogicalResult dim(StringRef what, int64_t expected, int64_t found) {
     if (dimsAgree(expected, found))
@@ -91,7 +83,8 @@ public:
                              << ") to fit in 64 bits";
   }
 
-  /// A head count is at least 1.
+  /// A head count read off a shape is at least 1 (those that are
+  /// attributes are `Mha_HeadCountAttr`).
   LogicalResult positive(StringRef name, int64_t value) {
     if (value > 0)
       return success();
@@ -108,40 +101,11 @@ public:
                              << ") to divide " << what << " (" << width << ")";
   }
 
-  /// Every operand has the element type of the first one.
-  LogicalResult sameElementType(ArrayRef<std::pair<Value, StringRef>> values) {
-    Type expected = tensorType(values.front().first).getElementType();
-    for (auto [value, name] : values.drop_front()) {
-      if (!value)
-        continue;
-      Type found = tensorType(value).getElementType();
-      if (found != expected)
-        return op->emitOpError()
-               << "expects " << name << " to have element type " << expected
-               << " like " << values.front().second << ", got " << found;
-    }
-    return success();
-  }
-
-  /// The declared result type agrees with the one the operands imply.
-  LogicalResult result(RankedTensorType expected) {
-    RankedTensorType found = tensorType(op->getResult(0));
-    bool agree =
-        found.getRank() == expected.getRank() &&
-        found.getElementType() == expected.getElementType() &&
-        llvm::all_of_zip(found.getShape(), expected.getShape(), dimsAgree);
-    if (agree)
-      return success();
-    return op->emitOpError()
-           << "expects result type " << expected << ", got " << found;
-  }
-
-  /// A bias has shape `[columns]`.
+  /// A bias (static and of rank 1, by its ODS type) has `columns`
+  /// elements.
   LogicalResult bias(Value bias, StringRef name, int64_t columns) {
     if (!bias)
       return success();
-    if (failed(rank(bias, name, 1, "[D_out]")) || failed(allStatic(bias, name)))
-      return failure();
     return dim(Twine(name + " size").str(), columns,
                tensorType(bias).getDimSize(0));
   }
@@ -149,40 +113,114 @@ public:
 private:
   Operation *op;
 };
+
+/// Whether the declared result types agree with the inferred ones: the same
+/// rank and element type, and every size equal where both are known (the
+/// declared type may know a size the operands leave `?`, and the other way
+/// round). With `widensBF16`, a bf16 result may be declared f32: a bf16
+/// layer may return its output unrounded, since the last contraction
+/// accumulates in f32 anyway; this is the only mix of element types the
+/// dialect accepts (and mha-widen-bf16 lowers).
+bool compatibleResults(TypeRange inferred, TypeRange declared,
+                       bool widensBF16 = false) {
+  if (inferred.size() != declared.size())
+    return false;
+  for (auto [expected, found] : llvm::zip(inferred, declared)) {
+    auto expectedType = dyn_cast<RankedTensorType>(expected);
+    auto foundType = dyn_cast<RankedTensorType>(found);
+    if (!expectedType || !foundType ||
+        expectedType.getRank() != foundType.getRank() ||
+        !llvm::all_of_zip(expectedType.getShape(), foundType.getShape(),
+                          dimsAgree))
+      return false;
+    Type expectedElement = expectedType.getElementType();
+    Type foundElement = foundType.getElementType();
+    if (expectedElement != foundElement &&
+        !(widensBF16 && expectedElement.isBF16() && foundElement.isF32()))
+      return false;
+  }
+  return true;
+}
+
+/// The result type `op`'s operands imply, with the declared element type
+/// where the op may widen bf16 (`compatibleResults`); null where the
+/// operands imply none (they do not verify).
+template <typename OpTy> RankedTensorType inferredResultType(OpTy op) {
+  SmallVector<Type, 1> types;
+  if (failed(OpTy::inferReturnTypes(op.getContext(), op.getLoc(),
+                                    typename OpTy::Adaptor(op), types)))
+    return {};
+  auto inferred = cast<RankedTensorType>(types.front());
+  Type declared = op.getType().getElementType();
+  return declared.isF32() && inferred.getElementType().isBF16()
+             ? inferred.clone(declared)
+             : inferred;
+}
+
+/// The declared result type agrees with the inferred one. Checked here, by
+/// the op's verifier, rather than left to InferTypeOpInterface's own check
+/// (a region-trait, run after it): the message says what was expected with
+/// the same words as the verifier's other ones.
+template <typename OpTy> LogicalResult verifyResultType(OpTy op) {
+  SmallVector<Type, 1> inferred;
+  if (failed(OpTy::inferReturnTypes(op.getContext(), op.getLoc(),
+                                    typename OpTy::Adaptor(op), inferred)))
+    return failure();
+  if (OpTy::isCompatibleReturnTypes(inferred, op->getResultTypes()))
+    return success();
+  return op.emitOpError() << "expects result type " << inferred.front()
+                          << ", got " << op.getType();
+}
+
+/// The `[B, ...]` tensor type of `shape` and `element`.
+Type tensorOf(ArrayRef<int64_t> shape, Type element) {
+  return RankedTensorType::get(shape, element);
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
 // ProjectOp
 //===----------------------------------------------------------------------===//
 
-/// `[..., D_in] · [D_in, D_out] -> [..., D_out]`; with `numHeads`,
+/// `[..., D_in] · [D_in, D_out] -> [..., D_out]`; with `num_heads`,
 /// `[B, T, D_in] · [D_in, H·d] -> [B, H, T, d]`; per head
 /// `[B, H, T, w] · [H, w, d]` or `[B, T, H·w] · [H, w, d] -> [B, H, T, d]`.
-static RankedTensorType inferProjectType(RankedTensorType input,
-                                         RankedTensorType weight,
-                                         std::optional<int64_t> numHeads) {
+LogicalResult ProjectOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorType(adaptor.getInput());
+  RankedTensorType weight = tensorType(adaptor.getWeight());
   ArrayRef<int64_t> in = input.getShape();
   Type element = input.getElementType();
-  if (weight.getRank() == 3 && input.getRank() == 3)
-    return RankedTensorType::get(
-        {in[0], weight.getDimSize(0), in[1], weight.getDimSize(2)}, element);
-  if (numHeads)
-    return RankedTensorType::get(
-        {in[0], *numHeads, in[1], weight.getDimSize(1) / *numHeads}, element);
+  std::optional<uint64_t> numHeads = adaptor.getNumHeads();
+  if (in.empty() || weight.getRank() < 2 || weight.getRank() > 3 ||
+      (weight.getRank() == 3 && in.size() < 3) ||
+      (numHeads && (in.size() != 3 || *numHeads == 0)))
+    return emitOptionalError(location, "mha.project: no result type for "
+                                       "these operand ranks");
+  if (weight.getRank() == 3 && input.getRank() == 3) {
+    types.push_back(tensorOf(
+        {in[0], weight.getDimSize(0), in[1], weight.getDimSize(2)}, element));
+    return success();
+  }
+  if (numHeads) {
+    int64_t heads = *numHeads;
+    types.push_back(
+        tensorOf({in[0], heads, in[1], weight.getDimSize(1) / heads}, element));
+    return success();
+  }
   SmallVector<int64_t> shape(in);
   shape.back() = weight.getShape().back();
   if (weight.getRank() == 3)
     shape[1] = refineDim(shape[1], weight.getDimSize(0));
-  return RankedTensorType::get(shape, element);
+  types.push_back(tensorOf(shape, element));
+  return success();
 }
 
-void ProjectOp::build(OpBuilder &builder, OperationState &state, Value input,
-                      Value weight, Value bias,
-                      std::optional<int64_t> numHeads) {
-  IntegerAttr heads = numHeads ? builder.getI64IntegerAttr(*numHeads) : nullptr;
-  build(builder, state,
-        inferProjectType(tensorType(input), tensorType(weight), numHeads),
-        input, weight, bias, heads);
+bool ProjectOp::isCompatibleReturnTypes(TypeRange inferred,
+                                        TypeRange declared) {
+  return compatibleResults(inferred, declared);
 }
 
 /// The shared form `[..., D_in] · [D_in, D_out]`, which writes heads
@@ -196,7 +234,6 @@ static LogicalResult verifySharedProject(ProjectOp op, ShapeChecker &check,
                           "D_in]), got rank 0");
   if (numHeads &&
       (failed(check.rank(op.getInput(), "input", 3, "[B, T, D_in]")) ||
-       failed(check.positive("num_heads", *numHeads)) ||
        failed(check.divides("num_heads", *numHeads, "the weight columns",
                             weight.getDimSize(1)))))
     return failure();
@@ -243,11 +280,6 @@ static LogicalResult verifyPerHeadProject(ProjectOp op, ShapeChecker &check) {
 LogicalResult ProjectOp::verify() {
   ShapeChecker check(*this);
   RankedTensorType weight = getWeight().getType();
-  if (failed(check.sameElementType({{getInput(), "input"},
-                                    {getWeight(), "weight"},
-                                    {getBias(), "bias"}})) ||
-      failed(check.allStatic(getWeight(), "weight")))
-    return failure();
   if (weight.getRank() == 2) {
     if (failed(verifySharedProject(*this, check, getNumHeads())))
       return failure();
@@ -259,12 +291,11 @@ LogicalResult ProjectOp::verify() {
                             "3 ([H, w, d]), got rank "
                          << weight.getRank();
   }
-  return check.result(inferResultType());
+  return verifyResultType(*this);
 }
 
 RankedTensorType ProjectOp::inferResultType() {
-  return inferProjectType(getInput().getType(), getWeight().getType(),
-                          getNumHeads());
+  return inferredResultType(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -272,34 +303,38 @@ RankedTensorType ProjectOp::inferResultType() {
 //===----------------------------------------------------------------------===//
 
 /// `[B, T, H·d] -> [B, H, T, d]`.
-static RankedTensorType inferSplitHeadsType(RankedTensorType input,
-                                            int64_t numHeads) {
+LogicalResult SplitHeadsOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> location,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorType(adaptor.getInput());
+  int64_t numHeads = adaptor.getNumHeads();
+  if (input.getRank() != 3 || numHeads <= 0)
+    return emitOptionalError(location, "mha.split_heads: no result type for "
+                                       "this operand");
   ArrayRef<int64_t> shape = input.getShape();
-  return RankedTensorType::get(
-      {shape[0], numHeads, shape[1], shape[2] / numHeads},
-      input.getElementType());
+  types.push_back(tensorOf({shape[0], numHeads, shape[1], shape[2] / numHeads},
+                           input.getElementType()));
+  return success();
 }
 
-void SplitHeadsOp::build(OpBuilder &builder, OperationState &state, Value input,
-                         int64_t numHeads) {
-  build(builder, state, inferSplitHeadsType(tensorType(input), numHeads), input,
-        numHeads);
+bool SplitHeadsOp::isCompatibleReturnTypes(TypeRange inferred,
+                                           TypeRange declared) {
+  return compatibleResults(inferred, declared);
 }
 
 LogicalResult SplitHeadsOp::verify() {
   ShapeChecker check(*this);
   int64_t numHeads = getNumHeads();
-  if (failed(check.rank(getInput(), "input", 3, "[B, T, H*d]")) ||
-      failed(check.isStatic(getInput(), "input", 2, "width")) ||
-      failed(check.positive("num_heads", numHeads)) ||
+  if (failed(check.isStatic(getInput(), "input", 2, "width")) ||
       failed(check.divides("num_heads", numHeads, "the width",
                            getInput().getType().getDimSize(2))))
     return failure();
-  return check.result(inferResultType());
+  return verifyResultType(*this);
 }
 
 RankedTensorType SplitHeadsOp::inferResultType() {
-  return inferSplitHeadsType(getInput().getType(), getNumHeads());
+  return inferredResultType(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -307,22 +342,26 @@ RankedTensorType SplitHeadsOp::inferResultType() {
 //===----------------------------------------------------------------------===//
 
 /// `query [B, H, T, dk]`, `value [B, Hkv, S, dv]` -> `[B, H, T, dv]`.
-static RankedTensorType inferSdpaType(RankedTensorType query,
-                                      RankedTensorType key,
-                                      RankedTensorType value) {
+LogicalResult SdpaOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType query = tensorType(adaptor.getQuery());
+  RankedTensorType key = tensorType(adaptor.getKey());
+  RankedTensorType value = tensorType(adaptor.getValue());
+  if (query.getRank() != 4 || key.getRank() != 4 || value.getRank() != 4)
+    return emitOptionalError(location, "mha.sdpa: no result type for these "
+                                       "operand ranks");
   ArrayRef<int64_t> q = query.getShape();
   int64_t batch =
       refineDim(refineDim(q[0], key.getDimSize(0)), value.getDimSize(0));
-  return RankedTensorType::get({batch, q[1], q[2], value.getDimSize(3)},
-                               query.getElementType());
+  types.push_back(tensorOf({batch, q[1], q[2], value.getDimSize(3)},
+                           query.getElementType()));
+  return success();
 }
 
-void SdpaOp::build(OpBuilder &builder, OperationState &state, Value query,
-                   Value key, Value value, Value mask, bool causal,
-                   bool causalBottomRight, FloatAttr scale, Value positions) {
-  build(builder, state,
-        inferSdpaType(tensorType(query), tensorType(key), tensorType(value)),
-        query, key, value, mask, positions, causal, causalBottomRight, scale);
+bool SdpaOp::isCompatibleReturnTypes(TypeRange inferred, TypeRange declared) {
+  return compatibleResults(inferred, declared);
 }
 
 /// `scale` if set, else `1/√dk` (dimension 3 of `query`).
@@ -337,13 +376,12 @@ double SdpaOp::getEffectiveScale() {
   return effectiveScale(getScale(), getQuery().getType());
 }
 
-/// Checks a mask `[B or 1, T, S]` against the batch, query and key sizes.
+/// Checks a mask `[B or 1, T, S]` (rank 3 by its ODS type) against the
+/// batch, query and key sizes.
 static LogicalResult verifyMask(ShapeChecker &check, Value mask, int64_t batch,
                                 int64_t queries, int64_t keys) {
   if (!mask)
     return success();
-  if (failed(check.rank(mask, "mask", 3, "[B or 1, T, S]")))
-    return failure();
   ArrayRef<int64_t> shape = tensorType(mask).getShape();
   if (shape[0] != 1 &&
       failed(check.dim("mask batch (B or 1)", batch, shape[0])))
@@ -381,8 +419,6 @@ static LogicalResult verifyPositions(Operation *op, ShapeChecker &check,
     return op->emitOpError()
            << "expects positions with the top-left causal alignment, got "
               "causal(bottom_right)";
-  if (failed(check.rank(positions, "positions", 1, "[B]")))
-    return failure();
   return check.dim("positions size (B)", batch,
                    tensorType(positions).getDimSize(0));
 }
@@ -398,13 +434,10 @@ static LogicalResult verifyScale(Operation *op, std::optional<APFloat> scale) {
                            << value;
 }
 
-/// The rules on `query [B, H, T, dk]` and `key [B, Hkv, S, dk]` that
-/// `mha.sdpa` and `mha.attention_weights` share.
+/// The rules on `query [B, H, T, dk]` and `key [B, Hkv, S, dk]` (rank 4 by
+/// their ODS types) that `mha.sdpa` and `mha.attention_weights` share.
 static LogicalResult verifyQueryAndKey(ShapeChecker &check, Value query,
                                        Value key) {
-  if (failed(check.rank(query, "query", 4, "[B, H, T, dk]")) ||
-      failed(check.rank(key, "key", 4, "[B, Hkv, S, dk]")))
-    return failure();
   ArrayRef<int64_t> q = tensorType(query).getShape();
   ArrayRef<int64_t> k = tensorType(key).getShape();
   if (failed(check.isStatic(query, "query", 1, "head count")) ||
@@ -422,10 +455,7 @@ static LogicalResult verifyQueryAndKey(ShapeChecker &check, Value query,
 
 LogicalResult SdpaOp::verify() {
   ShapeChecker check(*this);
-  if (failed(check.sameElementType(
-          {{getQuery(), "query"}, {getKey(), "key"}, {getValue(), "value"}})) ||
-      failed(verifyQueryAndKey(check, getQuery(), getKey())) ||
-      failed(check.rank(getValue(), "value", 4, "[B, Hkv, S, dv]")))
+  if (failed(verifyQueryAndKey(check, getQuery(), getKey())))
     return failure();
   ArrayRef<int64_t> q = getQuery().getType().getShape();
   ArrayRef<int64_t> k = getKey().getType().getShape();
@@ -443,34 +473,34 @@ LogicalResult SdpaOp::verify() {
                              refineDim(refineDim(q[0], k[0]), v[0]))) ||
       failed(verifyScale(*this, getScale())))
     return failure();
-  return check.result(inferResultType());
+  return verifyResultType(*this);
 }
 
-RankedTensorType SdpaOp::inferResultType() {
-  return inferSdpaType(getQuery().getType(), getKey().getType(),
-                       getValue().getType());
-}
+RankedTensorType SdpaOp::inferResultType() { return inferredResultType(*this); }
 
 //===----------------------------------------------------------------------===//
 // AttentionWeightsOp
 //===----------------------------------------------------------------------===//
 
 /// `query [B, H, T, dk]`, `key [B, Hkv, S, dk]` -> `[B, H, T, S]`.
-static RankedTensorType inferAttentionWeightsType(RankedTensorType query,
-                                                  RankedTensorType key) {
+LogicalResult AttentionWeightsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  RankedTensorType query = tensorType(adaptor.getQuery());
+  RankedTensorType key = tensorType(adaptor.getKey());
+  if (query.getRank() != 4 || key.getRank() != 4)
+    return emitOptionalError(location, "mha.attention_weights: no result type "
+                                       "for these operand ranks");
   ArrayRef<int64_t> q = query.getShape();
-  return RankedTensorType::get(
+  types.push_back(tensorOf(
       {refineDim(q[0], key.getDimSize(0)), q[1], q[2], key.getDimSize(2)},
-      query.getElementType());
+      query.getElementType()));
+  return success();
 }
 
-void AttentionWeightsOp::build(OpBuilder &builder, OperationState &state,
-                               SdpaOp sdpa) {
-  build(builder, state,
-        inferAttentionWeightsType(sdpa.getQuery().getType(),
-                                  sdpa.getKey().getType()),
-        sdpa.getQuery(), sdpa.getKey(), sdpa.getMask(), sdpa.getPositions(),
-        sdpa.getCausal(), sdpa.getCausalBottomRight(), sdpa.getScaleAttr());
+bool AttentionWeightsOp::isCompatibleReturnTypes(TypeRange inferred,
+                                                 TypeRange declared) {
+  return compatibleResults(inferred, declared);
 }
 
 double AttentionWeightsOp::getEffectiveScale() {
@@ -479,9 +509,7 @@ double AttentionWeightsOp::getEffectiveScale() {
 
 LogicalResult AttentionWeightsOp::verify() {
   ShapeChecker check(*this);
-  if (failed(
-          check.sameElementType({{getQuery(), "query"}, {getKey(), "key"}})) ||
-      failed(verifyQueryAndKey(check, getQuery(), getKey())))
+  if (failed(verifyQueryAndKey(check, getQuery(), getKey())))
     return failure();
   ArrayRef<int64_t> q = getQuery().getType().getShape();
   ArrayRef<int64_t> k = getKey().getType().getShape();
@@ -491,11 +519,11 @@ LogicalResult AttentionWeightsOp::verify() {
                              getCausalBottomRight(), refineDim(q[0], k[0]))) ||
       failed(verifyScale(*this, getScale())))
     return failure();
-  return check.result(inferResultType());
+  return verifyResultType(*this);
 }
 
 RankedTensorType AttentionWeightsOp::inferResultType() {
-  return inferAttentionWeightsType(getQuery().getType(), getKey().getType());
+  return inferredResultType(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -504,12 +532,7 @@ RankedTensorType AttentionWeightsOp::inferResultType() {
 
 LogicalResult CacheAppendOp::verify() {
   ShapeChecker check(*this);
-  if (failed(check.sameElementType(
-          {{getCache(), "cache"}, {getUpdate(), "update"}})) ||
-      failed(check.rank(getUpdate(), "update", 4, "[B, Hkv, T, d]")) ||
-      failed(check.rank(getCache(), "cache", 4, "[B, Hkv, C, d]")) ||
-      failed(check.rank(getLengths(), "lengths", 1, "[B]")) ||
-      failed(check.isStatic(getCache(), "cache", 1, "head count")) ||
+  if (failed(check.isStatic(getCache(), "cache", 1, "head count")) ||
       failed(check.isStatic(getCache(), "cache", 3, "row width")) ||
       failed(check.isStatic(getUpdate(), "update", 1, "head count")) ||
       failed(check.isStatic(getUpdate(), "update", 3, "row width")))
@@ -537,76 +560,73 @@ LogicalResult CacheAppendOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// `[B, H, T, d] -> [B, T, H·d]`.
-static RankedTensorType inferConcatHeadsType(RankedTensorType input) {
+LogicalResult ConcatHeadsOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> location,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorType(adaptor.getInput());
   ArrayRef<int64_t> shape = input.getShape();
-  return RankedTensorType::get({shape[0], shape[2], shape[1] * shape[3]},
-                               input.getElementType());
+  int64_t width;
+  if (shape.size() != 4 || llvm::MulOverflow(shape[1], shape[3], width))
+    return emitOptionalError(location, "mha.concat_heads: no result type for "
+                                       "this operand");
+  types.push_back(
+      tensorOf({shape[0], shape[2], width}, input.getElementType()));
+  return success();
 }
 
-void ConcatHeadsOp::build(OpBuilder &builder, OperationState &state,
-                          Value input) {
-  build(builder, state, inferConcatHeadsType(tensorType(input)), input);
+bool ConcatHeadsOp::isCompatibleReturnTypes(TypeRange inferred,
+                                            TypeRange declared) {
+  return compatibleResults(inferred, declared);
 }
 
 LogicalResult ConcatHeadsOp::verify() {
   ShapeChecker check(*this);
-  if (failed(check.rank(getInput(), "input", 4, "[B, H, T, d]")) ||
-      failed(check.isStatic(getInput(), "input", 1, "head count")) ||
+  if (failed(check.isStatic(getInput(), "input", 1, "head count")) ||
       failed(check.isStatic(getInput(), "input", 3, "head dimension")))
     return failure();
   int64_t width;
   ArrayRef<int64_t> shape = getInput().getType().getShape();
   if (failed(check.multiply("H*d", shape[1], shape[3], width)))
     return failure();
-  return check.result(inferResultType());
+  return verifyResultType(*this);
 }
 
 RankedTensorType ConcatHeadsOp::inferResultType() {
-  return inferConcatHeadsType(getInput().getType());
+  return inferredResultType(*this);
 }
 
 //===----------------------------------------------------------------------===//
 // OutputProjectOp
 //===----------------------------------------------------------------------===//
 
-/// The element type of the result of a layer's last contraction (the output
-/// projection, or the whole `mha.attention`) whose operands are `input`
-/// elements: the operands' own, or f32 for bf16 operands whose op declares
-/// an f32 result. A bf16 layer may return its output unrounded, since the
-/// contraction accumulates in f32 anyway; this is the only mix of element
-/// types the dialect accepts (and mha-widen-bf16 lowers).
-static Type layerResultElementType(Type input, Operation *op) {
-  if (op && input.isBF16() &&
-      cast<RankedTensorType>(op->getResult(0).getType()).getElementType()
-          .isF32())
-    return Float32Type::get(input.getContext());
-  return input;
-}
-
-/// `[B, T, H·dv]` or `[B, H, T, dv]`, times `[H·dv, D_out]` -> `[B, T, D_out]`.
-static RankedTensorType inferOutputProjectType(RankedTensorType input,
-                                               RankedTensorType weight) {
+/// `[B, T, H·dv]` or `[B, H, T, dv]`, times `[H·dv, D_out]` -> `[B, T, D_out]`
+/// (of the input's element type; a bf16 layer may declare f32,
+/// `compatibleResults`).
+LogicalResult OutputProjectOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorType(adaptor.getInput());
+  RankedTensorType weight = tensorType(adaptor.getWeight());
   ArrayRef<int64_t> shape = input.getShape();
+  if ((shape.size() != 3 && shape.size() != 4) || weight.getRank() != 2)
+    return emitOptionalError(location, "mha.output_project: no result type "
+                                       "for these operand ranks");
   int64_t seqLen = input.getRank() == 4 ? shape[2] : shape[1];
-  return RankedTensorType::get({shape[0], seqLen, weight.getDimSize(1)},
-                               input.getElementType());
+  types.push_back(tensorOf({shape[0], seqLen, weight.getDimSize(1)},
+                           input.getElementType()));
+  return success();
 }
 
-void OutputProjectOp::build(OpBuilder &builder, OperationState &state,
-                            Value input, Value weight, Value bias) {
-  build(builder, state,
-        inferOutputProjectType(tensorType(input), tensorType(weight)), input,
-        weight, bias);
+bool OutputProjectOp::isCompatibleReturnTypes(TypeRange inferred,
+                                              TypeRange declared) {
+  return compatibleResults(inferred, declared, /*widensBF16=*/true);
 }
 
 LogicalResult OutputProjectOp::verify() {
   ShapeChecker check(*this);
   RankedTensorType input = getInput().getType();
-  if (failed(check.sameElementType({{getInput(), "input"},
-                                    {getWeight(), "weight"},
-                                    {getBias(), "bias"}})) ||
-      failed(check.rank(getWeight(), "weight", 2, "[H*dv, D_out]")) ||
-      failed(check.allStatic(getWeight(), "weight")))
+  if (failed(check.rank(getWeight(), "weight", 2, "[H*dv, D_out]")))
     return failure();
   int64_t width;
   if (input.getRank() == 4) {
@@ -629,14 +649,11 @@ LogicalResult OutputProjectOp::verify() {
   if (failed(check.dim("weight rows (H*dv)", width, weight.getDimSize(0))) ||
       failed(check.bias(getBias(), "bias", weight.getDimSize(1))))
     return failure();
-  return check.result(inferResultType());
+  return verifyResultType(*this);
 }
 
 RankedTensorType OutputProjectOp::inferResultType() {
-  RankedTensorType type =
-      inferOutputProjectType(getInput().getType(), getWeight().getType());
-  return type.clone(
-      layerResultElementType(type.getElementType(), getOperation()));
+  return inferredResultType(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -657,16 +674,9 @@ static FailureOr<LayerSizes> verifyInputWeights(AttentionOp op,
   LayerSizes sizes;
   sizes.numHeads = op.getNumHeads();
   sizes.numKvHeads = op.getEffectiveNumKvHeads();
-  if (failed(check.positive("num_heads", sizes.numHeads)) ||
-      failed(check.positive("num_kv_heads", sizes.numKvHeads)) ||
-      failed(check.divides("num_kv_heads", sizes.numKvHeads, "num_heads",
+  if (failed(check.divides("num_kv_heads", sizes.numKvHeads, "num_heads",
                            sizes.numHeads)))
     return failure();
-  for (auto [weight, name] :
-       {std::pair(op.getWQ(), "w_q"), std::pair(op.getWK(), "w_k"),
-        std::pair(op.getWV(), "w_v")})
-    if (failed(check.allStatic(weight, name)))
-      return failure();
 
   int64_t modelDim = op.getQuery().getType().getDimSize(2);
   int64_t kvDim = tensorType(op.getKeyValueSource()).getDimSize(2);
@@ -730,26 +740,39 @@ static FailureOr<LayerSizes> verifyInputWeights(AttentionOp op,
   return sizes;
 }
 
+/// `query [B, T, D]` (and `kv [B, S, D_kv]`), `w_o [H·dv, D_out]` ->
+/// `[B, T, D_out]` (of the query's element type; a bf16 layer may declare
+/// f32, `compatibleResults`).
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  RankedTensorType query = tensorType(adaptor.getQuery());
+  RankedTensorType wo = tensorType(adaptor.getWO());
+  if (query.getRank() != 3 || wo.getRank() != 2)
+    return emitOptionalError(location, "mha.attention: no result type for "
+                                       "these operand ranks");
+  int64_t batch = query.getDimSize(0);
+  if (Value kv = adaptor.getKv())
+    batch = refineDim(batch, tensorType(kv).getDimSize(0));
+  types.push_back(tensorOf({batch, query.getDimSize(1), wo.getDimSize(1)},
+                           query.getElementType()));
+  return success();
+}
+
+bool AttentionOp::isCompatibleReturnTypes(TypeRange inferred,
+                                          TypeRange declared) {
+  return compatibleResults(inferred, declared, /*widensBF16=*/true);
+}
+
 LogicalResult AttentionOp::verify() {
   ShapeChecker check(*this);
-  if (failed(check.sameElementType({{getQuery(), "query"},
-                                    {getKv(), "kv"},
-                                    {getWQ(), "w_q"},
-                                    {getWK(), "w_k"},
-                                    {getWV(), "w_v"},
-                                    {getWO(), "w_o"},
-                                    {getBQ(), "b_q"},
-                                    {getBK(), "b_k"},
-                                    {getBV(), "b_v"},
-                                    {getBO(), "b_o"}})) ||
-      failed(check.rank(getQuery(), "query", 3, "[B, T, D]")) ||
-      failed(check.isStatic(getQuery(), "query", 2, "model width")))
+  if (failed(check.isStatic(getQuery(), "query", 2, "model width")))
     return failure();
   ArrayRef<int64_t> query = getQuery().getType().getShape();
   int64_t kvLen = query[1];
   if (Value kv = getKv()) {
-    if (failed(check.rank(kv, "kv", 3, "[B, S, D_kv]")) ||
-        failed(check.isStatic(kv, "kv", 2, "key/value width")) ||
+    if (failed(check.isStatic(kv, "kv", 2, "key/value width")) ||
         failed(check.dim("kv batch", query[0], tensorType(kv).getDimSize(0))))
       return failure();
     kvLen = tensorType(kv).getDimSize(1);
@@ -757,31 +780,26 @@ LogicalResult AttentionOp::verify() {
   FailureOr<LayerSizes> sizes = verifyInputWeights(*this, check);
   if (failed(sizes))
     return failure();
-  if (failed(check.rank(getWO(), "w_o", 2, "[H*dv, D_out]")) ||
-      failed(check.allStatic(getWO(), "w_o")))
+  if (failed(check.rank(getWO(), "w_o", 2, "[H*dv, D_out]")))
     return failure();
   RankedTensorType wo = getWO().getType();
   int64_t oRows;
   // The mask's batch is the layer's: kv's batch where the query's is `?`.
+  int64_t batch = query[0];
+  if (Value kv = getKv())
+    batch = refineDim(batch, tensorType(kv).getDimSize(0));
   if (failed(check.multiply("H*dv", sizes->numHeads, sizes->valueDim, oRows)) ||
       failed(check.dim("w_o rows (H*dv)", oRows, wo.getDimSize(0))) ||
       failed(check.bias(getBO(), "b_o", wo.getDimSize(1))) ||
-      failed(verifyMask(check, getMask(), inferResultType().getDimSize(0),
-                        query[1], kvLen)) ||
+      failed(verifyMask(check, getMask(), batch, query[1], kvLen)) ||
       failed(verifyCausal(*this, getCausal(), getCausalBottomRight())) ||
       failed(verifyScale(*this, getScale())))
     return failure();
-  return check.result(inferResultType());
+  return verifyResultType(*this);
 }
 
 RankedTensorType AttentionOp::inferResultType() {
-  RankedTensorType query = getQuery().getType();
-  int64_t batch = query.getDimSize(0);
-  if (Value kv = getKv())
-    batch = refineDim(batch, tensorType(kv).getDimSize(0));
-  return RankedTensorType::get(
-      {batch, query.getDimSize(1), getWO().getType().getDimSize(1)},
-      layerResultElementType(query.getElementType(), getOperation()));
+  return inferredResultType(*this);
 }
 
 //===----------------------------------------------------------------------===//

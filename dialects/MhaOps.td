@@ -5,13 +5,17 @@
 
 include "dialects/MhaDialect.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // mha.project
 //===----------------------------------------------------------------------===//
 
-def Mha_ProjectOp : Mha_Op<"project", [Pure]> {
+def Mha_ProjectOp : Mha_Op<"project", [Pure,
+    AllElementTypesMatch<["input", "weight"]>,
+    Mha_OptionalElementTypeMatches<"bias", "getBias", "input">,
+    InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "linear projection `X·W (+ b)`, shared or one matrix per head";
   let description = [{
     Multiplies the last dimension of `input` by `weight` and adds `bias`
@@ -44,24 +48,28 @@ def Mha_ProjectOp : Mha_Op<"project", [Pure]> {
         -> tensor<?x8x8x64xf32>
     ```
   }];
-  let arguments = (ins Mha_FloatTensor:$input, Mha_FloatTensor:$weight,
-                       Optional<Mha_FloatTensor>:$bias,
-                       OptionalAttr<I64Attr>:$num_heads);
+  let arguments = (ins Mha_FloatTensor:$input, Mha_WeightTensor:$weight,
+                       Optional<Mha_BiasTensor>:$bias,
+                       OptionalAttr<Mha_HeadCountAttr>:$num_heads);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)? (`heads` `(` $num_heads^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
-    // Infers the result type from the operands (and the head count of the
-    // shared form that writes heads).
+    // The inferred builder with the head count as a number.
     OpBuilder<(ins "Value":$input, "Value":$weight,
                    CArg<"Value", "{}">:$bias,
-                   CArg<"std::optional<int64_t>", "std::nullopt">:$numHeads)>
+                   CArg<"std::optional<int64_t>", "std::nullopt">:$numHeads),
+    [{
+      build($_builder, $_state, input, weight, bias,
+            numHeads ? $_builder.getI64IntegerAttr(*numHeads) : nullptr);
+    }]>
   ];
   let extraClassDeclaration = [{
-    /// The result type the operands imply (`?` where they leave a size
-    /// open); the operands must verify.
+    /// The result type the operands imply (`inferReturnTypes`), with the
+    /// declared element type where the op may widen it (a bf16 layer's f32
+    /// output); the operands must verify.
     RankedTensorType inferResultType();
     /// True for the per-head form (`weight` of rank 3).
     bool isPerHead() { return getWeight().getType().getRank() == 3; }
@@ -76,7 +84,8 @@ def Mha_ProjectOp : Mha_Op<"project", [Pure]> {
 // mha.split_heads
 //===----------------------------------------------------------------------===//
 
-def Mha_SplitHeadsOp : Mha_Op<"split_heads", [Pure]> {
+def Mha_SplitHeadsOp : Mha_Op<"split_heads", [Pure,
+    InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "`[B, T, H·d]` to `[B, H, T, d]`";
   let description = [{
     Cuts the last dimension into `num_heads` contiguous slices of width `d`
@@ -88,18 +97,15 @@ def Mha_SplitHeadsOp : Mha_Op<"split_heads", [Pure]> {
         : tensor<1x128x512xf32> -> tensor<1x8x128x64xf32>
     ```
   }];
-  let arguments = (ins Mha_FloatTensor:$input, I64Attr:$num_heads);
+  let arguments = (ins Mha_TokensTensor:$input, Mha_HeadCountAttr:$num_heads);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $input `heads` `(` $num_heads `)` attr-dict `:` type($input) `->` type($result)
   }];
-  let builders = [
-    // Infers the result type from the operand and the head count.
-    OpBuilder<(ins "Value":$input, "int64_t":$numHeads)>
-  ];
   let extraClassDeclaration = [{
-    /// The result type the operands imply (`?` where they leave a size
-    /// open); the operands must verify.
+    /// The result type the operands imply (`inferReturnTypes`), with the
+    /// declared element type where the op may widen it (a bf16 layer's f32
+    /// output); the operands must verify.
     RankedTensorType inferResultType();
   }];
   let hasVerifier = 1;
@@ -110,7 +116,9 @@ def Mha_SplitHeadsOp : Mha_Op<"split_heads", [Pure]> {
 // mha.sdpa
 //===----------------------------------------------------------------------===//
 
-def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
+def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
+    AllElementTypesMatch<["query", "key", "value"]>,
+    InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "scaled dot-product attention of every head";
   let description = [{
     For each batch element `b` and query head `h`:
@@ -153,8 +161,8 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
            tensor<4x8x4096x64xf32>, tensor<4xi64>) -> tensor<4x8x1x64xf32>
     ```
   }];
-  let arguments = (ins Mha_FloatTensor:$query, Mha_FloatTensor:$key,
-                       Mha_FloatTensor:$value, Optional<Mha_MaskTensor>:$mask,
+  let arguments = (ins Mha_HeadsTensor:$query, Mha_HeadsTensor:$key,
+                       Mha_HeadsTensor:$value, Optional<Mha_MaskTensor>:$mask,
                        Optional<Mha_LengthsTensor>:$positions,
                        UnitAttr:$causal, UnitAttr:$causal_bottom_right,
                        OptionalAttr<F32Attr>:$scale);
@@ -166,14 +174,20 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
     (`scale` `(` $scale^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
-    // Infers the result type from the operands.
+    // The inferred builder with the causal flags as booleans.
     OpBuilder<(ins "Value":$query, "Value":$key, "Value":$value,
                    "Value":$mask, "bool":$causal, "bool":$causalBottomRight,
-                   "FloatAttr":$scale, CArg<"Value", "{}">:$positions)>
+                   "FloatAttr":$scale, CArg<"Value", "{}">:$positions),
+    [{
+      build($_builder, $_state, query, key, value, mask, positions,
+            causal ? $_builder.getUnitAttr() : nullptr,
+            causalBottomRight ? $_builder.getUnitAttr() : nullptr, scale);
+    }]>
   ];
   let extraClassDeclaration = [{
-    /// The result type the operands imply (`?` where they leave a size
-    /// open); the operands must verify.
+    /// The result type the operands imply (`inferReturnTypes`), with the
+    /// declared element type where the op may widen it (a bf16 layer's f32
+    /// output); the operands must verify.
     RankedTensorType inferResultType();
     /// The scale applied to the scores: `scale` if set, else `1/√dk`.
     double getEffectiveScale();
@@ -186,7 +200,9 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
 //===----------------------------------------------------------------------===//
 
 def Mha_AttentionWeightsOp
-    : Mha_Op<"attention_weights", [Pure, AttrSizedOperandSegments]> {
+    : Mha_Op<"attention_weights", [Pure, AttrSizedOperandSegments,
+          AllElementTypesMatch<["query", "key"]>,
+          InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "the softmax probabilities of `mha.sdpa`, for inspection";
   let description = [{
     The attention weights `softmax(Q[b, h] · K[b, g]ᵀ · scale)` that
@@ -206,7 +222,7 @@ def Mha_AttentionWeightsOp
         -> tensor<1x4x9x9xf32>
     ```
   }];
-  let arguments = (ins Mha_FloatTensor:$query, Mha_FloatTensor:$key,
+  let arguments = (ins Mha_HeadsTensor:$query, Mha_HeadsTensor:$key,
                        Optional<Mha_MaskTensor>:$mask,
                        Optional<Mha_LengthsTensor>:$positions,
                        UnitAttr:$causal, UnitAttr:$causal_bottom_right,
@@ -221,11 +237,16 @@ def Mha_AttentionWeightsOp
   let builders = [
     // The weights of `sdpa`: its query, key, mask, causal (and alignment),
     // positions and scale.
-    OpBuilder<(ins "SdpaOp":$sdpa)>
+    OpBuilder<(ins "SdpaOp":$sdpa), [{
+      build($_builder, $_state, sdpa.getQuery(), sdpa.getKey(),
+            sdpa.getMask(), sdpa.getPositions(), sdpa.getCausalAttr(),
+            sdpa.getCausalBottomRightAttr(), sdpa.getScaleAttr());
+    }]>
   ];
   let extraClassDeclaration = [{
-    /// The result type the operands imply (`?` where they leave a size
-    /// open); the operands must verify.
+    /// The result type the operands imply (`inferReturnTypes`), with the
+    /// declared element type where the op may widen it (a bf16 layer's f32
+    /// output); the operands must verify.
     RankedTensorType inferResultType();
     /// The scale applied to the scores: `scale` if set, else `1/√dk`.
     double getEffectiveScale();
@@ -237,7 +258,8 @@ def Mha_AttentionWeightsOp
 // mha.concat_heads
 //===----------------------------------------------------------------------===//
 
-def Mha_ConcatHeadsOp : Mha_Op<"concat_heads", [Pure]> {
+def Mha_ConcatHeadsOp : Mha_Op<"concat_heads", [Pure,
+    InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "`[B, H, T, d]` to `[B, T, H·d]`";
   let description = [{
     The inverse of `mha.split_heads`: puts the heads side by side in head
@@ -247,18 +269,15 @@ def Mha_ConcatHeadsOp : Mha_Op<"concat_heads", [Pure]> {
     %c = mha.concat_heads %o : tensor<1x8x128x64xf32> -> tensor<1x128x512xf32>
     ```
   }];
-  let arguments = (ins Mha_FloatTensor:$input);
+  let arguments = (ins Mha_HeadsTensor:$input);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $input attr-dict `:` type($input) `->` type($result)
   }];
-  let builders = [
-    // Infers the result type from the operand.
-    OpBuilder<(ins "Value":$input)>
-  ];
   let extraClassDeclaration = [{
-    /// The result type the operands imply (`?` where they leave a size
-    /// open); the operands must verify.
+    /// The result type the operands imply (`inferReturnTypes`), with the
+    /// declared element type where the op may widen it (a bf16 layer's f32
+    /// output); the operands must verify.
     RankedTensorType inferResultType();
   }];
   let hasVerifier = 1;
@@ -269,7 +288,10 @@ def Mha_ConcatHeadsOp : Mha_Op<"concat_heads", [Pure]> {
 // mha.output_project
 //===----------------------------------------------------------------------===//
 
-def Mha_OutputProjectOp : Mha_Op<"output_project", [Pure]> {
+def Mha_OutputProjectOp : Mha_Op<"output_project", [Pure,
+    AllElementTypesMatch<["input", "weight"]>,
+    Mha_OptionalElementTypeMatches<"bias", "getBias", "input">,
+    InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "the heads times `W_O` (+ b): the layer's output";
   let description = [{
     Multiplies the attention output by the output matrix
@@ -290,21 +312,17 @@ def Mha_OutputProjectOp : Mha_Op<"output_project", [Pure]> {
         -> tensor<1x128x512xf32>
     ```
   }];
-  let arguments = (ins Mha_FloatTensor:$input, Mha_FloatTensor:$weight,
-                       Optional<Mha_FloatTensor>:$bias);
+  let arguments = (ins Mha_FloatTensor:$input, Mha_WeightTensor:$weight,
+                       Optional<Mha_BiasTensor>:$bias);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)? attr-dict
     `:` functional-type(operands, results)
   }];
-  let builders = [
-    // Infers the result type from the operands.
-    OpBuilder<(ins "Value":$input, "Value":$weight,
-                   CArg<"Value", "{}">:$bias)>
-  ];
   let extraClassDeclaration = [{
-    /// The result type the operands imply (`?` where they leave a size
-    /// open); the operands must verify.
+    /// The result type the operands imply (`inferReturnTypes`), with the
+    /// declared element type where the op may widen it (a bf16 layer's f32
+    /// output); the operands must verify.
     RankedTensorType inferResultType();
     /// True when the input is the heads `[B, H, T, dv]` (rank 4).
     bool readsHeads() { return getInput().getType().getRank() == 4; }
@@ -317,7 +335,14 @@ def Mha_OutputProjectOp : Mha_Op<"output_project", [Pure]> {
 // mha.attention
 //===----------------------------------------------------------------------===//
 
-def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
+def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments,
+    AllElementTypesMatch<["query", "w_q", "w_k", "w_v", "w_o"]>,
+    Mha_OptionalElementTypeMatches<"kv", "getKv", "query">,
+    Mha_OptionalElementTypeMatches<"b_q", "getBQ", "query">,
+    Mha_OptionalElementTypeMatches<"b_k", "getBK", "query">,
+    Mha_OptionalElementTypeMatches<"b_v", "getBV", "query">,
+    Mha_OptionalElementTypeMatches<"b_o", "getBO", "query">,
+    InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "a whole multi-head attention layer in one op";
   let description = [{
     `y = concat_h(sdpa(Q_h, K_g, V_g)) · w_o + b_o` with
@@ -347,17 +372,17 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
         -> tensor<1x128x512xf32>
     ```
   }];
-  let arguments = (ins Mha_FloatTensor:$query,
-                       Optional<Mha_FloatTensor>:$kv,
+  let arguments = (ins Mha_TokensTensor:$query,
+                       Optional<Mha_TokensTensor>:$kv,
                        Optional<Mha_MaskTensor>:$mask,
-                       Mha_FloatTensor:$w_q, Mha_FloatTensor:$w_k,
-                       Mha_FloatTensor:$w_v, Mha_FloatTensor:$w_o,
-                       Optional<Mha_FloatTensor>:$b_q,
-                       Optional<Mha_FloatTensor>:$b_k,
-                       Optional<Mha_FloatTensor>:$b_v,
-                       Optional<Mha_FloatTensor>:$b_o,
-                       I64Attr:$num_heads,
-                       OptionalAttr<I64Attr>:$num_kv_heads,
+                       Mha_WeightTensor:$w_q, Mha_WeightTensor:$w_k,
+                       Mha_WeightTensor:$w_v, Mha_WeightTensor:$w_o,
+                       Optional<Mha_BiasTensor>:$b_q,
+                       Optional<Mha_BiasTensor>:$b_k,
+                       Optional<Mha_BiasTensor>:$b_v,
+                       Optional<Mha_BiasTensor>:$b_o,
+                       Mha_HeadCountAttr:$num_heads,
+                       OptionalAttr<Mha_HeadCountAttr>:$num_kv_heads,
                        UnitAttr:$causal, UnitAttr:$causal_bottom_right,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs Mha_FloatTensor:$result);
@@ -371,8 +396,9 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
-    /// The result type the operands imply (`?` where they leave a size
-    /// open); the operands must verify.
+    /// The result type the operands imply (`inferReturnTypes`), with the
+    /// declared element type where the op may widen it (a bf16 layer's f32
+    /// output); the operands must verify.
     RankedTensorType inferResultType();
     /// The number of key/value heads: `kv_heads` if set, else `heads`.
     int64_t getEffectiveNumKvHeads() {
@@ -391,7 +417,8 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments]> {
 //===----------------------------------------------------------------------===//
 
 def Mha_CacheAppendOp : Mha_Op<"cache_append", [
-    Pure, DestinationStyleOpInterface, AllTypesMatch<["cache", "result"]>]> {
+    Pure, DestinationStyleOpInterface, AllTypesMatch<["cache", "result"]>,
+    AllElementTypesMatch<["update", "cache"]>]> {
   let summary = "append new keys or values to a cache at per-sequence "
                 "offsets";
   let description = [{
@@ -416,9 +443,9 @@ def Mha_CacheAppendOp : Mha_Op<"cache_append", [
         : tensor<4x8x1x64xf32> into tensor<4x8x4096x64xf32> at tensor<4xi64>
     ```
   }];
-  let arguments = (ins Mha_FloatTensor:$update, Mha_FloatTensor:$cache,
+  let arguments = (ins Mha_HeadsTensor:$update, Mha_HeadsTensor:$cache,
                        Mha_LengthsTensor:$lengths);
-  let results = (outs Mha_FloatTensor:$result);
+  let results = (outs Mha_HeadsTensor:$result);
   let assemblyFormat = [{
     $update `into` $cache `at` $lengths attr-dict
     `:` type($update) `into` type($cache) `at` type($lengths)

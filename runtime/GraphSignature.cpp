@@ -61,7 +61,8 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
   FunctionType type = func.getFunctionType();
   for (auto [index, argType] : llvm::enumerate(type.getInputs())) {
     GraphArgument argument;
-    auto name = func.getArgAttrOfType<StringAttr>(index, kArgNameAttr);
+    auto name = func.getArgAttrOfType<StringAttr>(
+        index, mlir::mha::MhaDialect::NameAttrHelper::getNameStr());
     argument.name = name ? name.str() : llvm::formatv("arg{0}", index).str();
     argument.type = dyn_cast<RankedTensorType>(argType);
     if (!argument.type || !toNpyType(argument.type.getElementType()))

@@ -22,9 +22,6 @@
 namespace mha {
 namespace runtime {
 
-/// The argument attribute that names a graph argument.
-constexpr llvm::StringLiteral kArgNameAttr = "mha.name";
-
 /// One argument of the entry function.
 struct GraphArgument {
   /// The name inputs are bound by (`x`, `w_q`, ...).

@@ -29,7 +29,8 @@ struct MhaEmitCInterfacePass
     // Argument names (`mha.name`) only bind inputs before compilation; the
     // LLVM translation would warn about an attribute it does not know.
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      func.removeArgAttr(i, "mha.name");
+      func.removeArgAttr(i,
+                         mlir::mha::MhaDialect::NameAttrHelper::getNameStr());
   }
 };
 } // namespace

@@ -450,7 +450,8 @@ LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
 
 /// Marks the parts of a contraction whose rows were split (below) until
 /// each is vectorized.
-constexpr StringLiteral kRowPartAttr = "mha.row_part";
+constexpr StringLiteral kRowPartAttr =
+    MhaDialect::RowPartAttrHelper::getNameStr();
 
 /// The row loop of a contraction whose row count is `?`, when it is not
 /// one block (a decode step's tiles of one token per sequence, or the last

@@ -309,8 +309,9 @@ struct MhaWeightLayoutsPass
       unsigned argument = layer.getNumArguments();
       if (failed(layer.insertArgument(
               argument, flat.getType(),
-              builder.getDictionaryAttr(builder.getNamedAttr(
-                  "mha.name", builder.getStringAttr(name))),
+              builder.getDictionaryAttr(
+                  builder.getNamedAttr(MhaDialect::NameAttrHelper::getNameStr(),
+                                       builder.getStringAttr(name))),
               loc)))
         return signalPassFailure();
       prepareFunctions.push_back(FlatSymbolRefAttr::get(prepare));

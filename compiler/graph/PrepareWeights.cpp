@@ -235,8 +235,9 @@ struct MhaPrepareWeightsPass
       unsigned position = function.getNumArguments();
       if (failed(function.insertArgument(
               position, flatType,
-              builder.getDictionaryAttr(builder.getNamedAttr(
-                  "mha.name", builder.getStringAttr(name))),
+              builder.getDictionaryAttr(
+                  builder.getNamedAttr(MhaDialect::NameAttrHelper::getNameStr(),
+                                       builder.getStringAttr(name))),
               root->getLoc())))
         return failure();
       Value prepared = function.getArgument(position);

@@ -83,7 +83,7 @@ func.func @f16_layer_f32_output(%x: tensor<1x4x8xf16>, %w: tensor<8x8xf16>) {
 // -----
 
 func.func @mixed_weights(%x: tensor<1x4x8xbf16>, %w: tensor<8x8xbf16>, %wo: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects w_o to have element type 'bf16' like query, got 'f32'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that all of {query, w_q, w_k, w_v, w_o} have same element type}}
   %y = mha.attention %x weights(%w, %w, %w, %wo) heads(2)
       : (tensor<1x4x8xbf16>, tensor<8x8xbf16>, tensor<8x8xbf16>, tensor<8x8xbf16>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return

@@ -39,3 +39,19 @@ func.func @prepare_functions_not_on_a_function(%a: tensor<4x4xf32>, %b: tensor<4
 func.func @unknown(%x: tensor<4xf32>) attributes {mha.prepared = [@f]} {
   return
 }
+
+// -----
+
+func.func @name_on_an_operation(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{expects mha.name on a function argument, not an operation}}
+  %0 = linalg.matmul {mha.name = "x"} ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @row_part_not_unit(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{expects mha.row_part to be a unit attribute, got 2 : i64}}
+  %0 = linalg.matmul {mha.row_part = 2} ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}

@@ -4,7 +4,7 @@
 // mha.attention_weights, one function each.
 
 func.func @update_rank(%u: tensor<1x2x8xf32>, %c: tensor<1x2x16x8xf32>, %l: tensor<1xi64>) {
-  // expected-error @+1 {{'mha.cache_append' op expects update to have rank 4 ([B, Hkv, T, d]), got rank 3}}
+  // expected-error @+1 {{'mha.cache_append' op operand #0 must be 4D tensor [B, H, T, d] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x2x8xf32>'}}
   %r = mha.cache_append %u into %c at %l : tensor<1x2x8xf32> into tensor<1x2x16x8xf32> at tensor<1xi64>
   return
 }
@@ -12,7 +12,7 @@ func.func @update_rank(%u: tensor<1x2x8xf32>, %c: tensor<1x2x16x8xf32>, %l: tens
 // -----
 
 func.func @cache_rank(%u: tensor<1x2x1x8xf32>, %c: tensor<2x16x8xf32>, %l: tensor<1xi64>) {
-  // expected-error @+1 {{'mha.cache_append' op expects cache to have rank 4 ([B, Hkv, C, d]), got rank 3}}
+  // expected-error @+1 {{'mha.cache_append' op operand #1 must be 4D tensor [B, H, T, d] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<2x16x8xf32>'}}
   %r = mha.cache_append %u into %c at %l : tensor<1x2x1x8xf32> into tensor<2x16x8xf32> at tensor<1xi64>
   return
 }
@@ -20,7 +20,7 @@ func.func @cache_rank(%u: tensor<1x2x1x8xf32>, %c: tensor<2x16x8xf32>, %l: tenso
 // -----
 
 func.func @lengths_rank(%u: tensor<1x2x1x8xf32>, %c: tensor<1x2x16x8xf32>, %l: tensor<1x1xi64>) {
-  // expected-error @+1 {{'mha.cache_append' op expects lengths to have rank 1 ([B]), got rank 2}}
+  // expected-error @+1 {{'mha.cache_append' op operand #2 must be 1D tensor [B] of 64-bit signless integer values, but got 'tensor<1x1xi64>'}}
   %r = mha.cache_append %u into %c at %l : tensor<1x2x1x8xf32> into tensor<1x2x16x8xf32> at tensor<1x1xi64>
   return
 }
@@ -28,7 +28,7 @@ func.func @lengths_rank(%u: tensor<1x2x1x8xf32>, %c: tensor<1x2x16x8xf32>, %l: t
 // -----
 
 func.func @lengths_element_type(%u: tensor<1x2x1x8xf32>, %c: tensor<1x2x16x8xf32>, %l: tensor<1xi32>) {
-  // expected-error @+1 {{'mha.cache_append' op operand #2 must be ranked tensor of 64-bit signless integer values, but got 'tensor<1xi32>'}}
+  // expected-error @+1 {{'mha.cache_append' op operand #2 must be 1D tensor [B] of 64-bit signless integer values, but got 'tensor<1xi32>'}}
   %r = mha.cache_append %u into %c at %l : tensor<1x2x1x8xf32> into tensor<1x2x16x8xf32> at tensor<1xi32>
   return
 }
@@ -36,7 +36,7 @@ func.func @lengths_element_type(%u: tensor<1x2x1x8xf32>, %c: tensor<1x2x16x8xf32
 // -----
 
 func.func @element_types(%u: tensor<1x2x1x8xf16>, %c: tensor<1x2x16x8xf32>, %l: tensor<1xi64>) {
-  // expected-error @+1 {{'mha.cache_append' op expects update to have element type 'f32' like cache, got 'f16'}}
+  // expected-error @+1 {{'mha.cache_append' op failed to verify that all of {update, cache} have same element type}}
   %r = mha.cache_append %u into %c at %l : tensor<1x2x1x8xf16> into tensor<1x2x16x8xf32> at tensor<1xi64>
   return
 }
@@ -124,7 +124,7 @@ func.func @positions_bottom_right(%q: tensor<2x2x1x8xf32>, %k: tensor<2x2x16x8xf
 // -----
 
 func.func @positions_rank(%q: tensor<2x2x1x8xf32>, %k: tensor<2x2x16x8xf32>, %l: tensor<2x1xi64>) {
-  // expected-error @+1 {{'mha.sdpa' op expects positions to have rank 1 ([B]), got rank 2}}
+  // expected-error @+1 {{'mha.sdpa' op operand #3 must be 1D tensor [B] of 64-bit signless integer values, but got 'tensor<2x1xi64>'}}
   %o = mha.sdpa %q, %k, %k causal positions(%l) : (tensor<2x2x1x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x1xi64>) -> tensor<2x2x1x8xf32>
   return
 }
@@ -140,7 +140,7 @@ func.func @positions_size(%q: tensor<?x2x1x8xf32>, %k: tensor<?x2x16x8xf32>, %v:
 // -----
 
 func.func @positions_element_type(%q: tensor<2x2x1x8xf32>, %k: tensor<2x2x16x8xf32>, %l: tensor<2xf32>) {
-  // expected-error @+1 {{'mha.sdpa' op operand #3 must be ranked tensor of 64-bit signless integer values, but got 'tensor<2xf32>'}}
+  // expected-error @+1 {{'mha.sdpa' op operand #3 must be 1D tensor [B] of 64-bit signless integer values, but got 'tensor<2xf32>'}}
   %o = mha.sdpa %q, %k, %k causal positions(%l) : (tensor<2x2x1x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2xf32>) -> tensor<2x2x1x8xf32>
   return
 }

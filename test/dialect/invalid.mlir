@@ -15,7 +15,7 @@ func.func @project_input_i32(%x: tensor<4x8xi32>, %w: tensor<8x8xf32>) {
 
 // ODS: unranked tensors are rejected.
 func.func @project_unranked(%x: tensor<4x8xf32>, %w: tensor<*xf32>) {
-  // expected-error @+1 {{'mha.project' op operand #1 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<*xf32>'}}
+  // expected-error @+1 {{'mha.project' op operand #1 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<*xf32>'}}
   %p = mha.project %x, %w : (tensor<4x8xf32>, tensor<*xf32>) -> tensor<4x8xf32>
   return
 }
@@ -32,7 +32,7 @@ func.func @concat_heads_unranked(%x: tensor<*xf32>) {
 // -----
 
 func.func @project_weight_element_type(%x: tensor<4x8xf32>, %w: tensor<8x8xf16>) {
-  // expected-error @+1 {{'mha.project' op expects weight to have element type 'f32' like input, got 'f16'}}
+  // expected-error @+1 {{'mha.project' op failed to verify that all of {input, weight} have same element type}}
   %p = mha.project %x, %w : (tensor<4x8xf32>, tensor<8x8xf16>) -> tensor<4x8xf32>
   return
 }
@@ -40,7 +40,7 @@ func.func @project_weight_element_type(%x: tensor<4x8xf32>, %w: tensor<8x8xf16>)
 // -----
 
 func.func @project_bias_element_type(%x: tensor<4x8xf16>, %w: tensor<8x8xf16>, %b: tensor<8xbf16>) {
-  // expected-error @+1 {{'mha.project' op expects bias to have element type 'f16' like input, got 'bf16'}}
+  // expected-error @+1 {{'mha.project' op failed to verify that bias (where present) has the element type of input}}
   %p = mha.project %x, %w bias(%b) : (tensor<4x8xf16>, tensor<8x8xf16>, tensor<8xbf16>) -> tensor<4x8xf16>
   return
 }
@@ -48,7 +48,7 @@ func.func @project_bias_element_type(%x: tensor<4x8xf16>, %w: tensor<8x8xf16>, %
 // -----
 
 func.func @project_dynamic_weight(%x: tensor<4x8xf32>, %w: tensor<?x8xf32>) {
-  // expected-error @+1 {{'mha.project' op expects weight to have a static shape, got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'mha.project' op operand #1 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<?x8xf32>'}}
   %p = mha.project %x, %w : (tensor<4x8xf32>, tensor<?x8xf32>) -> tensor<4x8xf32>
   return
 }
@@ -80,7 +80,7 @@ func.func @project_weight_rows(%x: tensor<1x4x8xf32>, %w: tensor<16x8xf32>) {
 // -----
 
 func.func @project_bias_rank(%x: tensor<1x4x8xf32>, %w: tensor<8x6xf32>, %b: tensor<1x6xf32>) {
-  // expected-error @+1 {{'mha.project' op expects bias to have rank 1 ([D_out]), got rank 2}}
+  // expected-error @+1 {{'mha.project' op operand #2 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x6xf32>'}}
   %p = mha.project %x, %w bias(%b) : (tensor<1x4x8xf32>, tensor<8x6xf32>, tensor<1x6xf32>) -> tensor<1x4x6xf32>
   return
 }
@@ -88,7 +88,7 @@ func.func @project_bias_rank(%x: tensor<1x4x8xf32>, %w: tensor<8x6xf32>, %b: ten
 // -----
 
 func.func @project_dynamic_bias(%x: tensor<1x4x8xf32>, %w: tensor<8x6xf32>, %b: tensor<?xf32>) {
-  // expected-error @+1 {{'mha.project' op expects bias to have a static shape, got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'mha.project' op operand #2 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<?xf32>'}}
   %p = mha.project %x, %w bias(%b) : (tensor<1x4x8xf32>, tensor<8x6xf32>, tensor<?xf32>) -> tensor<1x4x6xf32>
   return
 }
@@ -156,7 +156,7 @@ func.func @project_heads_input_rank(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) {
 // -----
 
 func.func @project_heads_zero(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.project' op expects num_heads to be positive, got 0}}
+  // expected-error @+1 {{'mha.project' op attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %p = mha.project %x, %w heads(0) : (tensor<1x4x8xf32>, tensor<8x8xf32>) -> tensor<1x0x4x8xf32>
   return
 }
@@ -246,7 +246,7 @@ func.func @split_heads_memref_result(%x: tensor<1x4x8xf32>) {
 // -----
 
 func.func @split_heads_input_rank(%x: tensor<1x2x4x4xf32>) {
-  // expected-error @+1 {{'mha.split_heads' op expects input to have rank 3 ([B, T, H*d]), got rank 4}}
+  // expected-error @+1 {{'mha.split_heads' op operand #0 must be 3D tensor [B, T, D] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x2x4x4xf32>'}}
   %o = mha.split_heads %x heads(2) : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
   return
 }
@@ -262,7 +262,7 @@ func.func @split_heads_dynamic_width(%x: tensor<1x4x?xf32>) {
 // -----
 
 func.func @split_heads_zero_heads(%x: tensor<1x4x8xf32>) {
-  // expected-error @+1 {{'mha.split_heads' op expects num_heads to be positive, got 0}}
+  // expected-error @+1 {{'mha.split_heads' op attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %o = mha.split_heads %x heads(0) : tensor<1x4x8xf32> -> tensor<1x0x4x8xf32>
   return
 }
@@ -270,7 +270,7 @@ func.func @split_heads_zero_heads(%x: tensor<1x4x8xf32>) {
 // -----
 
 func.func @split_heads_negative_heads(%x: tensor<1x4x8xf32>) {
-  // expected-error @+1 {{'mha.split_heads' op expects num_heads to be positive, got -2}}
+  // expected-error @+1 {{'mha.split_heads' op attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %o = mha.split_heads %x heads(-2) : tensor<1x4x8xf32> -> tensor<1x2x4x4xf32>
   return
 }
@@ -295,7 +295,7 @@ func.func @split_heads_result(%x: tensor<1x4x8xf32>) {
 
 // ODS: the mask is a tensor of i1.
 func.func @sdpa_mask_element_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<1x4x4xf32>) {
-  // expected-error @+1 {{'mha.sdpa' op operand #3 must be ranked tensor of 1-bit signless integer values, but got 'tensor<1x4x4xf32>'}}
+  // expected-error @+1 {{'mha.sdpa' op operand #3 must be 3D tensor [B or 1, T, S] of 1-bit signless integer values, but got 'tensor<1x4x4xf32>'}}
   %o = mha.sdpa %q, %k, %v mask(%m) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x4x4xf32>) -> tensor<1x2x4x8xf32>
   return
 }
@@ -312,7 +312,7 @@ func.func @sdpa_scale_f64(%q: tensor<1x2x4x8xf32>) {
 // -----
 
 func.func @sdpa_key_element_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf16>, %v: tensor<1x2x4x8xf32>) {
-  // expected-error @+1 {{'mha.sdpa' op expects key to have element type 'f32' like query, got 'f16'}}
+  // expected-error @+1 {{'mha.sdpa' op failed to verify that all of {query, key, value} have same element type}}
   %o = mha.sdpa %q, %k, %v : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf16>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return
 }
@@ -320,7 +320,7 @@ func.func @sdpa_key_element_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf16
 // -----
 
 func.func @sdpa_value_element_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xbf16>) {
-  // expected-error @+1 {{'mha.sdpa' op expects value to have element type 'f32' like query, got 'bf16'}}
+  // expected-error @+1 {{'mha.sdpa' op failed to verify that all of {query, key, value} have same element type}}
   %o = mha.sdpa %q, %k, %v : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xbf16>) -> tensor<1x2x4x8xf32>
   return
 }
@@ -328,7 +328,7 @@ func.func @sdpa_value_element_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf
 // -----
 
 func.func @sdpa_query_rank(%q: tensor<1x4x16xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
-  // expected-error @+1 {{'mha.sdpa' op expects query to have rank 4 ([B, H, T, dk]), got rank 3}}
+  // expected-error @+1 {{'mha.sdpa' op operand #0 must be 4D tensor [B, H, T, d] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x4x16xf32>'}}
   %o = mha.sdpa %q, %k, %v : (tensor<1x4x16xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return
 }
@@ -336,7 +336,7 @@ func.func @sdpa_query_rank(%q: tensor<1x4x16xf32>, %k: tensor<1x2x4x8xf32>, %v: 
 // -----
 
 func.func @sdpa_key_rank(%q: tensor<1x2x4x8xf32>, %k: tensor<1x4x16xf32>, %v: tensor<1x2x4x8xf32>) {
-  // expected-error @+1 {{'mha.sdpa' op expects key to have rank 4 ([B, Hkv, S, dk]), got rank 3}}
+  // expected-error @+1 {{'mha.sdpa' op operand #1 must be 4D tensor [B, H, T, d] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x4x16xf32>'}}
   %o = mha.sdpa %q, %k, %v : (tensor<1x2x4x8xf32>, tensor<1x4x16xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return
 }
@@ -344,7 +344,7 @@ func.func @sdpa_key_rank(%q: tensor<1x2x4x8xf32>, %k: tensor<1x4x16xf32>, %v: te
 // -----
 
 func.func @sdpa_value_rank(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8x1xf32>) {
-  // expected-error @+1 {{'mha.sdpa' op expects value to have rank 4 ([B, Hkv, S, dv]), got rank 5}}
+  // expected-error @+1 {{'mha.sdpa' op operand #2 must be 4D tensor [B, H, T, d] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x2x4x8x1xf32>'}}
   %o = mha.sdpa %q, %k, %v : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8x1xf32>) -> tensor<1x2x4x8xf32>
   return
 }
@@ -466,7 +466,7 @@ func.func @sdpa_gqa_not_multiple(%q: tensor<1x8x4x8xf32>, %k: tensor<1x3x4x8xf32
 // -----
 
 func.func @sdpa_mask_rank(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<4x4xi1>) {
-  // expected-error @+1 {{'mha.sdpa' op expects mask to have rank 3 ([B or 1, T, S]), got rank 2}}
+  // expected-error @+1 {{'mha.sdpa' op operand #3 must be 3D tensor [B or 1, T, S] of 1-bit signless integer values, but got 'tensor<4x4xi1>'}}
   %o = mha.sdpa %q, %k, %v mask(%m) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<4x4xi1>) -> tensor<1x2x4x8xf32>
   return
 }
@@ -540,7 +540,7 @@ func.func @sdpa_result_element_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8x
 // -----
 
 func.func @concat_heads_input_rank(%x: tensor<1x4x8xf32>) {
-  // expected-error @+1 {{'mha.concat_heads' op expects input to have rank 4 ([B, H, T, d]), got rank 3}}
+  // expected-error @+1 {{'mha.concat_heads' op operand #0 must be 4D tensor [B, H, T, d] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x4x8xf32>'}}
   %o = mha.concat_heads %x : tensor<1x4x8xf32> -> tensor<1x4x8xf32>
   return
 }
@@ -572,7 +572,7 @@ func.func @concat_heads_result(%x: tensor<1x2x4x8xf32>) {
 // -----
 
 func.func @output_project_weight_element_type(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf16>) {
-  // expected-error @+1 {{'mha.output_project' op expects weight to have element type 'f32' like input, got 'f16'}}
+  // expected-error @+1 {{'mha.output_project' op failed to verify that all of {input, weight} have same element type}}
   %y = mha.output_project %x, %w : (tensor<1x4x8xf32>, tensor<8x8xf16>) -> tensor<1x4x8xf32>
   return
 }
@@ -580,7 +580,7 @@ func.func @output_project_weight_element_type(%x: tensor<1x4x8xf32>, %w: tensor<
 // -----
 
 func.func @output_project_bias_element_type(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf16>) {
-  // expected-error @+1 {{'mha.output_project' op expects bias to have element type 'f32' like input, got 'f16'}}
+  // expected-error @+1 {{'mha.output_project' op failed to verify that bias (where present) has the element type of input}}
   %y = mha.output_project %x, %w bias(%b) : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8xf16>) -> tensor<1x4x8xf32>
   return
 }
@@ -596,7 +596,7 @@ func.func @output_project_weight_rank(%x: tensor<1x4x8xf32>, %w: tensor<2x4x8xf3
 // -----
 
 func.func @output_project_dynamic_weight(%x: tensor<1x4x8xf32>, %w: tensor<8x?xf32>) {
-  // expected-error @+1 {{'mha.output_project' op expects weight to have a static shape, got 'tensor<8x?xf32>'}}
+  // expected-error @+1 {{'mha.output_project' op operand #1 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8x?xf32>'}}
   %y = mha.output_project %x, %w : (tensor<1x4x8xf32>, tensor<8x?xf32>) -> tensor<1x4x?xf32>
   return
 }
@@ -653,7 +653,7 @@ func.func @output_project_heads_weight_rows(%x: tensor<1x2x4x6xf32>, %w: tensor<
 // -----
 
 func.func @output_project_bias_rank(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<f32>) {
-  // expected-error @+1 {{'mha.output_project' op expects bias to have rank 1 ([D_out]), got rank 0}}
+  // expected-error @+1 {{'mha.output_project' op operand #2 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<f32>'}}
   %y = mha.output_project %x, %w bias(%b) : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<f32>) -> tensor<1x4x8xf32>
   return
 }
@@ -661,7 +661,7 @@ func.func @output_project_bias_rank(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, 
 // -----
 
 func.func @output_project_dynamic_bias(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<?xf32>) {
-  // expected-error @+1 {{'mha.output_project' op expects bias to have a static shape, got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'mha.output_project' op operand #2 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<?xf32>'}}
   %y = mha.output_project %x, %w bias(%b) : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<?xf32>) -> tensor<1x4x8xf32>
   return
 }
@@ -686,7 +686,7 @@ func.func @output_project_result(%x: tensor<1x2x4x4xf32>, %w: tensor<8x6xf32>) {
 // -----
 
 func.func @attention_query_i32(%x: tensor<1x4x8xi32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x4x8xi32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #0 must be 3D tensor [B, T, D] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x4x8xi32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xi32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -695,7 +695,7 @@ func.func @attention_query_i32(%x: tensor<1x4x8xi32>, %w_q: tensor<8x8xf32>, %w_
 // -----
 
 func.func @attention_mask_f32(%x: tensor<1x4x8xf32>, %m: tensor<1x4x4xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op operand #1 must be ranked tensor of 1-bit signless integer values, but got 'tensor<1x4x4xf32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #1 must be 3D tensor [B or 1, T, S] of 1-bit signless integer values, but got 'tensor<1x4x4xf32>'}}
   %y = mha.attention %x mask(%m) weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<1x4x4xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -704,7 +704,7 @@ func.func @attention_mask_f32(%x: tensor<1x4x8xf32>, %m: tensor<1x4x4xf32>, %w_q
 // -----
 
 func.func @attention_kv_element_type(%x: tensor<1x4x8xf32>, %kv: tensor<1x6x8xf16>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects kv to have element type 'f32' like query, got 'f16'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that kv (where present) has the element type of query}}
   %y = mha.attention %x kv(%kv) weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<1x6x8xf16>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -714,7 +714,7 @@ func.func @attention_kv_element_type(%x: tensor<1x4x8xf32>, %kv: tensor<1x6x8xf1
 
 // Mixing f16 weights into an f32 layer.
 func.func @attention_weight_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf16>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects w_k to have element type 'f32' like query, got 'f16'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that all of {query, w_q, w_k, w_v, w_o} have same element type}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf16>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -723,7 +723,7 @@ func.func @attention_weight_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8
 // -----
 
 func.func @attention_bias_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_o: tensor<8xbf16>) {
-  // expected-error @+1 {{'mha.attention' op expects b_o to have element type 'f32' like query, got 'bf16'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that b_o (where present) has the element type of query}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_o(%b_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xbf16>) -> tensor<1x4x8xf32>
   return
@@ -732,7 +732,7 @@ func.func @attention_bias_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf
 // -----
 
 func.func @attention_w_q_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xbf16>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects w_q to have element type 'f32' like query, got 'bf16'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that all of {query, w_q, w_k, w_v, w_o} have same element type}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xbf16>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -741,7 +741,7 @@ func.func @attention_w_q_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xbf
 // -----
 
 func.func @attention_w_v_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xbf16>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects w_v to have element type 'f32' like query, got 'bf16'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that all of {query, w_q, w_k, w_v, w_o} have same element type}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xbf16>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -750,7 +750,7 @@ func.func @attention_w_v_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf3
 // -----
 
 func.func @attention_w_o_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xbf16>) {
-  // expected-error @+1 {{'mha.attention' op expects w_o to have element type 'f32' like query, got 'bf16'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that all of {query, w_q, w_k, w_v, w_o} have same element type}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xbf16>) -> tensor<1x4x8xf32>
   return
@@ -759,7 +759,7 @@ func.func @attention_w_o_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf3
 // -----
 
 func.func @attention_b_q_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_q: tensor<8xf16>) {
-  // expected-error @+1 {{'mha.attention' op expects b_q to have element type 'f32' like query, got 'f16'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that b_q (where present) has the element type of query}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_q(%b_q) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf16>) -> tensor<1x4x8xf32>
   return
@@ -768,7 +768,7 @@ func.func @attention_b_q_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf3
 // -----
 
 func.func @attention_b_k_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_k: tensor<8xf16>) {
-  // expected-error @+1 {{'mha.attention' op expects b_k to have element type 'f32' like query, got 'f16'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that b_k (where present) has the element type of query}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_k(%b_k) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf16>) -> tensor<1x4x8xf32>
   return
@@ -777,7 +777,7 @@ func.func @attention_b_k_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf3
 // -----
 
 func.func @attention_b_v_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_v: tensor<8xf16>) {
-  // expected-error @+1 {{'mha.attention' op expects b_v to have element type 'f32' like query, got 'f16'}}
+  // expected-error @+1 {{'mha.attention' op failed to verify that b_v (where present) has the element type of query}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_v(%b_v) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf16>) -> tensor<1x4x8xf32>
   return
@@ -786,7 +786,7 @@ func.func @attention_b_v_element_type(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf3
 // -----
 
 func.func @attention_query_rank(%x: tensor<4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects query to have rank 3 ([B, T, D]), got rank 2}}
+  // expected-error @+1 {{'mha.attention' op operand #0 must be 3D tensor [B, T, D] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<4x8xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -804,7 +804,7 @@ func.func @attention_dynamic_model_width(%x: tensor<1x4x?xf32>, %w_q: tensor<8x8
 // -----
 
 func.func @attention_kv_rank(%x: tensor<1x4x8xf32>, %kv: tensor<1x1x6x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects kv to have rank 3 ([B, S, D_kv]), got rank 4}}
+  // expected-error @+1 {{'mha.attention' op operand #1 must be 3D tensor [B, T, D] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x1x6x8xf32>'}}
   %y = mha.attention %x kv(%kv) weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -831,7 +831,7 @@ func.func @attention_kv_batch(%x: tensor<1x4x8xf32>, %kv: tensor<2x6x8xf32>, %w_
 // -----
 
 func.func @attention_zero_heads(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects num_heads to be positive, got 0}}
+  // expected-error @+1 {{'mha.attention' op attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(0)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -840,7 +840,7 @@ func.func @attention_zero_heads(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w
 // -----
 
 func.func @attention_zero_kv_heads(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects num_kv_heads to be positive, got 0}}
+  // expected-error @+1 {{'mha.attention' op attribute 'num_kv_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2) kv_heads(0)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -858,7 +858,7 @@ func.func @attention_gqa_not_multiple(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf3
 // -----
 
 func.func @attention_dynamic_w_q(%x: tensor<1x4x8xf32>, %w_q: tensor<8x?xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects w_q to have a static shape, got 'tensor<8x?xf32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #1 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8x?xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x?xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -867,7 +867,7 @@ func.func @attention_dynamic_w_q(%x: tensor<1x4x8xf32>, %w_q: tensor<8x?xf32>, %
 // -----
 
 func.func @attention_dynamic_w_v(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<?x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects w_v to have a static shape, got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #3 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<?x8xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -876,7 +876,7 @@ func.func @attention_dynamic_w_v(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %
 // -----
 
 func.func @attention_dynamic_w_k(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x?xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects w_k to have a static shape, got 'tensor<8x?xf32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #2 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8x?xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x?xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -997,7 +997,7 @@ func.func @attention_b_v_size(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k
 // -----
 
 func.func @attention_b_q_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_q: tensor<1x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects b_q to have rank 1 ([D_out]), got rank 2}}
+  // expected-error @+1 {{'mha.attention' op operand #5 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x8xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_q(%b_q) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<1x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -1006,7 +1006,7 @@ func.func @attention_b_q_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k
 // -----
 
 func.func @attention_dynamic_b_k(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_k: tensor<?xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects b_k to have a static shape, got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #5 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<?xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_k(%b_k) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?xf32>) -> tensor<1x4x8xf32>
   return
@@ -1125,7 +1125,7 @@ func.func @attention_split_first_b_v_size(%x: tensor<1x4x8xf32>, %w_q: tensor<2x
 // -----
 
 func.func @attention_b_k_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_k: tensor<2x4xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects b_k to have rank 1 ([D_out]), got rank 2}}
+  // expected-error @+1 {{'mha.attention' op operand #5 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<2x4xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_k(%b_k) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x4xf32>) -> tensor<1x4x8xf32>
   return
@@ -1134,7 +1134,7 @@ func.func @attention_b_k_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k
 // -----
 
 func.func @attention_b_v_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_v: tensor<2x4xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects b_v to have rank 1 ([D_out]), got rank 2}}
+  // expected-error @+1 {{'mha.attention' op operand #5 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<2x4xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_v(%b_v) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x4xf32>) -> tensor<1x4x8xf32>
   return
@@ -1143,7 +1143,7 @@ func.func @attention_b_v_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k
 // -----
 
 func.func @attention_b_o_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_o: tensor<2x4xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects b_o to have rank 1 ([D_out]), got rank 2}}
+  // expected-error @+1 {{'mha.attention' op operand #5 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<2x4xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_o(%b_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<2x4xf32>) -> tensor<1x4x8xf32>
   return
@@ -1152,7 +1152,7 @@ func.func @attention_b_o_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k
 // -----
 
 func.func @attention_dynamic_b_q(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_q: tensor<?xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects b_q to have a static shape, got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #5 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<?xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_q(%b_q) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?xf32>) -> tensor<1x4x8xf32>
   return
@@ -1161,7 +1161,7 @@ func.func @attention_dynamic_b_q(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %
 // -----
 
 func.func @attention_dynamic_b_v(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_v: tensor<?xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects b_v to have a static shape, got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #5 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<?xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_v(%b_v) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?xf32>) -> tensor<1x4x8xf32>
   return
@@ -1170,7 +1170,7 @@ func.func @attention_dynamic_b_v(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %
 // -----
 
 func.func @attention_dynamic_b_o(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>, %b_o: tensor<?xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects b_o to have a static shape, got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #5 must be statically shaped 1-D tensor (a bias [D_out]) of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<?xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) bias_o(%b_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<?xf32>) -> tensor<1x4x8xf32>
   return
@@ -1188,7 +1188,7 @@ func.func @attention_w_o_rank(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k
 // -----
 
 func.func @attention_dynamic_w_o(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x?xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects w_o to have a static shape, got 'tensor<8x?xf32>'}}
+  // expected-error @+1 {{'mha.attention' op operand #4 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<8x?xf32>'}}
   %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x?xf32>) -> tensor<1x4x?xf32>
   return
@@ -1216,7 +1216,7 @@ func.func @attention_b_o_size(%x: tensor<1x4x8xf32>, %w_q: tensor<8x8xf32>, %w_k
 // -----
 
 func.func @attention_mask_rank(%x: tensor<1x4x8xf32>, %m: tensor<1x1x4x4xi1>, %w_q: tensor<8x8xf32>, %w_k: tensor<8x8xf32>, %w_v: tensor<8x8xf32>, %w_o: tensor<8x8xf32>) {
-  // expected-error @+1 {{'mha.attention' op expects mask to have rank 3 ([B or 1, T, S]), got rank 4}}
+  // expected-error @+1 {{'mha.attention' op operand #1 must be 3D tensor [B or 1, T, S] of 1-bit signless integer values, but got 'tensor<1x1x4x4xi1>'}}
   %y = mha.attention %x mask(%m) weights(%w_q, %w_k, %w_v, %w_o) heads(2)
       : (tensor<1x4x8xf32>, tensor<1x1x4x4xi1>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return
@@ -1294,7 +1294,7 @@ func.func @attention_result_kv_batch(%x: tensor<?x4x8xf32>, %kv: tensor<2x6x8xf3
 // scale (one case of each kind here, the rest are sdpa's cases above); its
 // result is [B, H, T, S].
 func.func @attention_weights_key_element_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xbf16>) {
-  // expected-error @+1 {{'mha.attention_weights' op expects key to have element type 'f32' like query, got 'bf16'}}
+  // expected-error @+1 {{'mha.attention_weights' op failed to verify that all of {query, key} have same element type}}
   %p = mha.attention_weights %q, %k : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xbf16>) -> tensor<1x2x4x6xf32>
   return
 }
@@ -1302,7 +1302,7 @@ func.func @attention_weights_key_element_type(%q: tensor<1x2x4x8xf32>, %k: tenso
 // -----
 
 func.func @attention_weights_key_rank(%q: tensor<1x2x4x8xf32>, %k: tensor<2x6x8xf32>) {
-  // expected-error @+1 {{'mha.attention_weights' op expects key to have rank 4 ([B, Hkv, S, dk]), got rank 3}}
+  // expected-error @+1 {{'mha.attention_weights' op operand #1 must be 4D tensor [B, H, T, d] of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<2x6x8xf32>'}}
   %p = mha.attention_weights %q, %k : (tensor<1x2x4x8xf32>, tensor<2x6x8xf32>) -> tensor<1x2x4x6xf32>
   return
 }

@@ -172,7 +172,8 @@ static Block *createLayerFunction(OpBuilder &builder, ModuleOp module,
       builder, loc, "mha", builder.getFunctionType(argTypes, resultTypes));
   Block *body = func.addEntryBlock();
   for (auto [index, arg] : llvm::enumerate(args)) {
-    func.setArgAttr(index, "mha.name", builder.getStringAttr(arg.first));
+    func.setArgAttr(index, mlir::mha::MhaDialect::NameAttrHelper::getNameStr(),
+                    builder.getStringAttr(arg.first));
     named[arg.first] = body->getArgument(index);
   }
   return body;
