@@ -78,10 +78,6 @@ llvm::Expected<LayerConfig> resolveLayerConfig(
   c.dynamicKvSeq = c.cross ? o.dynamicKvSeq : o.dynamicSeq;
   c.kvCache = o.kvCache.value_or(0);
   c.bf16 = o.bf16;
-  if (c.bf16 && c.kvCache)
-    return usageError(optionName("kv-cache") +
-                      " cannot be combined with bf16 elements (bf16 caches "
-                      "are not lowered yet)");
   if (c.kvCache) {
     // A decoding layer is causal self-attention from the tokens' positions
     // in the caches: no second input, no mask, no other alignment; its
@@ -220,10 +216,13 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   auto add = [&](StringRef name, ArrayRef<int64_t> shape, Type element) {
     args.push_back({name, RankedTensorType::get(shape, element)});
   };
-  add("x", {batchSize, queries, c.modelDim}, f32);
-  addWeightArguments(args, c, f32);
-  add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, f32);
-  add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, f32);
+  // bf16: the tokens, weights, biases and the caches (half their bytes);
+  // the output stays f32.
+  Type data = c.bf16 ? Type(builder.getBF16Type()) : f32;
+  add("x", {batchSize, queries, c.modelDim}, data);
+  addWeightArguments(args, c, data);
+  add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, data);
+  add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, data);
   add("cache_lengths", {batchSize}, builder.getI64Type());
 
   auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
@@ -261,8 +260,9 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
                                       /*causalBottomRight=*/false,
                                       /*scale=*/{}, lengths);
   Value concat = mlir::mha::ConcatHeadsOp::create(builder, loc, o);
-  Value y = mlir::mha::OutputProjectOp::create(builder, loc, concat,
-                                               lookup("w_o"), lookup("b_o"));
+  // f32 also for bf16 operands: the output is left unrounded.
+  Value y = mlir::mha::OutputProjectOp::create(
+      builder, loc, resultType, concat, lookup("w_o"), lookup("b_o"));
   func::ReturnOp::create(builder, loc, ValueRange{y, kc, vc});
   return module;
 }
