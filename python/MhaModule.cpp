@@ -587,10 +587,18 @@ private:
       throw py::value_error(message(std::move(error)));
     bool direct = (array.flags() & py::array::c_style) &&
                   (array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
-    // A bf16 argument takes a rounded copy (no cache graph has bf16 caches:
-    // mha-gen and the verifier refuse them).
-    if (elementTypeOf(argument) == ElementType::BF16)
+    // A bf16 argument takes a rounded copy. A bf16 cache cannot: the copy
+    // would take the update in place, not the caller's float32 array (mha-run
+    // runs such graphs; docs/tools.md).
+    if (elementTypeOf(argument) == ElementType::BF16) {
+      if (updated[index])
+        throw py::type_error(
+            "argument '" + name(index) +
+            "' is a bf16 cache, updated in place by every call: the Python "
+            "module takes bf16 arguments as rounded float32 copies, so it "
+            "does not run graphs with bf16 caches (mha-run --prefill does)");
       return roundToBF16(direct ? array : copyToC(array));
+    }
     // The compiled code writes a cache through its buffer: a copy would
     // take the update, and the caller's array would not.
     if (updated[index]) {
@@ -836,6 +844,11 @@ std::string layerGraph(const py::kwargs &kwargs) {
   });
   if (!config)
     throw py::value_error(message(config.takeError()));
+  // See checkArray: the caches of a bf16 layer would be updated in copies.
+  if (config->bf16 && config->kvCache)
+    throw py::value_error("kv_cache with dtype='bf16': the Python module "
+                          "does not run bf16 caches yet (mha-run --prefill "
+                          "does); use dtype='f32'");
 
   mlir::MLIRContext context;
   context.loadDialect<mlir::mha::MhaDialect, mlir::func::FuncDialect>();
