@@ -50,8 +50,20 @@ bool isInt64(const GraphArgument &argument) {
   return argument.type.getElementType().isInteger(64);
 }
 
+/// A bf16 key/value cache of a cache graph (mha-gen --dtype bf16
+/// --kv-cache): updated in place, so the C API cannot round the caller's
+/// floats into a copy of it. It takes the bf16 bits themselves
+/// (`uint16_t *`), in every view; a session allocates them itself.
+bool isBF16Cache(const GraphArgument &argument) {
+  return argument.type.getElementType().isBF16() &&
+         argument.type.getRank() == 4 &&
+         (argument.name == "k_cache" || argument.name == "v_cache");
+}
+
+/// A bf16 argument that the C API takes as float32 and rounds (every bf16
+/// argument but a cache).
 bool isBF16(const GraphArgument &argument) {
-  return argument.type.getElementType().isBF16();
+  return argument.type.getElementType().isBF16() && !isBF16Cache(argument);
 }
 
 /// Whose view of an argument's data a C function has. Only bf16 arguments
@@ -63,6 +75,8 @@ enum class View { Caller, Graph, Check };
 /// The element type of an argument in C, as `view` sees it.
 std::string elementType(const GraphArgument &argument,
                         View view = View::Caller) {
+  if (isBF16Cache(argument))
+    return "uint16_t";
   if (isBF16(argument))
     return view == View::Graph   ? "uint16_t"
            : view == View::Check ? "void"
@@ -81,10 +95,14 @@ struct CacheLayout {
   /// Whether the session API can be written: every activation is one of
   /// x, the caches and the lengths, and the sizes it fixes are static.
   bool session = false;
+  /// The C type of the caches' elements: `float`, or `uint16_t` (bf16
+  /// bits) for a bf16 layer's caches.
+  std::string element = "float";
 };
 
-/// The cache of `interface`'s graph, if it is a cache graph: it has float32
-/// k_cache and v_cache of rank 4 and an int64 cache_lengths of rank 1.
+/// The cache of `interface`'s graph, if it is a cache graph: it has k_cache
+/// and v_cache of rank 4, both float32 or both bf16, and an int64
+/// cache_lengths of rank 1.
 std::optional<CacheLayout> findCache(const LibraryInterface &interface) {
   const runtime::GraphSignature &signature = interface.signature;
   int x = signature.findArgument("x");
@@ -99,8 +117,9 @@ std::optional<CacheLayout> findCache(const LibraryInterface &interface) {
   RankedTensorType lengthType = signature.arguments[lengths].type;
   if (xType.getRank() != 3 || keyType.getRank() != 4 ||
       valueType.getRank() != 4 || lengthType.getRank() != 1 ||
-      !keyType.getElementType().isF32() ||
-      !valueType.getElementType().isF32() ||
+      !(keyType.getElementType().isF32() ||
+        keyType.getElementType().isBF16()) ||
+      keyType.getElementType() != valueType.getElementType() ||
       !lengthType.getElementType().isInteger(64) ||
       signature.result.getRank() != 3)
     return std::nullopt;
@@ -116,6 +135,8 @@ std::optional<CacheLayout> findCache(const LibraryInterface &interface) {
   cache.keyDim = keyType.getDimSize(3);
   cache.valueDim = valueType.getDimSize(3);
   cache.outDim = signature.result.getDimSize(2);
+  if (keyType.getElementType().isBF16())
+    cache.element = "uint16_t";
   cache.session = true;
   for (int64_t size : {cache.modelDim, cache.kvHeads, cache.capacity,
                        cache.keyDim, cache.valueDim, cache.outDim})
@@ -276,8 +297,9 @@ static void writeSessionHeader(llvm::raw_ostream &os,
         "v_cache NULL\n"
      << " * the session allocates its caches, [batch, " << upper
      << "_KV_HEADS, " << upper << "_CACHE_CAPACITY,\n * " << upper
-     << "_KEY_DIM] and [..., " << upper
-     << "_VALUE_DIM] floats, zeroed; otherwise it borrows\n"
+     << "_KEY_DIM] and [..., " << upper << "_VALUE_DIM] "
+     << (cache.element == "float" ? "floats" : "bf16 values (uint16_t bits)")
+     << ", zeroed; otherwise it borrows\n"
      << " * the caller's (of those shapes, dense, C order), which must live "
         "until\n"
      << " * " << n
@@ -287,7 +309,8 @@ static void writeSessionHeader(llvm::raw_ostream &os,
      << "_last_error() on a bad size, one cache NULL and "
         "not the other, or no memory.\n */\n"
      << n << "_session *" << n
-     << "_session_create(int64_t batch, float *k_cache, float *v_cache"
+     << "_session_create(int64_t batch, " << cache.element << " *k_cache, "
+     << cache.element << " *v_cache"
      << (weights.empty() ? "" : ", " + weights) << ");\n\n"
      << "/*\n * One call of the layer on x [batch, tokens, " << upper
      << "_MODEL_DIM]: appends each\n"
@@ -374,9 +397,10 @@ std::string writeHeader(const LibraryInterface &interface) {
      << " * time_layer.c measures both).\n *\n";
   for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
     os << " *   " << toCIdentifier(argument.name) << ": "
-       << (isMask(argument)    ? "mask (uint8_t) "
-           : isInt64(argument) ? "int64 "
-                               : "float32 ")
+       << (isMask(argument)        ? "mask (uint8_t) "
+           : isInt64(argument)     ? "int64 "
+           : isBF16Cache(argument) ? "bf16 bits (uint16_t) "
+                                   : "float32 ")
        << describeShape(argument.type)
        << (interface.isWeight[index] ? ", weight" : "")
        << (isWritten(interface, index) ? ", updated in place" : "")
@@ -706,12 +730,13 @@ static void writeSession(llvm::raw_ostream &os,
   }
   std::string capacity = upper + "_CACHE_CAPACITY";
   os << "\nstruct " << n << "_session {\n  " << n << "_handle *handle;\n"
-     << "  int64_t batch;\n  float *k_cache, *v_cache;\n"
+     << "  int64_t batch;\n  " << cache.element << " *k_cache, *v_cache;\n"
      << "  int owns_caches;\n  int64_t *lengths;\n"
      << "  int64_t k_shape[4], v_shape[4];\n};\n\n";
 
   os << n << "_session *" << n
-     << "_session_create(int64_t batch, float *k_cache, float *v_cache"
+     << "_session_create(int64_t batch, " << cache.element << " *k_cache, "
+     << cache.element << " *v_cache"
      << (weightParameters.empty() ? "" : ", " + weightParameters) << ") {\n"
      << "  " << n << "_error_text[0] = 0;\n"
      << "  if (batch < 1)\n    return " << n << "_fail(" << upper
@@ -731,10 +756,10 @@ static void writeSession(llvm::raw_ostream &os,
      << "  int64_t k_count, v_count;\n  size_t k_bytes, v_bytes;\n"
      << "  if (!" << n << "_count(4, k_shape, &k_count) || !" << n
      << "_count(4, v_shape, &v_count) ||\n"
-     << "      __builtin_mul_overflow((size_t)k_count, sizeof(float), "
-        "&k_bytes) ||\n"
-     << "      __builtin_mul_overflow((size_t)v_count, sizeof(float), "
-        "&v_bytes))\n"
+     << "      __builtin_mul_overflow((size_t)k_count, sizeof("
+     << cache.element << "), &k_bytes) ||\n"
+     << "      __builtin_mul_overflow((size_t)v_count, sizeof("
+     << cache.element << "), &v_bytes))\n"
      << "    return " << n << "_fail(" << upper
      << "_BAD_ARGUMENT, \"the caches of %lld sequences do not fit in "
         "memory\", (long long)batch), NULL;\n"
