@@ -308,9 +308,8 @@ static void writeSessionHeader(llvm::raw_ostream &os,
      << " * in " << n
      << "_last_error() on a bad size, one cache NULL and "
         "not the other, or no memory.\n */\n"
-     << n << "_session *" << n
-     << "_session_create(int64_t batch, " << cache.element << " *k_cache, "
-     << cache.element << " *v_cache"
+     << n << "_session *" << n << "_session_create(int64_t batch, "
+     << cache.element << " *k_cache, " << cache.element << " *v_cache"
      << (weights.empty() ? "" : ", " + weights) << ");\n\n"
      << "/*\n * One call of the layer on x [batch, tokens, " << upper
      << "_MODEL_DIM]: appends each\n"
@@ -734,9 +733,8 @@ static void writeSession(llvm::raw_ostream &os,
      << "  int owns_caches;\n  int64_t *lengths;\n"
      << "  int64_t k_shape[4], v_shape[4];\n};\n\n";
 
-  os << n << "_session *" << n
-     << "_session_create(int64_t batch, " << cache.element << " *k_cache, "
-     << cache.element << " *v_cache"
+  os << n << "_session *" << n << "_session_create(int64_t batch, "
+     << cache.element << " *k_cache, " << cache.element << " *v_cache"
      << (weightParameters.empty() ? "" : ", " + weightParameters) << ") {\n"
      << "  " << n << "_error_text[0] = 0;\n"
      << "  if (batch < 1)\n    return " << n << "_fail(" << upper
@@ -756,10 +754,10 @@ static void writeSession(llvm::raw_ostream &os,
      << "  int64_t k_count, v_count;\n  size_t k_bytes, v_bytes;\n"
      << "  if (!" << n << "_count(4, k_shape, &k_count) || !" << n
      << "_count(4, v_shape, &v_count) ||\n"
-     << "      __builtin_mul_overflow((size_t)k_count, sizeof("
-     << cache.element << "), &k_bytes) ||\n"
-     << "      __builtin_mul_overflow((size_t)v_count, sizeof("
-     << cache.element << "), &v_bytes))\n"
+     << "      __builtin_mul_overflow((size_t)k_count, sizeof(" << cache.element
+     << "), &k_bytes) ||\n"
+     << "      __builtin_mul_overflow((size_t)v_count, sizeof(" << cache.element
+     << "), &v_bytes))\n"
      << "    return " << n << "_fail(" << upper
      << "_BAD_ARGUMENT, \"the caches of %lld sequences do not fit in "
         "memory\", (long long)batch), NULL;\n"

@@ -261,8 +261,8 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
                                       /*scale=*/{}, lengths);
   Value concat = mlir::mha::ConcatHeadsOp::create(builder, loc, o);
   // f32 also for bf16 operands: the output is left unrounded.
-  Value y = mlir::mha::OutputProjectOp::create(
-      builder, loc, resultType, concat, lookup("w_o"), lookup("b_o"));
+  Value y = mlir::mha::OutputProjectOp::create(builder, loc, resultType, concat,
+                                               lookup("w_o"), lookup("b_o"));
   func::ReturnOp::create(builder, loc, ValueRange{y, kc, vc});
   return module;
 }

@@ -676,9 +676,8 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
       nan |= std::isnan(got.f32()[i]);
       ourError = std::max(
           ourError, std::fabs(double(got.f32()[i]) - double(exact.f32()[i])));
-      storageError =
-          std::max(storageError, std::fabs(double(rounded.f32()[i]) -
-                                           double(exact.f32()[i])));
+      storageError = std::max(storageError, std::fabs(double(rounded.f32()[i]) -
+                                                      double(exact.f32()[i])));
     }
     double bound = std::max(1.5 * storageError, options.atol);
     bool passed = !nan && ourError <= bound;
