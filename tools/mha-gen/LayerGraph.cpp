@@ -4,6 +4,7 @@
 
 #include "dialects/MhaOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
@@ -205,6 +206,7 @@ addWeightArguments(SmallVectorImpl<std::pair<StringRef, Type>> &args,
 /// width is the model width and the weights are not split first).
 static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
                                                   const LayerConfig &c) {
+  context.getOrLoadDialect<arith::ArithDialect>();
   OpBuilder builder(&context);
   Location loc = builder.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -235,11 +237,25 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   auto lookup = [&](StringRef name) { return named.lookup(name); };
 
   // The five steps as mha-expand writes them, with the caches between the
-  // projections and the attention.
+  // projections and the attention. In bf16 the steps run in f32 on widened
+  // operands (`arith.extf`, exact) and only the new keys and values are
+  // rounded (`arith.truncf`, to nearest even), to be stored in the caches,
+  // which attention reads widened: the layout whose error stays within the
+  // bf16 bound (docs/dialect.md, "Element types"). bf16 mha ops would round
+  // Q and the heads' output too.
   builder.setInsertionPointToEnd(body);
+  auto widen = [&](Value value) -> Value {
+    if (!value ||
+        !cast<RankedTensorType>(value.getType()).getElementType().isBF16())
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    return arith::ExtFOp::create(builder, loc, type.clone(f32), value);
+  };
+  auto lookupWide = [&](StringRef name) { return widen(lookup(name)); };
+  Value x = lookupWide("x");
   auto heads = [&](StringRef weight, StringRef bias, int64_t numHeads) {
     Value projected = mlir::mha::ProjectOp::create(
-        builder, loc, lookup("x"), lookup(weight), lookup(bias));
+        builder, loc, x, lookupWide(weight), lookupWide(bias));
     return mlir::mha::SplitHeadsOp::create(builder, loc, projected, numHeads)
         .getResult();
   };
@@ -249,20 +265,25 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   Value lengths = lookup("cache_lengths");
   auto append = [&](Value rows, StringRef cache) {
     Value dest = lookup(cache);
-    return mlir::mha::CacheAppendOp::create(builder, loc, dest.getType(), rows,
-                                            dest, lengths)
+    auto cacheType = cast<RankedTensorType>(dest.getType());
+    auto rowsType = cast<RankedTensorType>(rows.getType());
+    if (rowsType.getElementType() != cacheType.getElementType())
+      rows = arith::TruncFOp::create(
+          builder, loc, rowsType.clone(cacheType.getElementType()), rows);
+    return mlir::mha::CacheAppendOp::create(builder, loc, cacheType, rows, dest,
+                                            lengths)
         .getResult();
   };
   Value kc = append(k, "k_cache");
   Value vc = append(v, "v_cache");
-  Value o = mlir::mha::SdpaOp::create(builder, loc, q, kc, vc, /*mask=*/{},
+  Value o = mlir::mha::SdpaOp::create(builder, loc, q, widen(kc), widen(vc),
+                                      /*mask=*/{},
                                       /*causal=*/true,
                                       /*causalBottomRight=*/false,
                                       /*scale=*/{}, lengths);
   Value concat = mlir::mha::ConcatHeadsOp::create(builder, loc, o);
-  // f32 also for bf16 operands: the output is left unrounded.
-  Value y = mlir::mha::OutputProjectOp::create(builder, loc, resultType, concat,
-                                               lookup("w_o"), lookup("b_o"));
+  Value y = mlir::mha::OutputProjectOp::create(
+      builder, loc, resultType, concat, lookupWide("w_o"), lookupWide("b_o"));
   func::ReturnOp::create(builder, loc, ValueRange{y, kc, vc});
   return module;
 }
