@@ -46,7 +46,8 @@ static std::optional<ElementType> toNpyType(Type type) {
 
 /// The argument `value` is, updated in place: the argument itself, or the
 /// result of a chain of `mha.cache_append` whose destination is it.
-static std::optional<unsigned> aliasedArgument(func::FuncOp func, Value value) {
+static std::optional<unsigned> aliasedArgument(func::FuncOp func,
+                                               Value value) {
   while (auto append = value.getDefiningOp<mlir::mha::CacheAppendOp>())
     value = append.getCache();
   auto argument = dyn_cast<BlockArgument>(value);
@@ -85,10 +86,10 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
   }
   // Every result but one is an argument updated in place (a key/value
   // cache); the one left is the output.
-  auto ret =
-      func.getBody().empty()
-          ? func::ReturnOp()
-          : dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  auto ret = func.getBody().empty()
+                 ? func::ReturnOp()
+                 : dyn_cast<func::ReturnOp>(
+                       func.getBody().front().getTerminator());
   std::optional<unsigned> output;
   for (unsigned index = 0; index < type.getNumResults(); ++index) {
     std::optional<unsigned> alias;
@@ -103,7 +104,8 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
       return createStringError(llvm::formatv(
           "@{0} returns {1} values that are not arguments updated in place "
           "(results {2} and {3}); mha-run runs functions with one result",
-          func.getSymName(), type.getNumResults(), *output, index));
+          func.getSymName(), type.getNumResults(), *output,
+          index));
     output = index;
   }
   if (!output)
@@ -327,8 +329,9 @@ public:
         continue;
       if (lhs.kind == Size::kStatic && rhs.kind == Size::kStatic) {
         if (lhs.value > rhs.value && !conflict)
-          conflict =
-              llvm::formatv("{0} and at most {1}", lhs.value, rhs.value).str();
+          conflict = llvm::formatv("{0} and at most {1}", lhs.value,
+                                   rhs.value)
+                         .str();
         continue;
       }
       if (lhs.kind == Size::kSymbol && rhs.kind == Size::kSymbol &&
@@ -470,26 +473,26 @@ deriveOp(Operation &op, RelationDeriver &relations,
         // declared type, whose `?` sizes agree with anything.
         return fromType(weights.getType());
       })
-      .Case(
-          [&](mlir::mha::CacheAppendOp append) -> std::optional<SymbolicShape> {
-            SymbolicShape u = shapeOf(append.getUpdate());
-            SymbolicShape c = shapeOf(append.getCache());
-            SymbolicShape l = shapeOf(append.getLengths());
-            relations.equal(c[0], u[0]);
-            relations.equal(refine(c[0], u[0]), l[0]);
-            relations.equal(c[1], u[1]);
-            relations.equal(c[3], u[3]);
-            relations.atMost(u[2], c[2]);
-            // The result has the cache's type (destination-style).
-            return c;
-          })
-      .Case(
-          [&](mlir::mha::ConcatHeadsOp concat) -> std::optional<SymbolicShape> {
-            SymbolicShape in = shapeOf(concat.getInput());
-            int64_t heads = staticOr(in[1], 0), dim = staticOr(in[3], 0);
-            return SymbolicShape{in[0], in[2],
-                                 heads && dim ? Size::fixed(heads * dim) : any};
-          })
+      .Case([&](mlir::mha::CacheAppendOp append)
+                -> std::optional<SymbolicShape> {
+        SymbolicShape u = shapeOf(append.getUpdate());
+        SymbolicShape c = shapeOf(append.getCache());
+        SymbolicShape l = shapeOf(append.getLengths());
+        relations.equal(c[0], u[0]);
+        relations.equal(refine(c[0], u[0]), l[0]);
+        relations.equal(c[1], u[1]);
+        relations.equal(c[3], u[3]);
+        relations.atMost(u[2], c[2]);
+        // The result has the cache's type (destination-style).
+        return c;
+      })
+      .Case([&](mlir::mha::ConcatHeadsOp concat)
+                -> std::optional<SymbolicShape> {
+        SymbolicShape in = shapeOf(concat.getInput());
+        int64_t heads = staticOr(in[1], 0), dim = staticOr(in[3], 0);
+        return SymbolicShape{in[0], in[2],
+                             heads && dim ? Size::fixed(heads * dim) : any};
+      })
       .Case([&](mlir::mha::OutputProjectOp project)
                 -> std::optional<SymbolicShape> {
         SymbolicShape in = shapeOf(project.getInput());
@@ -537,9 +540,9 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
   RelationDeriver relations(symbols.size());
   auto shapeOf = [&](Value value) {
     auto it = shapes.find(value);
-    return it != shapes.end()
-               ? it->second
-               : fromType(cast<RankedTensorType>(value.getType()));
+    return it != shapes.end() ? it->second
+                              : fromType(cast<RankedTensorType>(
+                                    value.getType()));
   };
   auto hasSymbol = [&](Value value) {
     return llvm::any_of(shapeOf(value),
@@ -561,7 +564,8 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
     // The declared result type's static sizes must be met (check.result).
     auto declared = cast<RankedTensorType>(op.getResult(0).getType());
     if (declared.getRank() == int64_t(result->size()))
-      for (auto [size, declaredSize] : llvm::zip(*result, declared.getShape()))
+      for (auto [size, declaredSize] :
+           llvm::zip(*result, declared.getShape()))
         if (!ShapedType::isDynamic(declaredSize))
           relations.equal(size, Size::fixed(declaredSize));
     shapes[op.getResult(0)] = *result;
@@ -615,7 +619,9 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
 
 llvm::Error SizeRelations::check(llvm::ArrayRef<std::vector<int64_t>> shapes,
                                  llvm::ArrayRef<std::string> names) const {
-  auto sizeOf = [&](ArgumentDim dim) { return shapes[dim.argument][dim.dim]; };
+  auto sizeOf = [&](ArgumentDim dim) {
+    return shapes[dim.argument][dim.dim];
+  };
   auto name = [&](ArgumentDim dim) {
     return llvm::formatv("{0}[{1}]", names[dim.argument], dim.dim).str();
   };
@@ -627,9 +633,9 @@ llvm::Error SizeRelations::check(llvm::ArrayRef<std::vector<int64_t>> shapes,
                                                name(dim), *sizeClass.size,
                                                sizeOf(dim)));
       if (sizeOf(dim) != sizeOf(first))
-        return createStringError(llvm::formatv("{0} ({1}) must equal {2} ({3})",
-                                               name(dim), sizeOf(dim),
-                                               name(first), sizeOf(first)));
+        return createStringError(
+            llvm::formatv("{0} ({1}) must equal {2} ({3})", name(dim),
+                          sizeOf(dim), name(first), sizeOf(first)));
     }
   }
   for (const Broadcast &broadcast : broadcasts) {
