@@ -354,6 +354,12 @@ std::string writeHeader(const LibraryInterface &interface) {
      << "#define " << llvm::StringRef(n).upper() << "_BAD_ARGUMENT 1\n"
      << "/* The result does not fit in result_capacity floats. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_RESULT_TOO_SMALL 2\n"
+     << (interface.usesAMX
+             ? "/* The library uses AMX, which Linux does not let this "
+               "process use\n   (NAME_last_error says why). */\n"
+               "#define " +
+                   llvm::StringRef(n).upper() + "_NO_AMX 4\n"
+             : std::string())
      << (findCache(interface)
              ? "/* A session step whose tokens do not fit in the cache. */\n"
                "#define " +
@@ -865,7 +871,10 @@ std::string writeWrapper(const LibraryInterface &interface,
      << ", on top of the\n   graph's memref-descriptor interface. */\n"
      << "#include \"" << headerPath << "\"\n\n"
      << "#include <malloc.h>\n#include <pthread.h>\n#include <stdarg.h>\n"
-     << "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n";
+     << "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n";
+  if (interface.usesAMX)
+    os << "#include <errno.h>\n#include <sys/syscall.h>\n#include <unistd.h>\n";
+  os << "\n";
 
   // One descriptor type per rank in use (rank 1: the prepared buffers).
   std::set<int64_t> ranks = {resultRank, 1};
@@ -900,7 +909,25 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "static int " << n << "_fail(int status, const char *format, ...) {\n"
      << "  va_list args;\n  va_start(args, format);\n  vsnprintf(" << n
      << "_error_text, sizeof " << n << "_error_text, format, args);\n"
-     << "  va_end(args);\n  return status;\n}\n\n"
+     << "  va_end(args);\n  return status;\n}\n\n";
+  // AMX code raises SIGILL until Linux grants the process the tile data
+  // (ARCH_REQ_XCOMP_PERM): asked once, before the graph first runs.
+  if (interface.usesAMX)
+    os << "static pthread_once_t " << n << "_amx_once = PTHREAD_ONCE_INIT;\n"
+       << "static int " << n << "_amx_errno;\n\n"
+       << "static void " << n << "_request_amx(void) {\n"
+       << "  /* ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA */\n"
+       << "  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0)\n"
+       << "    " << n << "_amx_errno = errno ? errno : EINVAL;\n}\n\n"
+       << "static int " << n << "_amx_ready(void) {\n"
+       << "  pthread_once(&" << n << "_amx_once, " << n << "_request_amx);\n"
+       << "  if (" << n << "_amx_errno)\n"
+       << "    return " << n << "_fail(" << llvm::StringRef(n).upper()
+       << "_NO_AMX, \"this library uses AMX, which Linux does not let this "
+          "process use (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) "
+          "failed: %s)\", strerror(" << n << "_amx_errno));\n"
+       << "  return 0;\n}\n\n";
+  os
      // Element count with overflow checks: sizes come from the caller.
      << "static int " << n
      << "_count(int rank, const int64_t *shape, int64_t *count) {\n"
@@ -1193,6 +1220,9 @@ std::string writeWrapper(const LibraryInterface &interface,
   std::string preparedArray = numPrepared ? "prepared" : "NULL";
   os << "int " << n << "_run(" << parameterList(interface) << ") {\n"
      << "  " << n << "_error_text[0] = 0;\n"
+     << (interface.usesAMX ? "  if (" + n + "_amx_ready() != 0)\n    return " +
+                                 upper + "_NO_AMX;\n"
+                           : std::string())
      << "  int status = " << n << "_check("
      << withComma(argumentValues(interface, "", true))
      << "result, result_shape);\n"
@@ -1272,6 +1302,8 @@ std::string writeWrapper(const LibraryInterface &interface,
   os << n << "_handle *" << n << "_create("
      << (weightParameters.empty() ? "void" : weightParameters) << ") {\n"
      << "  " << n << "_error_text[0] = 0;\n";
+  if (interface.usesAMX)
+    os << "  if (" << n << "_amx_ready() != 0)\n    return NULL;\n";
   llvm::SmallVector<std::string> weightNames;
   llvm::SmallVector<std::string> weightTypes;
   llvm::SmallVector<int64_t> weightRanks;
