@@ -178,7 +178,19 @@ def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
     Projections whose columns (per head, for `heads(H)`) are not a multiple
     of 16, an odd K, per-head weights and f32 inputs (the output
     projection reads attention's f32 output) are left as they are.
+
+    With `panels` (the AMX path), the prepare function returns the pairs
+    in panels of 16 columns, `[N/16, K/2, 16]`: each AMX B tile (16 k
+    pairs by 16 columns) is 1 KiB in one piece, not 16 rows N·4 bytes
+    apart, which for N·4 a multiple of 4 KiB fall into one L1 set. The
+    layer reads them through a `linalg.transpose` back to `[K/2, N]`, so
+    the generic means the same; `mha-bf16-amx` reads the panels directly
+    and the transpose goes with the generic.
   }];
+  let options = [
+    Option<"panels", "panels", "bool", /*default=*/"false",
+           "Pack the weights in panels of 16 columns (AMX B tiles)">,
+  ];
   let dependentDialects = [
     "arith::ArithDialect",
     "linalg::LinalgDialect",

@@ -137,8 +137,12 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
     pm.addPass(createMhaPrepareWeights());
   // bf16 projections whose weights were just prepared read them packed in
   // K pairs, for the bf16 dot products (lowered by mha-bf16-dot below).
-  if (options.getBF16Path() != BF16Path::F32)
-    pm.addPass(createMhaBF16Projections());
+  // On AMX, in panels of 16 columns: one B tile per KiB.
+  if (options.getBF16Path() != BF16Path::F32) {
+    MhaBF16ProjectionsOptions projections;
+    projections.panels = options.getBF16Path() == BF16Path::Amx;
+    pm.addPass(createMhaBF16Projections(projections));
+  }
   buildTilingAndLinalgPipeline(pm, options);
 }
 

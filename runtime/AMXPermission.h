@@ -1,4 +1,5 @@
-//===- AMXPermission.h - Linux's permission for the AMX tile data -*- C++ -*-===//
+//===- AMXPermission.h - Linux's permission for the AMX tile data -*- C++
+//-*-===//
 //
 // Linux (5.16+) enables AMX's 8 KiB of tile state for a process only on
 // request: until `arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`

@@ -1,4 +1,5 @@
-//===- BF16Amx.cpp - bf16 projections on AMX tiles -------------------------===//
+//===- BF16Amx.cpp - bf16 projections on AMX tiles
+//-------------------------===//
 //
 // The `mha.bf16_dot` projections (compiler/graph/BF16Projections.cpp) on
 // AMX: TDPBF16PS multiplies a 16x32 bf16 tile of x by a 32x16 bf16 tile of
@@ -59,6 +60,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::mha {
 #define GEN_PASS_DEF_MHABF16AMX
@@ -79,8 +81,8 @@ constexpr int64_t kStep = 32;
 MemRefType bufferType(RankedTensorType type) {
   SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
   strides.back() = 1;
-  auto layout = StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic,
-                                       strides);
+  auto layout =
+      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides);
   return MemRefType::get(type.getShape(), type.getElementType(), layout);
 }
 
@@ -111,7 +113,7 @@ public:
                                                /*readOnly=*/true);
     };
     xBuffer = toBuffer(p.x);
-    packedBuffer = toBuffer(p.packed);
+    packedBuffer = toBuffer(p.panels ? p.panels : p.packed);
     if (p.bias)
       biasBuffer = toBuffer(p.bias);
     Value batch = tensor::DimOp::create(b, p.x, 0);
@@ -129,6 +131,7 @@ public:
     batchIndex = forall.getInductionVar(2);
     Value rows = arith::MinUIOp::create(b, index(rowTile),
                                         arith::SubIOp::create(b, tokens, row0));
+    columnGlobal0 = column;
     if (p.heads) {
       head = arith::DivUIOp::create(b, column, index(headColumns));
       column0 = arith::RemUIOp::create(b, column, index(headColumns));
@@ -137,14 +140,13 @@ public:
     }
 
     // The tile's results accumulate here, on the stack.
-    auto scratchType =
-        MemRefType::get({rowTile, tileColumns}, b.getF32Type());
+    auto scratchType = MemRefType::get({rowTile, tileColumns}, b.getF32Type());
     scratch = memref::AllocaOp::create(b, scratchType);
     // The initial values of the accumulators where there is no bias: zero
     // (tilezero), or the fill value broadcast from a 16-element row.
     if (!p.bias && !matchPattern(p.fill, m_AnyZeroFloat())) {
-      fillRow = memref::AllocaOp::create(
-          b, MemRefType::get({kTile}, b.getF32Type()));
+      fillRow =
+          memref::AllocaOp::create(b, MemRefType::get({kTile}, b.getF32Type()));
       linalg::FillOp::create(b, ValueRange{p.fill}, ValueRange{fillRow});
     }
 
@@ -154,8 +156,8 @@ public:
         b, rows, arith::RemUIOp::create(b, rows, index(kTile)));
     Value whole32 = arith::SubIOp::create(
         b, rows, arith::RemUIOp::create(b, rows, index(2 * kTile)));
-    Value hasHalf = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                          whole32, whole16);
+    Value hasHalf =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, whole32, whole16);
     Value hasRest =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, whole16, rows);
     Value padded = memref::AllocaOp::create(
@@ -169,10 +171,9 @@ public:
       Value restRows = arith::SubIOp::create(b, rows, whole16);
       Value from = memref::SubViewOp::create(
           b, xBuffer,
-          SmallVector<OpFoldResult>{batchIndex,
-                                    arith::AddIOp::create(b, row0, whole16)
-                                        .getResult(),
-                                    b.getIndexAttr(0)},
+          SmallVector<OpFoldResult>{
+              batchIndex, arith::AddIOp::create(b, row0, whole16).getResult(),
+              b.getIndexAttr(0)},
           SmallVector<OpFoldResult>{b.getIndexAttr(1), restRows,
                                     b.getIndexAttr(2 * pairs)},
           SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
@@ -200,8 +201,7 @@ public:
           return {batchIndex, r, k};
         };
       };
-      auto rowLoop =
-          scf::ForOp::create(b, index(0), whole32, index(2 * kTile));
+      auto rowLoop = scf::ForOp::create(b, index(0), whole32, index(2 * kTile));
       {
         OpBuilder::InsertionGuard rowGuard(b);
         b.setInsertionPointToStart(rowLoop.getBody());
@@ -236,8 +236,8 @@ public:
       sizes = {b.getIndexAttr(1), rows, b.getIndexAttr(tileColumns)};
     }
     SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
-    auto tensorType = RankedTensorType::get({rowTile, tileColumns},
-                                            b.getF32Type());
+    auto tensorType =
+        RankedTensorType::get({rowTile, tileColumns}, b.getF32Type());
     Value result = bufferization::ToTensorOp::create(
         b, tensorType, scratch, /*restrict=*/true, /*writable=*/true);
     auto tileType = RankedTensorType::get({ShapedType::kDynamic, tileColumns},
@@ -248,8 +248,8 @@ public:
         SmallVector<OpFoldResult>{rows, b.getIndexAttr(tileColumns)},
         SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
     b.setInsertionPointToEnd(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(b, tile, forall.getRegionIterArgs()[0],
-                                          offsets, sizes, strides);
+    tensor::ParallelInsertSliceOp::create(
+        b, tile, forall.getRegionIterArgs()[0], offsets, sizes, strides);
     return forall.getResult(0);
   }
 
@@ -291,12 +291,11 @@ private:
         if (p.bias) {
           SmallVector<Value> indices = weightIndices(index(0), c, j);
           indices.erase(indices.begin());
-          acc.push_back(amx::TileLoadOp::create(b, accType, biasBuffer,
-                                                indices, index(0)));
-        } else if (fillRow) {
-          acc.push_back(amx::TileLoadOp::create(b, accType, fillRow,
-                                                ValueRange{index(0)},
+          acc.push_back(amx::TileLoadOp::create(b, accType, biasBuffer, indices,
                                                 index(0)));
+        } else if (fillRow) {
+          acc.push_back(amx::TileLoadOp::create(
+              b, accType, fillRow, ValueRange{index(0)}, index(0)));
         } else {
           acc.push_back(amx::TileZeroOp::create(b, accType));
         }
@@ -331,9 +330,8 @@ private:
     }
     store(acc);
     if (loopChunks > 0) {
-      auto chunks = scf::ForOp::create(b, index(first),
-                                       index(first + loopChunks * kChunk),
-                                       index(kChunk));
+      auto chunks = scf::ForOp::create(
+          b, index(first), index(first + loopChunks * kChunk), index(kChunk));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(chunks.getBody());
       SmallVector<Value> values = load();
@@ -360,19 +358,29 @@ private:
   /// B tiles, and aTiles x bTiles TDPBF16PS into `acc`.
   void step(Value a, const ARows &aRows, int64_t aTiles, Value stepIndex,
             Value c, int64_t stepPairs, SmallVectorImpl<Value> &acc) {
-    auto aType =
-        amx::TileType::get({kTile, 2 * stepPairs}, b.getBF16Type());
+    auto aType = amx::TileType::get({kTile, 2 * stepPairs}, b.getBF16Type());
     auto bType = amx::TileType::get({stepPairs, 2 * kTile}, b.getBF16Type());
     Value k = arith::MulIOp::create(b, stepIndex, index(kStep));
     Value kk = arith::MulIOp::create(b, stepIndex, index(kStep / 2));
     SmallVector<Value> aValues, bValues;
     for (int64_t i = 0; i < aTiles; ++i)
       aValues.push_back(amx::TileLoadOp::create(b, aType, a, aRows(i, k)));
-    // Rows of the packed weight are `columns` f32 (pairs) apart, also
-    // where it is [K/2, H, d].
-    for (int64_t j = 0; j < bTiles; ++j)
+    for (int64_t j = 0; j < bTiles; ++j) {
+      if (p.panels) {
+        // Panel (column / 16), rows kk.. of 64 bytes: 1 KiB in one piece.
+        Value col = arith::AddIOp::create(b, columnGlobal0, c);
+        if (j)
+          col = arith::AddIOp::create(b, col, index(j * kTile));
+        Value panel = arith::DivUIOp::create(b, col, index(kTile));
+        bValues.push_back(amx::TileLoadOp::create(
+            b, bType, packedBuffer, ValueRange{panel, kk, index(0)}));
+        continue;
+      }
+      // Rows of the packed weight are `columns` f32 (pairs) apart, also
+      // where it is [K/2, H, d].
       bValues.push_back(amx::TileLoadOp::create(
           b, bType, packedBuffer, weightIndices(kk, c, j), index(columns)));
+    }
     for (int64_t i = 0; i < aTiles; ++i)
       for (int64_t j = 0; j < bTiles; ++j)
         acc[i * bTiles + j] = amx::TileMulFOp::create(
@@ -387,15 +395,14 @@ private:
   amx::TileType accType;
   Value xBuffer, packedBuffer, biasBuffer;
   // Set per tile, inside the forall.
-  Value row0, batchIndex, head, column0, scratch, fillRow;
+  Value row0, batchIndex, head, column0, columnGlobal0, scratch, fillRow;
 };
 
 struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
   using MhaBF16AmxBase::MhaBF16AmxBase;
 
   void runOnOperation() override {
-    if (rowTile < kTile || rowTile % kTile != 0 || colTile < 1 ||
-        kChunk < 1) {
+    if (rowTile < kTile || rowTile % kTile != 0 || colTile < 1 || kChunk < 1) {
       getOperation().emitError()
           << "mha-bf16-amx expects a row-tile that is a multiple of 16, "
              "col-tile >= 1 and k-chunk >= 1, got row-tile="
@@ -414,10 +421,28 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
       Value result = kernel.build();
       projection.op.getResult(0).replaceAllUsesWith(result);
       Operation *init = projection.op.getDpsInits()[0].getDefiningOp();
+      Operation *weight = projection.op.getDpsInputs()[1].getDefiningOp();
       projection.op.erase();
       if (init && init->use_empty())
         init->erase();
+      // The reads of the panels back to [K/2, N] are dead now: erased here,
+      // before mha-vectorize would spend vector code on them.
+      eraseDeadChain(weight);
     }
+  }
+
+  /// Erases `op` if it has no uses and no side effects, then the operand
+  /// definitions that it leaves so.
+  static void eraseDeadChain(Operation *op) {
+    if (!op || !op->use_empty() || !isMemoryEffectFree(op))
+      return;
+    SmallVector<Operation *> operands;
+    for (Value operand : op->getOperands())
+      if (Operation *definition = operand.getDefiningOp())
+        operands.push_back(definition);
+    op->erase();
+    for (Operation *definition : operands)
+      eraseDeadChain(definition);
   }
 };
 } // namespace

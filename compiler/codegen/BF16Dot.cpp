@@ -79,11 +79,23 @@ mlir::mha::matchBF16Projection(linalg::GenericOp op) {
       packedType.getDimSize(0) * 2 != xType.getDimSize(2) ||
       resultType.getShape().back() % 16 != 0)
     return std::nullopt;
+  // [K/2, N] (or its [K/2, H, d] view) read back from panels of 16
+  // columns: collapse(transpose<1, 0, 2>(panels [N/16, K/2, 16])).
+  Value flat = match.packed;
+  if (match.heads)
+    if (auto expand = flat.getDefiningOp<tensor::ExpandShapeOp>())
+      flat = expand.getSrc();
+  if (auto collapse = flat.getDefiningOp<tensor::CollapseShapeOp>())
+    if (auto transpose = collapse.getSrc().getDefiningOp<linalg::TransposeOp>();
+        transpose && transpose.getPermutation() == ArrayRef<int64_t>{1, 0, 2} &&
+        cast<RankedTensorType>(transpose.getInput().getType())
+                .getShape()
+                .back() == 16)
+      match.panels = transpose.getInput();
   return match;
 }
 
-int64_t mlir::mha::bf16ColumnTile(int64_t extent, int64_t limit,
-                                  int64_t step) {
+int64_t mlir::mha::bf16ColumnTile(int64_t extent, int64_t limit, int64_t step) {
   for (int64_t size = std::min(extent, std::max(limit, step)) / step * step;
        size > step; size -= step)
     if (extent % size == 0)

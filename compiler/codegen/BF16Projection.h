@@ -27,6 +27,10 @@ struct BF16Projection {
   Value bias;
   Value fill;
   bool heads;
+  /// Where the packed weight is read back from panels of 16 columns
+  /// (mha-bf16-projections' `panels`, for AMX): the panels,
+  /// [N/16, K/2, 16]; else null.
+  Value panels;
 };
 
 /// `op`'s parts, if it is a `mha.bf16_dot` generic on tensors whose packed

@@ -872,8 +872,7 @@ std::string writeWrapper(const LibraryInterface &interface,
   // syscall() (the AMX permission) is a GNU/BSD function, not C11's.
   if (interface.usesAMX)
     os << "#define _GNU_SOURCE\n";
-  os
-     << "#include \"" << headerPath << "\"\n\n"
+  os << "#include \"" << headerPath << "\"\n\n"
      << "#include <malloc.h>\n#include <pthread.h>\n#include <stdarg.h>\n"
      << "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n";
   if (interface.usesAMX)
@@ -929,11 +928,11 @@ std::string writeWrapper(const LibraryInterface &interface,
        << "    return " << n << "_fail(" << llvm::StringRef(n).upper()
        << "_NO_AMX, \"this library uses AMX, which Linux does not let this "
           "process use (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) "
-          "failed: %s)\", strerror(" << n << "_amx_errno));\n"
+          "failed: %s)\", strerror("
+       << n << "_amx_errno));\n"
        << "  return 0;\n}\n\n";
-  os
-     // Element count with overflow checks: sizes come from the caller.
-     << "static int " << n
+  // Element count with overflow checks: sizes come from the caller.
+  os << "static int " << n
      << "_count(int rank, const int64_t *shape, int64_t *count) {\n"
      << "  *count = 1;\n  for (int i = 0; i < rank; ++i)\n"
      << "    if (shape[i] < 1 || __builtin_mul_overflow(*count, shape[i], "

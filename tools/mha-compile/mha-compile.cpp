@@ -149,19 +149,19 @@ int main(int argc, char **argv) {
         ::mha::compile::cpuHasFeature(cpu, "avx512bf16");
     if (!hasBF16)
       return fail(hasBF16.takeError(), kCompileFailed);
-    llvm::Expected<bool> hasAMX = ::mha::compile::cpuHasFeature(cpu, "amx-bf16");
+    llvm::Expected<bool> hasAMX =
+        ::mha::compile::cpuHasFeature(cpu, "amx-bf16");
     if (!hasAMX)
       return fail(hasAMX.takeError(), kCompileFailed);
     pipelineOptions.targetHasAMX = *hasAMX;
-    if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Avx512 &&
-        !*hasBF16)
+    if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Avx512 && !*hasBF16)
       return reportError("--bf16-dot=avx512 (or on) needs a --cpu with "
                          "AVX512_BF16; '" +
                          cpu + "' has none"),
              kBadInput;
     if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Amx && !*hasAMX)
-      return reportError("--bf16-dot=amx needs a --cpu with AMX-BF16; '" +
-                         cpu + "' has none"),
+      return reportError("--bf16-dot=amx needs a --cpu with AMX-BF16; '" + cpu +
+                         "' has none"),
              kBadInput;
   }
 
