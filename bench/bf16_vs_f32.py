@@ -13,11 +13,14 @@ other, for --rounds rounds; the figures are medians over rounds.
 
     python3 bench/bf16_vs_f32.py --bin build/bin
     python3 bench/bf16_vs_f32.py --bin build/bin --shape 1,512,512,8 --rounds 1
-    python3 bench/bf16_vs_f32.py --bin build/bin --bf16-dot on   # vdpbf16ps
+    python3 bench/bf16_vs_f32.py --bin build/bin --bf16-dot avx512  # vdpbf16ps
 
 --bf16-dot passes mha-run's option of that name for the bf16 layer: `auto`
-(mha-run's default) keeps the f32 path for now, `on` takes the
-vdpbf16ps path (docs/pipeline.md), which needs AVX512_BF16.
+(mha-run's default) takes AMX where the CPU has AMX-BF16 and the f32 path
+elsewhere; `amx`, `avx512` (or `on`) and `off` force a path
+(docs/pipeline.md). First, the CPU's bf16 ceilings (bf16_ceiling, beside
+mha-run: TDPBF16PS, vdpbf16ps and f32 FMA rates, register-resident, on
+the same threads), next to which the layer's GFLOP/s can be read.
 """
 
 import argparse
@@ -103,7 +106,8 @@ def fmt(value, digits=2):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="folder of mha-gen and mha-run")
-    parser.add_argument("--bf16-dot", choices=("auto", "on", "off"),
+    parser.add_argument("--bf16-dot",
+                        choices=("auto", "amx", "avx512", "on", "off"),
                         help="mha-run's --bf16-dot for the bf16 layer "
                              "(default: mha-run's own)")
     parser.add_argument("--shape", action="append", type=parse_shape,
@@ -128,9 +132,21 @@ def main():
     mha_gen = os.path.join(args.bin, "mha-gen")
     mha_run = os.path.join(args.bin, "mha-run")
 
+    ceiling = os.path.join(args.bin, "bf16_ceiling")
+    if os.path.exists(ceiling):
+        code, out, err = run_child(
+            [ceiling, "--threads", str(args.threads)] +
+            (["--passes", "1", "--millis", "50"] if args.quick else []),
+            None, args.timeout)
+        if code != 0:
+            sys.exit(f"bf16_ceiling failed: {last_line(err or out)}")
+        print(out.strip())
+    else:
+        print(f"bf16_ceiling: not built ({ceiling})")
+    print()
     print(f"bf16 vs float32 · {args.threads} threads · {rounds} rounds of "
           f"{args.repeat} calls after {args.warmup} warm-up · medians · "
-          f"bf16-dot={args.bf16_dot or 'default'}")
+          f"bf16-dot={args.bf16_dot or 'auto (default)'}")
     print()
     print("| shape (B,T,D,H) | ours f32 ms | ours f32 GFLOP/s | ours bf16 ms | "
           "ours bf16 GFLOP/s | bf16/f32 | PyTorch f32 ms | PyTorch bf16 ms | "

@@ -178,7 +178,19 @@ def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
     Projections whose columns (per head, for `heads(H)`) are not a multiple
     of 16, an odd K, per-head weights and f32 inputs (the output
     projection reads attention's f32 output) are left as they are.
+
+    With `panels` (the AMX path), the prepare function returns the pairs
+    in panels of 16 columns, `[N/16, K/2, 16]`: each AMX B tile (16 k
+    pairs by 16 columns) is 1 KiB in one piece, not 16 rows N·4 bytes
+    apart, which for N·4 a multiple of 4 KiB fall into one L1 set. The
+    layer reads them through a `linalg.transpose` back to `[K/2, N]`, so
+    the generic means the same; `mha-bf16-amx` reads the panels directly
+    and the transpose goes with the generic.
   }];
+  let options = [
+    Option<"panels", "panels", "bool", /*default=*/"false",
+           "Pack the weights in panels of 16 columns (AMX B tiles)">,
+  ];
   let dependentDialects = [
     "arith::ArithDialect",
     "linalg::LinalgDialect",
@@ -216,6 +228,45 @@ def MhaBF16Dot : Pass<"mha-bf16-dot", "func::FuncOp"> {
     "tensor::TensorDialect",
     "vector::VectorDialect",
     "x86vector::X86VectorDialect",
+  ];
+}
+
+def MhaBF16Amx : Pass<"mha-bf16-amx", "func::FuncOp"> {
+  let summary = "Lower the mha.bf16_dot projections to AMX tiles";
+  let description = [{
+    Rewrites each `linalg.generic` marked `mha.bf16_dot` (from
+    `mha-bf16-projections`) into an `scf.forall` over (column tile, row
+    tile, batch) of AMX blocks: 32 rows by 32 columns (2 A tiles
+    `!amx.tile<16x32xbf16>` of the input, 2 B tiles of the packed weight,
+    whose K-pair packing is AMX's B layout, 4 accumulators
+    `!amx.tile<16x16xf32>` that start at the bias), `amx.tile_mulf`
+    (TDPBF16PS) per 32 k. Rows that 16 does not divide go through a
+    zero-padded 16-row copy. Runs on tensors, before bufferization: the
+    operands are read through read-only `bufferization.to_buffer`s and each
+    tile is accumulated in a stack scratch that is inserted into the
+    result (compiler/codegen/BF16Amx.cpp says why). convert-vector-to-llvm
+    with `enable-amx` lowers the ops; the target needs amx-tile and
+    amx-bf16, and the process the kernel's permission for the tile data.
+  }];
+  let options = [
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"64",
+           "Rows (tokens) of the result per parallel tile (a multiple of "
+           "16)">,
+    Option<"colTile", "col-tile", "int64_t", /*default=*/"128",
+           "Columns of the result per parallel tile at most (a multiple of "
+           "32 that divides the columns, per head)">,
+    Option<"kChunk", "k-chunk", "int64_t", /*default=*/"16",
+           "Steps of 32 k unrolled between two round trips of the "
+           "accumulators through memory">,
+  ];
+  let dependentDialects = [
+    "amx::AMXDialect",
+    "arith::ArithDialect",
+    "bufferization::BufferizationDialect",
+    "linalg::LinalgDialect",
+    "memref::MemRefDialect",
+    "scf::SCFDialect",
+    "tensor::TensorDialect",
   ];
 }
 

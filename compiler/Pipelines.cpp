@@ -9,6 +9,7 @@
 #include "compiler/Pipelines.h"
 #include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
+#include "runtime/AMXPermission.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -48,15 +49,36 @@ bool mlir::mha::hostHasAVX512BF16() {
   return llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
 }
 
-bool MhaPipelineOptions::useBF16Dot() const {
+bool mlir::mha::hostHasAMXBF16() {
+  // Asked once per process: the answer does not change.
+  static const bool has = [] {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    return features.lookup("amx-tile") && features.lookup("amx-bf16") &&
+           ::mha::runtime::requestAMXTileData().empty();
+  }();
+  return has;
+}
+
+BF16Path MhaPipelineOptions::getBF16Path() const {
   if (!prepareWeights || !vectorize)
-    return false;
-  // `auto` keeps the f32 path for now: on the AVX512_BF16 CPUs measured so
-  // far (docs/performance.md, "bf16"), vdpbf16ps does fewer FLOP per cycle
-  // than f32 FMAs, and the dot path lacks mha-weight-layouts, so the bf16
-  // layer ran at 0.73-0.88x the f32 one. `on` forces it where a target
-  // has AVX512_BF16 (until a rule from the target's rates, or AMX, exists).
-  return bf16Dot == BF16DotMode::On;
+    return BF16Path::F32;
+  switch (bf16Dot) {
+  case BF16DotMode::Amx:
+    return BF16Path::Amx;
+  case BF16DotMode::Avx512:
+    return BF16Path::Avx512;
+  case BF16DotMode::Off:
+    return BF16Path::F32;
+  case BF16DotMode::Auto:
+    break;
+  }
+  // `auto`: AMX where the target has it (TDPBF16PS: about 14x the f32 FMA
+  // rate per core on the Sapphire Rapids measured, docs/performance.md,
+  // "bf16"). Elsewhere the f32 path: on the AVX512_BF16 CPUs measured,
+  // vdpbf16ps does no more FLOP per cycle than f32 FMAs and the dot path
+  // lacks mha-weight-layouts, so the bf16 layer ran at 0.73-0.88x the f32
+  // one.
+  return targetHasAMX ? BF16Path::Amx : BF16Path::F32;
 }
 
 llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
@@ -115,8 +137,12 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
     pm.addPass(createMhaPrepareWeights());
   // bf16 projections whose weights were just prepared read them packed in
   // K pairs, for the bf16 dot products (lowered by mha-bf16-dot below).
-  if (options.useBF16Dot())
-    pm.addPass(createMhaBF16Projections());
+  // On AMX, in panels of 16 columns: one B tile per KiB.
+  if (options.getBF16Path() != BF16Path::F32) {
+    MhaBF16ProjectionsOptions projections;
+    projections.panels = options.getBF16Path() == BF16Path::Amx;
+    pm.addPass(createMhaBF16Projections(projections));
+  }
   buildTilingAndLinalgPipeline(pm, options);
 }
 
@@ -130,9 +156,14 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   if (options.vectorize) {
     pm.addPass(createMhaMaskBytes());
     OpPassManager &funcPm = pm.nest<func::FuncOp>();
-    // The bf16 projections become vdpbf16ps register blocks first, so that
-    // mha-vectorize sees only the f32 ops.
-    if (options.useBF16Dot()) {
+    // The bf16 projections become AMX tiles or vdpbf16ps register blocks
+    // first, so that mha-vectorize sees only the f32 ops.
+    if (options.getBF16Path() == BF16Path::Amx) {
+      MhaBF16AmxOptions amx;
+      amx.colTile = options.projectionColTile > 0 ? options.projectionColTile
+                                                  : amx.colTile;
+      funcPm.addPass(createMhaBF16Amx(amx));
+    } else if (options.getBF16Path() == BF16Path::Avx512) {
       MhaBF16DotOptions dot;
       dot.rowTile = options.projectionRowTile > 0 ? options.projectionRowTile
                                                   : dot.rowTile;
@@ -230,8 +261,10 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
   vectorToLLVM.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle16x16;
   vectorToLLVM.reassociateFPReductions = true;
-  // x86vector.avx512.dot (mha-bf16-dot) to its LLVM intrinsic.
+  // x86vector.avx512.dot (mha-bf16-dot) and the amx ops (mha-bf16-amx) to
+  // their LLVM intrinsics.
   vectorToLLVM.x86Vector = true;
+  vectorToLLVM.amx = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());

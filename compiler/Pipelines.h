@@ -14,13 +14,22 @@ class OpPassManager;
 
 namespace mha {
 
-/// Whether bf16 projections use the bf16 dot-product instructions
-/// (`bf16-dot`): `auto` (the f32 path for now: MhaPipelineOptions::
-/// useBF16Dot says why), forced on, or off.
-enum class BF16DotMode { Auto, On, Off };
+/// Which instructions the bf16 projections run on (`bf16-dot`): `auto`
+/// (AMX where the target has it, else the f32 path:
+/// MhaPipelineOptions::getBF16Path says why), AMX tiles, AVX512_BF16's
+/// vdpbf16ps (`on` is its old name), or off (f32 on widened values).
+enum class BF16DotMode { Auto, Avx512, Amx, Off };
+
+/// The path that a pipeline takes for the bf16 projections.
+enum class BF16Path { F32, Avx512, Amx };
 
 /// Whether this machine's CPU has AVX512_BF16, the JIT's target.
 bool hostHasAVX512BF16();
+
+/// Whether this machine's CPU has AMX-BF16 (and AMX-TILE) and Linux lets
+/// this process use the tile data: asks for it (runtime/AMXPermission.h)
+/// on the first call.
+bool hostHasAMXBF16();
 
 /// Options of the named pipelines, e.g.
 /// `mha-opt --mha-to-llvm="attention=fused query-tile=32"`.
@@ -96,26 +105,38 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                          llvm::cl::init(true)};
 
   /// bf16 projections on the bf16 dot-product instructions
-  /// (`mha-bf16-projections`, `mha-bf16-dot`; they need prepare-weights
-  /// and vectorize). `auto` keeps the f32 path for now (useBF16Dot says
-  /// why); `on` needs a target with AVX512_BF16: mha-compile checks its
-  /// `--cpu`, and JIT code on a CPU without it could not run.
+  /// (`mha-bf16-projections`, then `mha-bf16-amx` or `mha-bf16-dot`; they
+  /// need prepare-weights and vectorize). `auto` takes AMX where the
+  /// target has AMX-BF16 (targetHasAMX) and keeps the f32 path elsewhere
+  /// (getBF16Path says why); `amx` and `avx512` (or `on`) need a target
+  /// with that extension: mha-run and mha-compile refuse them otherwise.
   Option<BF16DotMode> bf16Dot{
       *this, "bf16-dot",
-      llvm::cl::desc("bf16 projections on vdpbf16ps (default: auto)"),
+      llvm::cl::desc("bf16 projections on AMX or vdpbf16ps (default: "
+                     "auto)"),
       llvm::cl::init(BF16DotMode::Auto),
       llvm::cl::values(
           clEnumValN(BF16DotMode::Auto, "auto",
-                     "the f32 path for now (faster on the CPUs measured)"),
-          clEnumValN(BF16DotMode::On, "on",
-                     "always (the target must have "
+                     "AMX where the target has AMX-BF16, else the f32 "
+                     "path"),
+          clEnumValN(BF16DotMode::Amx, "amx",
+                     "AMX tiles (TDPBF16PS; the target must have "
+                     "AMX-BF16)"),
+          clEnumValN(BF16DotMode::Avx512, "avx512",
+                     "vdpbf16ps register blocks (the target must have "
                      "AVX512_BF16)"),
+          clEnumValN(BF16DotMode::Avx512, "on", "the same as avx512"),
           clEnumValN(BF16DotMode::Off, "off",
                      "never: bf16 computes in f32 on widened values"))};
 
-  /// Whether the pipeline lowers bf16 projections to the bf16 dot
-  /// products: `bf16-dot=on`, with prepare-weights and vectorize on.
-  bool useBF16Dot() const;
+  /// Whether the target of the compiled code has AMX-BF16, which `auto`
+  /// reads: this machine's (the JIT's target, hostHasAMXBF16) unless a
+  /// tool compiles for another CPU (mha-compile's --cpu sets it).
+  bool targetHasAMX = hostHasAMXBF16();
+
+  /// The path of the bf16 projections: `bf16-dot` resolved against
+  /// targetHasAMX; F32 without prepare-weights or vectorize.
+  BF16Path getBF16Path() const;
 
   /// The options of `mha-tile-attention` and `mha-tile-projections` that
   /// these ask for.

@@ -6,6 +6,7 @@
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
@@ -49,13 +50,13 @@
 
 void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
   // The dialects the pipelines lower through, mha to llvm.
-  registry.insert<MhaDialect, affine::AffineDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  memref::MemRefDialect, omp::OpenMPDialect, scf::SCFDialect,
-                  tensor::TensorDialect, ub::UBDialect, vector::VectorDialect,
-                  x86vector::X86VectorDialect>();
+  registry.insert<MhaDialect, affine::AffineDialect, amx::AMXDialect,
+                  arith::ArithDialect, bufferization::BufferizationDialect,
+                  cf::ControlFlowDialect, func::FuncDialect,
+                  index::IndexDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
+                  math::MathDialect, memref::MemRefDialect, omp::OpenMPDialect,
+                  scf::SCFDialect, tensor::TensorDialect, ub::UBDialect,
+                  vector::VectorDialect, x86vector::X86VectorDialect>();
 
   // mha-tile-projections tiles linalg ops through TilingInterface.
   linalg::registerTilingInterfaceExternalModels(registry);

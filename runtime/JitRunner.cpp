@@ -4,8 +4,10 @@
 
 #include "dialects/MhaDialect.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "runtime/AMXPermission.h"
 #include "runtime/BufferCache.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -153,6 +155,22 @@ CompiledFunction::create(mlir::ModuleOp module, llvm::StringRef entry,
     for (auto symbol : listed.getAsRange<mlir::FlatSymbolRefAttr>())
       names.push_back(symbol.getValue().str());
   });
+  // Code with AMX instructions (mha-bf16-amx's tile intrinsics) raises
+  // SIGILL until Linux grants the process the tile data: ask before it can
+  // run, and say why it cannot where the kernel refuses.
+  bool usesAMX = false;
+  module.walk([&](mlir::LLVM::CallIntrinsicOp call) {
+    usesAMX |= call.getIntrin().starts_with("llvm.x86.tile") ||
+               call.getIntrin().starts_with("llvm.x86.tdp");
+  });
+  if (usesAMX) {
+    std::string refused = ::mha::runtime::requestAMXTileData();
+    if (!refused.empty())
+      return llvm::createStringError(
+          "the compiled code uses AMX, which Linux does not let this process "
+          "use (" +
+          refused + "); compile with bf16-dot=off or avx512");
+  }
   auto engine =
       mlir::ExecutionEngine::create(module, options, std::move(*targetMachine));
   if (!engine)

@@ -57,14 +57,29 @@ if subprocess.run([sys.executable, "-c", "import torch"],
     config.available_features.add("torch")
 
 # AVX512_BF16 (vdpbf16ps): tests that run the bf16 dot-product path
-# (`bf16-dot=on`) need it; they are UNSUPPORTED on other CPUs, where the
-# f32 fallback (`bf16-dot=auto` or `off`) is what runs.
+# (`bf16-dot=avx512`, or `on`) need it; they are UNSUPPORTED on other CPUs,
+# where the f32 fallback (`bf16-dot=off`) is what runs.
 try:
     with open("/proc/cpuinfo") as cpuinfo:
-        if "avx512_bf16" in cpuinfo.read().split():
-            config.available_features.add("avx512bf16")
+        cpu_flags = cpuinfo.read().split()
 except OSError:
-    pass
+    cpu_flags = []
+if "avx512_bf16" in cpu_flags:
+    config.available_features.add("avx512bf16")
+
+# AMX-BF16 (TDPBF16PS): tests that run the AMX path of the bf16 projections
+# (`bf16-dot=amx`, and `auto` on such a CPU) need it and Linux's permission
+# for the tile data (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA),
+# which the runtime asks for); UNSUPPORTED elsewhere.
+if "amx_bf16" in cpu_flags and "amx_tile" in cpu_flags:
+    try:
+        import ctypes
+        SYS_arch_prctl = 158  # x86-64
+        if ctypes.CDLL(None, use_errno=True).syscall(
+                SYS_arch_prctl, 0x1023, 18) == 0:
+            config.available_features.add("amx-bf16")
+    except (OSError, AttributeError):
+        pass
 
 # The Python package (python/): built where pybind11-dev is installed, and
 # not in the sanitizer build (an instrumented module cannot load into an

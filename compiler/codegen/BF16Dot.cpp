@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/codegen/BF16Projection.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -48,26 +49,8 @@ namespace mlir::mha {
 using namespace mlir;
 using namespace mlir::mha;
 
-namespace {
-/// f32 lanes of one vector (a zmm register). A block is two vectors wide
-/// (32 columns), or one where the columns (per head) are an odd number of
-/// vectors.
-constexpr int64_t kLanes = 16;
-
-/// The parts of a `mha.bf16_dot` generic that the kernel reads.
-struct BF16Projection {
-  linalg::GenericOp op;
-  /// The bf16 input [B, T, K].
-  Value x;
-  /// The packed weight, [K/2, N] or [K/2, H, d] where the result is heads.
-  Value packed;
-  /// The bias in the weight's column layout, or null (zero or `fill`).
-  Value bias;
-  Value fill;
-  bool heads;
-};
-
-std::optional<BF16Projection> matchBF16Projection(linalg::GenericOp op) {
+std::optional<BF16Projection>
+mlir::mha::matchBF16Projection(linalg::GenericOp op) {
   if (!MhaDialect::Bf16DotAttrHelper(op.getContext()).isAttrPresent(op) ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !op.hasPureTensorSemantics())
@@ -94,20 +77,37 @@ std::optional<BF16Projection> matchBF16Projection(linalg::GenericOp op) {
       !packedType.hasStaticShape() ||
       packedType.getRank() != (match.heads ? 3 : 2) ||
       packedType.getDimSize(0) * 2 != xType.getDimSize(2) ||
-      resultType.getShape().back() % kLanes != 0)
+      resultType.getShape().back() % 16 != 0)
     return std::nullopt;
+  // [K/2, N] (or its [K/2, H, d] view) read back from panels of 16
+  // columns: collapse(transpose<1, 0, 2>(panels [N/16, K/2, 16])).
+  Value flat = match.packed;
+  if (match.heads)
+    if (auto expand = flat.getDefiningOp<tensor::ExpandShapeOp>())
+      flat = expand.getSrc();
+  if (auto collapse = flat.getDefiningOp<tensor::CollapseShapeOp>())
+    if (auto transpose = collapse.getSrc().getDefiningOp<linalg::TransposeOp>();
+        transpose && transpose.getPermutation() == ArrayRef<int64_t>{1, 0, 2} &&
+        cast<RankedTensorType>(transpose.getInput().getType())
+                .getShape()
+                .back() == 16)
+      match.panels = transpose.getInput();
   return match;
 }
 
-/// The largest multiple of `step` that divides `extent` and is at most
-/// `limit` (at least `step`, which divides `extent`).
-int64_t columnTile(int64_t extent, int64_t limit, int64_t step) {
+int64_t mlir::mha::bf16ColumnTile(int64_t extent, int64_t limit, int64_t step) {
   for (int64_t size = std::min(extent, std::max(limit, step)) / step * step;
        size > step; size -= step)
     if (extent % size == 0)
       return size;
   return step;
 }
+
+namespace {
+/// f32 lanes of one vector (a zmm register). A block is two vectors wide
+/// (32 columns), or one where the columns (per head) are an odd number of
+/// vectors.
+constexpr int64_t kLanes = 16;
 
 class KernelBuilder {
 public:
@@ -119,7 +119,7 @@ public:
     headColumns = packedType.getShape().back();
     columns = p.heads ? packedType.getDimSize(1) * headColumns : headColumns;
     vectors = headColumns % (2 * kLanes) == 0 ? 2 : 1;
-    tileColumns = columnTile(headColumns, colTile, vectors * kLanes);
+    tileColumns = bf16ColumnTile(headColumns, colTile, vectors * kLanes);
     f32Vector = VectorType::get({kLanes}, b.getF32Type());
     bf16Vector = VectorType::get({2 * kLanes}, b.getBF16Type());
   }

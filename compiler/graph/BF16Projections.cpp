@@ -241,8 +241,44 @@ Value buildBF16Projection(OpBuilder &b, ProjectOp project, Value x,
   return generic.getResult(0);
 }
 
+/// `packed [K/2, N]` in panels of 16 columns, `[N/16, K/2, 16]`.
+Value toPanels(OpBuilder &b, Location loc, Value packed) {
+  auto type = cast<RankedTensorType>(packed.getType());
+  int64_t pairs = type.getDimSize(0), n = type.getDimSize(1);
+  Value split = tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({pairs, n / kColumnBlock, kColumnBlock},
+                            type.getElementType()),
+      packed, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{n / kColumnBlock, pairs, kColumnBlock},
+      type.getElementType());
+  return linalg::TransposeOp::create(b, loc, split, init,
+                                     ArrayRef<int64_t>{1, 0, 2})
+      ->getResult(0);
+}
+
+/// `panels [N/16, K/2, 16]` back to `[K/2, N]` (what the generic reads).
+Value fromPanels(OpBuilder &b, Location loc, Value panels) {
+  auto type = cast<RankedTensorType>(panels.getType());
+  int64_t blocks = type.getDimSize(0), pairs = type.getDimSize(1);
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{pairs, blocks, kColumnBlock},
+      type.getElementType());
+  Value transposed = linalg::TransposeOp::create(b, loc, panels, init,
+                                                 ArrayRef<int64_t>{1, 0, 2})
+                         ->getResult(0);
+  return tensor::CollapseShapeOp::create(
+      b, loc,
+      RankedTensorType::get({pairs, blocks * kColumnBlock},
+                            type.getElementType()),
+      transposed, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+}
+
 struct MhaBF16ProjectionsPass
     : mha::impl::MhaBF16ProjectionsBase<MhaBF16ProjectionsPass> {
+  using MhaBF16ProjectionsBase::MhaBF16ProjectionsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -293,8 +329,14 @@ struct MhaBF16ProjectionsPass
     Location loc = weight->flattened.getLoc();
     Value packed = packInKPairs(b, loc, weight->flattened.getSrc());
     auto flatType = RankedTensorType::get({k / 2 * n}, b.getF32Type());
-    Value flat = tensor::CollapseShapeOp::create(
-        b, loc, flatType, packed, SmallVector<ReassociationIndices>{{0, 1}});
+    Value flat;
+    if (panels)
+      flat = tensor::CollapseShapeOp::create(
+          b, loc, flatType, toPanels(b, loc, packed),
+          SmallVector<ReassociationIndices>{{0, 1, 2}});
+    else
+      flat = tensor::CollapseShapeOp::create(
+          b, loc, flatType, packed, SmallVector<ReassociationIndices>{{0, 1}});
     weight->flattened.getResult().replaceAllUsesWith(flat);
     weight->flattened.erase();
     weight->prepare.setType(FunctionType::get(
@@ -306,9 +348,19 @@ struct MhaBF16ProjectionsPass
     layer.setType(FunctionType::get(&getContext(), argumentTypes,
                                     layer.getResultTypes()));
     b.setInsertionPoint(op);
-    Value weightPairs = tensor::ExpandShapeOp::create(
-        b, op.getLoc(), RankedTensorType::get({k / 2, n}, b.getF32Type()),
-        weight->argument, SmallVector<ReassociationIndices>{{0, 1}});
+    Value weightPairs;
+    if (panels)
+      weightPairs = fromPanels(
+          b, op.getLoc(),
+          tensor::ExpandShapeOp::create(
+              b, op.getLoc(),
+              RankedTensorType::get({n / kColumnBlock, k / 2, kColumnBlock},
+                                    b.getF32Type()),
+              weight->argument, SmallVector<ReassociationIndices>{{0, 1, 2}}));
+    else
+      weightPairs = tensor::ExpandShapeOp::create(
+          b, op.getLoc(), RankedTensorType::get({k / 2, n}, b.getF32Type()),
+          weight->argument, SmallVector<ReassociationIndices>{{0, 1}});
     Operation *oldWeight = op.getWeight().getDefiningOp();
     Operation *widening = op.getInput().getDefiningOp();
     op.getResult().replaceAllUsesWith(

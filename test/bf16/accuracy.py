@@ -93,6 +93,8 @@ WIDE = [
     wide_case("wide_heads16_nobias", B=1, T=13, D=64, H=4, dk=16, bias=False),
     wide_case("wide_bottom_right", B=1, T=5, S=19, D=64, H=2, dk=32,
               causal=True, bottom_right=True, cross=True),
+    # 509 rows: whole blocks, then a remainder that no block divides.
+    wide_case("wide_long_odd", B=1, T=509, D=64, H=2, dk=32, causal=True),
 ]
 
 

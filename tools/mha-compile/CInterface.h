@@ -53,6 +53,9 @@ struct LibraryInterface {
   /// `mha.prepare_functions` lists them; the graph takes their results as
   /// extra rank-1 arguments after its own, in this order.
   std::vector<std::string> prepareSymbols;
+  /// Whether the compiled graph has AMX instructions (mha-bf16-amx): the
+  /// wrapper then asks Linux for the tile data before the graph can run.
+  bool usesAMX = false;
 };
 
 /// Returns the text of the header declaring the C API (`NAME_create`,

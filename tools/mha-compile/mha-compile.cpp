@@ -19,6 +19,7 @@
 #include "tools/support/PipelineOptions.h"
 #include "tools/support/ToolSupport.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
@@ -140,16 +141,27 @@ int main(int argc, char **argv) {
     return kBadInput;
   if (auto error = pipelineOptions.validate("--"))
     return fail(std::move(error), kBadInput);
-  // The library runs on --cpu, not necessarily on this machine: bf16-dot=on
-  // needs that CPU's bf16 dot products, or the library could not run.
-  if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::On) {
+  // The library runs on --cpu, not necessarily on this machine: the bf16
+  // dot paths need that CPU's instructions, or the library could not run,
+  // and `auto` takes AMX where that CPU has it.
+  {
     llvm::Expected<bool> hasBF16 =
         ::mha::compile::cpuHasFeature(cpu, "avx512bf16");
     if (!hasBF16)
       return fail(hasBF16.takeError(), kCompileFailed);
-    if (!*hasBF16)
-      return reportError("--bf16-dot=on needs a --cpu with AVX512_BF16; '" +
+    llvm::Expected<bool> hasAMX =
+        ::mha::compile::cpuHasFeature(cpu, "amx-bf16");
+    if (!hasAMX)
+      return fail(hasAMX.takeError(), kCompileFailed);
+    pipelineOptions.targetHasAMX = *hasAMX;
+    if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Avx512 && !*hasBF16)
+      return reportError("--bf16-dot=avx512 (or on) needs a --cpu with "
+                         "AVX512_BF16; '" +
                          cpu + "' has none"),
+             kBadInput;
+    if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Amx && !*hasAMX)
+      return reportError("--bf16-dot=amx needs a --cpu with AMX-BF16; '" + cpu +
+                         "' has none"),
              kBadInput;
   }
 
@@ -212,6 +224,11 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*graph->module)))
     return reportError("lowering " + graphFile + " failed (see above)"),
            kCompileFailed;
+  // AMX code (mha-bf16-amx) needs the kernel's permission at run time.
+  graph->module->walk([&](LLVM::CallIntrinsicOp call) {
+    interface.usesAMX |= call.getIntrin().starts_with("llvm.x86.tile") ||
+                         call.getIntrin().starts_with("llvm.x86.tdp");
+  });
   // The prepare functions mha-prepare-weights added, if any, as the graph
   // declares them: the wrapper calls them and passes their results to the
   // graph.

@@ -15,6 +15,7 @@
 #include "compiler/Pipelines.h"
 #include "compiler/Registration.h"
 #include "dialects/MhaOps.h"
+#include "runtime/AMXPermission.h"
 #include "runtime/AttentionProblem.h"
 #include "runtime/Comparison.h"
 #include "runtime/GraphLoader.h"
@@ -345,11 +346,21 @@ private:
     // The compiler's options, checked before anything is compiled.
     if (auto error = pipelineOptions.validate("--"))
       return fail(std::move(error), kBadInput);
-    // The JIT compiles for this CPU: code with vdpbf16ps could not run here.
-    if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::On &&
+    // The JIT compiles for this CPU: code with vdpbf16ps, or AMX tiles,
+    // could not run where it lacks them.
+    if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Avx512 &&
         !mlir::mha::hostHasAVX512BF16())
-      return reportError("--bf16-dot=on needs a CPU with AVX512_BF16; this "
-                         "one has none"),
+      return reportError("--bf16-dot=avx512 (or on) needs a CPU with "
+                         "AVX512_BF16; this one has none"),
+             kBadInput;
+    if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Amx &&
+        !mlir::mha::hostHasAMXBF16())
+      return reportError("--bf16-dot=amx needs a CPU with AMX-BF16 and a "
+                         "kernel that lets this process use the AMX tile "
+                         "data; this one has not: " +
+                         (::mha::runtime::requestAMXTileData().empty()
+                              ? std::string("no AMX-BF16 in the CPU")
+                              : ::mha::runtime::requestAMXTileData())),
              kBadInput;
     if (threads > 0)
       omp_set_num_threads(threads);

@@ -1,0 +1,448 @@
+//===- BF16Amx.cpp - bf16 projections on AMX tiles
+//-------------------------===//
+//
+// The `mha.bf16_dot` projections (compiler/graph/BF16Projections.cpp) on
+// AMX: TDPBF16PS multiplies a 16x32 bf16 tile of x by a 32x16 bf16 tile of
+// W (16 rows of K pairs by 16 columns) into 16x16 f32 accumulators, 16
+// times the products of a vdpbf16ps per instruction. The K-pair packing of
+// the prepared weights is AMX's B-tile layout: a B tile is 16 rows (k
+// pairs) of 64 bytes (16 columns of one pair each), read with the packed
+// buffer's row stride.
+//
+// - An `scf.forall` over (column tile, row tile, batch), as mha-bf16-dot's
+//   (each output element is summed by one thread in one order, so results
+//   do not depend on the thread count).
+// - In a tile, blocks of 32 rows by 32 columns: 2 A tiles x 2 B tiles into
+//   4 accumulators, the 8 tile registers (16 columns and 1 B tile where the
+//   columns per head are an odd multiple of 16; 16 rows and 1 A tile for
+//   the rows that 32 does not divide). Per 32 k: 4 tile loads, 4
+//   TDPBF16PS. A K that 32 does not divide ends with smaller tiles (2·r k).
+// - The accumulators start at the bias, loaded with a row stride of 0
+//   (every row of the tile is the bias's 16 columns), or at zero.
+// - The k loop is unrolled in chunks of `k-chunk` steps; between chunks
+//   the accumulators go through the result scratch (an f32 tile lives in
+//   no register across an `scf.for`: LLVM 22's cf-to-llvm has no type
+//   conversion for `!amx.tile` block arguments), so a K of up to
+//   32·k-chunk keeps them in registers throughout.
+// - Rows that 16 does not divide (the last rows of T = 509, decoding's
+//   T = 1, a dynamic T) are copied into a zero-padded 16-row scratch and
+//   computed as a whole tile, whose extra rows are not written back: a
+//   tile load never reads past x.
+//
+// Why on tensors, before bufferization, with `bufferization.to_buffer`:
+// the AMX ops take memrefs, but the generic, its bias and its place in the
+// result are found on tensors (matchBF16Projection, shared with
+// mha-bf16-dot), and one-shot bufferization then puts the result where
+// the f32 path's goes. x, the packed weight and the bias are read through
+// read-only `to_buffer`s; each tile of the result is accumulated in a
+// stack scratch (`memref.alloca`, [row-tile, columns of the tile] f32)
+// that `to_tensor` hands back and `tensor.parallel_insert_slice` copies
+// into the result: one copy of the tile from L1 per tile, small against
+// its K/2 TDPBF16PS steps, for a kernel that needs no memref matching.
+//
+// convert-vector-to-llvm with `enable-amx` lowers the ops to LLVM's
+// `llvm.x86.*.internal` tile intrinsics, whose tile configuration
+// (`ldtilecfg`) the X86 back end inserts; the target needs amx-tile and
+// amx-bf16, and the process the kernel's permission for the tile data
+// (ARCH_REQ_XCOMP_PERM: the JIT runtime and mha-compile's wrapper ask).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "compiler/codegen/BF16Projection.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHABF16AMX
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+/// Rows of a tile, and f32 columns of an accumulator or B tile.
+constexpr int64_t kTile = 16;
+/// k (bf16 values) per full A tile: 64 bytes.
+constexpr int64_t kStep = 32;
+
+/// The memref type `to_buffer` gives `type`: any offset and strides but a
+/// unit innermost stride, which the tile loads need.
+MemRefType bufferType(RankedTensorType type) {
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  strides.back() = 1;
+  auto layout =
+      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides);
+  return MemRefType::get(type.getShape(), type.getElementType(), layout);
+}
+
+class AmxKernelBuilder {
+public:
+  AmxKernelBuilder(ImplicitLocOpBuilder &b, BF16Projection p, int64_t rowTile,
+                   int64_t colTile, int64_t kChunk)
+      : b(b), p(p), rowTile(rowTile), kChunk(kChunk) {
+    auto packedType = cast<RankedTensorType>(p.packed.getType());
+    pairs = packedType.getDimSize(0);
+    headColumns = packedType.getShape().back();
+    columns = p.heads ? packedType.getDimSize(1) * headColumns : headColumns;
+    bTiles = headColumns % (2 * kTile) == 0 ? 2 : 1;
+    tileColumns = bf16ColumnTile(headColumns, colTile, bTiles * kTile);
+    fullSteps = 2 * pairs / kStep;
+    tailPairs = pairs % (kStep / 2);
+    accType = amx::TileType::get({kTile, kTile}, b.getF32Type());
+  }
+
+  Value build() {
+    Value init = p.op.getDpsInits()[0];
+    Value empty = tensor::EmptyOp::create(
+        b, tensor::getMixedSizes(b, b.getLoc(), init), b.getF32Type());
+    // The operands' buffers, read only.
+    auto toBuffer = [&](Value tensor) -> Value {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      return bufferization::ToBufferOp::create(b, bufferType(type), tensor,
+                                               /*readOnly=*/true);
+    };
+    xBuffer = toBuffer(p.x);
+    packedBuffer = toBuffer(p.panels ? p.panels : p.packed);
+    if (p.bias)
+      biasBuffer = toBuffer(p.bias);
+    Value batch = tensor::DimOp::create(b, p.x, 0);
+    Value tokens = tensor::DimOp::create(b, p.x, 1);
+    Value rowTiles = arith::CeilDivUIOp::create(b, tokens, index(rowTile));
+    SmallVector<OpFoldResult> counts = {b.getIndexAttr(columns / tileColumns),
+                                        rowTiles, batch};
+    auto forall = scf::ForallOp::create(b, counts, ValueRange{empty},
+                                        /*mapping=*/std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    Value column =
+        arith::MulIOp::create(b, forall.getInductionVar(0), index(tileColumns));
+    row0 = arith::MulIOp::create(b, forall.getInductionVar(1), index(rowTile));
+    batchIndex = forall.getInductionVar(2);
+    Value rows = arith::MinUIOp::create(b, index(rowTile),
+                                        arith::SubIOp::create(b, tokens, row0));
+    columnGlobal0 = column;
+    if (p.heads) {
+      head = arith::DivUIOp::create(b, column, index(headColumns));
+      column0 = arith::RemUIOp::create(b, column, index(headColumns));
+    } else {
+      column0 = column;
+    }
+
+    // The tile's results accumulate here, on the stack.
+    auto scratchType = MemRefType::get({rowTile, tileColumns}, b.getF32Type());
+    scratch = memref::AllocaOp::create(b, scratchType);
+    // The initial values of the accumulators where there is no bias: zero
+    // (tilezero), or the fill value broadcast from a 16-element row.
+    if (!p.bias && !matchPattern(p.fill, m_AnyZeroFloat())) {
+      fillRow =
+          memref::AllocaOp::create(b, MemRefType::get({kTile}, b.getF32Type()));
+      linalg::FillOp::create(b, ValueRange{p.fill}, ValueRange{fillRow});
+    }
+
+    // Rows [0, whole32) in blocks of 32, then one of 16 if that many are
+    // left, then the rest (fewer than 16) from the zero-padded copy.
+    Value whole16 = arith::SubIOp::create(
+        b, rows, arith::RemUIOp::create(b, rows, index(kTile)));
+    Value whole32 = arith::SubIOp::create(
+        b, rows, arith::RemUIOp::create(b, rows, index(2 * kTile)));
+    Value hasHalf =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, whole32, whole16);
+    Value hasRest =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, whole16, rows);
+    Value padded = memref::AllocaOp::create(
+        b, MemRefType::get({kTile, 2 * pairs}, b.getBF16Type()));
+    {
+      auto ifRest = scf::IfOp::create(b, hasRest, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard restGuard(b);
+      b.setInsertionPointToStart(ifRest.thenBlock());
+      Value zero = arith::ConstantOp::create(b, b.getZeroAttr(b.getBF16Type()));
+      linalg::FillOp::create(b, ValueRange{zero}, ValueRange{padded});
+      Value restRows = arith::SubIOp::create(b, rows, whole16);
+      Value from = memref::SubViewOp::create(
+          b, xBuffer,
+          SmallVector<OpFoldResult>{
+              batchIndex, arith::AddIOp::create(b, row0, whole16).getResult(),
+              b.getIndexAttr(0)},
+          SmallVector<OpFoldResult>{b.getIndexAttr(1), restRows,
+                                    b.getIndexAttr(2 * pairs)},
+          SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+      Value fromRows = memref::CollapseShapeOp::create(
+          b, from, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+      Value to = memref::SubViewOp::create(
+          b, padded,
+          SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+          SmallVector<OpFoldResult>{restRows, b.getIndexAttr(2 * pairs)},
+          SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+      memref::CopyOp::create(b, fromRows, to);
+    }
+
+    auto columnLoop = scf::ForOp::create(b, index(0), index(tileColumns),
+                                         index(bTiles * kTile));
+    {
+      OpBuilder::InsertionGuard loopGuard(b);
+      b.setInsertionPointToStart(columnLoop.getBody());
+      Value c = columnLoop.getInductionVar();
+      auto fromX = [&](Value row) {
+        return [this, row](int64_t i, Value k) -> SmallVector<Value> {
+          Value r = arith::AddIOp::create(b, row0, row);
+          if (i)
+            r = arith::AddIOp::create(b, r, index(i * kTile));
+          return {batchIndex, r, k};
+        };
+      };
+      auto rowLoop = scf::ForOp::create(b, index(0), whole32, index(2 * kTile));
+      {
+        OpBuilder::InsertionGuard rowGuard(b);
+        b.setInsertionPointToStart(rowLoop.getBody());
+        Value r = rowLoop.getInductionVar();
+        block(xBuffer, fromX(r), 2, r, c);
+      }
+      auto ifHalf = scf::IfOp::create(b, hasHalf, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard halfGuard(b);
+        b.setInsertionPointToStart(ifHalf.thenBlock());
+        block(xBuffer, fromX(whole32), 1, whole32, c);
+      }
+      auto ifRest = scf::IfOp::create(b, hasRest, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard restGuard(b);
+        b.setInsertionPointToStart(ifRest.thenBlock());
+        auto fromPadded = [this](int64_t, Value k) -> SmallVector<Value> {
+          return {index(0), k};
+        };
+        block(padded, fromPadded, 1, whole16, c);
+      }
+    }
+
+    // The tile [rows, tileColumns] of the result.
+    SmallVector<OpFoldResult> offsets, sizes;
+    if (p.heads) {
+      offsets = {batchIndex, head, row0, column0};
+      sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
+               b.getIndexAttr(tileColumns)};
+    } else {
+      offsets = {batchIndex, row0, column0};
+      sizes = {b.getIndexAttr(1), rows, b.getIndexAttr(tileColumns)};
+    }
+    SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+    auto tensorType =
+        RankedTensorType::get({rowTile, tileColumns}, b.getF32Type());
+    Value result = bufferization::ToTensorOp::create(
+        b, tensorType, scratch, /*restrict=*/true, /*writable=*/true);
+    auto tileType = RankedTensorType::get({ShapedType::kDynamic, tileColumns},
+                                          b.getF32Type());
+    Value tile = tensor::ExtractSliceOp::create(
+        b, tileType, result,
+        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        SmallVector<OpFoldResult>{rows, b.getIndexAttr(tileColumns)},
+        SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+    b.setInsertionPointToEnd(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        b, tile, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+    return forall.getResult(0);
+  }
+
+private:
+  using ARows = std::function<SmallVector<Value>(int64_t, Value)>;
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, value);
+  }
+
+  /// Indices of the packed weight at pair `kk` and tile column `c + 16j`.
+  SmallVector<Value> weightIndices(Value kk, Value c, int64_t j) {
+    Value col = arith::AddIOp::create(b, column0, c);
+    if (j)
+      col = arith::AddIOp::create(b, col, index(j * kTile));
+    if (p.heads)
+      return {kk, head, col};
+    return {kk, col};
+  }
+
+  /// One block: `aTiles` x 16 rows (A tile i's indices at k from `aRows`)
+  /// by bTiles x 16 columns from tile column `c`, summed over all of K,
+  /// stored at scratch row `scratchRow`.
+  void block(Value a, const ARows &aRows, int64_t aTiles, Value scratchRow,
+             Value c) {
+    auto scratchIndices = [&](int64_t i, int64_t j) -> SmallVector<Value> {
+      Value r = scratchRow;
+      if (i)
+        r = arith::AddIOp::create(b, r, index(i * kTile));
+      Value col = c;
+      if (j)
+        col = arith::AddIOp::create(b, c, index(j * kTile));
+      return {r, col};
+    };
+    // The accumulators' first values.
+    SmallVector<Value> acc;
+    for (int64_t i = 0; i < aTiles; ++i)
+      for (int64_t j = 0; j < bTiles; ++j) {
+        if (p.bias) {
+          SmallVector<Value> indices = weightIndices(index(0), c, j);
+          indices.erase(indices.begin());
+          acc.push_back(amx::TileLoadOp::create(b, accType, biasBuffer, indices,
+                                                index(0)));
+        } else if (fillRow) {
+          acc.push_back(amx::TileLoadOp::create(
+              b, accType, fillRow, ValueRange{index(0)}, index(0)));
+        } else {
+          acc.push_back(amx::TileZeroOp::create(b, accType));
+        }
+      }
+    auto store = [&](ArrayRef<Value> values) {
+      for (int64_t i = 0; i < aTiles; ++i)
+        for (int64_t j = 0; j < bTiles; ++j)
+          amx::TileStoreOp::create(b, scratch, scratchIndices(i, j),
+                                   values[i * bTiles + j]);
+    };
+    auto load = [&]() {
+      SmallVector<Value> values;
+      for (int64_t i = 0; i < aTiles; ++i)
+        for (int64_t j = 0; j < bTiles; ++j)
+          values.push_back(amx::TileLoadOp::create(b, accType, scratch,
+                                                   scratchIndices(i, j)));
+      return values;
+    };
+
+    // The first chunk from the initial values, then whole chunks in a
+    // loop, then what is left (whole steps and the tail) from the scratch.
+    int64_t first = std::min(kChunk, fullSteps);
+    for (int64_t s = 0; s < first; ++s)
+      step(a, aRows, aTiles, index(s), c, kTile, acc);
+    int64_t loopChunks = (fullSteps - first) / kChunk;
+    int64_t left = fullSteps - first - loopChunks * kChunk;
+    if (loopChunks == 0 && left == 0) {
+      if (tailPairs)
+        step(a, aRows, aTiles, index(fullSteps), c, tailPairs, acc);
+      store(acc);
+      return;
+    }
+    store(acc);
+    if (loopChunks > 0) {
+      auto chunks = scf::ForOp::create(
+          b, index(first), index(first + loopChunks * kChunk), index(kChunk));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(chunks.getBody());
+      SmallVector<Value> values = load();
+      for (int64_t s = 0; s < kChunk; ++s) {
+        Value stepIndex = chunks.getInductionVar();
+        if (s)
+          stepIndex = arith::AddIOp::create(b, stepIndex, index(s));
+        step(a, aRows, aTiles, stepIndex, c, kTile, values);
+      }
+      store(values);
+    }
+    if (left > 0 || tailPairs) {
+      SmallVector<Value> values = load();
+      int64_t from = first + loopChunks * kChunk;
+      for (int64_t s = 0; s < left; ++s)
+        step(a, aRows, aTiles, index(from + s), c, kTile, values);
+      if (tailPairs)
+        step(a, aRows, aTiles, index(fullSteps), c, tailPairs, values);
+      store(values);
+    }
+  }
+
+  /// One step of 2·`stepPairs` k from k = 32·`stepIndex`: the A tiles, the
+  /// B tiles, and aTiles x bTiles TDPBF16PS into `acc`.
+  void step(Value a, const ARows &aRows, int64_t aTiles, Value stepIndex,
+            Value c, int64_t stepPairs, SmallVectorImpl<Value> &acc) {
+    auto aType = amx::TileType::get({kTile, 2 * stepPairs}, b.getBF16Type());
+    auto bType = amx::TileType::get({stepPairs, 2 * kTile}, b.getBF16Type());
+    Value k = arith::MulIOp::create(b, stepIndex, index(kStep));
+    Value kk = arith::MulIOp::create(b, stepIndex, index(kStep / 2));
+    SmallVector<Value> aValues, bValues;
+    for (int64_t i = 0; i < aTiles; ++i)
+      aValues.push_back(amx::TileLoadOp::create(b, aType, a, aRows(i, k)));
+    for (int64_t j = 0; j < bTiles; ++j) {
+      if (p.panels) {
+        // Panel (column / 16), rows kk.. of 64 bytes: 1 KiB in one piece.
+        Value col = arith::AddIOp::create(b, columnGlobal0, c);
+        if (j)
+          col = arith::AddIOp::create(b, col, index(j * kTile));
+        Value panel = arith::DivUIOp::create(b, col, index(kTile));
+        bValues.push_back(amx::TileLoadOp::create(
+            b, bType, packedBuffer, ValueRange{panel, kk, index(0)}));
+        continue;
+      }
+      // Rows of the packed weight are `columns` f32 (pairs) apart, also
+      // where it is [K/2, H, d].
+      bValues.push_back(amx::TileLoadOp::create(
+          b, bType, packedBuffer, weightIndices(kk, c, j), index(columns)));
+    }
+    for (int64_t i = 0; i < aTiles; ++i)
+      for (int64_t j = 0; j < bTiles; ++j)
+        acc[i * bTiles + j] = amx::TileMulFOp::create(
+            b, accType, aValues[i], bValues[j], acc[i * bTiles + j]);
+  }
+
+  ImplicitLocOpBuilder &b;
+  BF16Projection p;
+  int64_t rowTile, kChunk;
+  int64_t pairs, headColumns, columns, tileColumns, bTiles;
+  int64_t fullSteps, tailPairs;
+  amx::TileType accType;
+  Value xBuffer, packedBuffer, biasBuffer;
+  // Set per tile, inside the forall.
+  Value row0, batchIndex, head, column0, columnGlobal0, scratch, fillRow;
+};
+
+struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
+  using MhaBF16AmxBase::MhaBF16AmxBase;
+
+  void runOnOperation() override {
+    if (rowTile < kTile || rowTile % kTile != 0 || colTile < 1 || kChunk < 1) {
+      getOperation().emitError()
+          << "mha-bf16-amx expects a row-tile that is a multiple of 16, "
+             "col-tile >= 1 and k-chunk >= 1, got row-tile="
+          << int64_t(rowTile) << " col-tile=" << int64_t(colTile)
+          << " k-chunk=" << int64_t(kChunk);
+      return signalPassFailure();
+    }
+    SmallVector<BF16Projection> projections;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (std::optional<BF16Projection> match = matchBF16Projection(op))
+        projections.push_back(*match);
+    });
+    for (BF16Projection &projection : projections) {
+      ImplicitLocOpBuilder b(projection.op.getLoc(), projection.op);
+      AmxKernelBuilder kernel(b, projection, rowTile, colTile, kChunk);
+      Value result = kernel.build();
+      projection.op.getResult(0).replaceAllUsesWith(result);
+      Operation *init = projection.op.getDpsInits()[0].getDefiningOp();
+      Operation *weight = projection.op.getDpsInputs()[1].getDefiningOp();
+      projection.op.erase();
+      if (init && init->use_empty())
+        init->erase();
+      // The reads of the panels back to [K/2, N] are dead now: erased here,
+      // before mha-vectorize would spend vector code on them.
+      eraseDeadChain(weight);
+    }
+  }
+
+  /// Erases `op` if it has no uses and no side effects, then the operand
+  /// definitions that it leaves so.
+  static void eraseDeadChain(Operation *op) {
+    if (!op || !op->use_empty() || !isMemoryEffectFree(op))
+      return;
+    SmallVector<Operation *> operands;
+    for (Value operand : op->getOperands())
+      if (Operation *definition = operand.getDefiningOp())
+        operands.push_back(definition);
+    op->erase();
+    for (Operation *definition : operands)
+      eraseDeadChain(definition);
+  }
+};
+} // namespace

@@ -1,0 +1,47 @@
+//===- BF16Projection.h - The mha.bf16_dot generics' parts -----*- C++ -*-===//
+//
+// mha-bf16-projections writes each bf16 projection as a `linalg.generic`
+// marked `mha.bf16_dot`; its two lowerings (mha-bf16-dot: vdpbf16ps
+// register blocks, mha-bf16-amx: AMX tiles) read the same parts of it, so
+// they match it here, once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_COMPILER_CODEGEN_BF16PROJECTION_H
+#define MHA_COMPILER_CODEGEN_BF16PROJECTION_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace mlir::mha {
+
+/// The parts of a `mha.bf16_dot` generic that the kernels read.
+struct BF16Projection {
+  linalg::GenericOp op;
+  /// The bf16 input [B, T, K].
+  Value x;
+  /// The packed weight, [K/2, N] or [K/2, H, d] where the result is heads.
+  Value packed;
+  /// The bias in the weight's column layout, or null (zero or `fill`).
+  Value bias;
+  Value fill;
+  bool heads;
+  /// Where the packed weight is read back from panels of 16 columns
+  /// (mha-bf16-projections' `panels`, for AMX): the panels,
+  /// [N/16, K/2, 16]; else null.
+  Value panels;
+};
+
+/// `op`'s parts, if it is a `mha.bf16_dot` generic on tensors whose packed
+/// weight is static and whose columns (per head) are a multiple of 16.
+std::optional<BF16Projection> matchBF16Projection(linalg::GenericOp op);
+
+/// The largest multiple of `step` that divides `extent` and is at most
+/// `limit` (at least `step`, which divides `extent`): the columns of a
+/// parallel tile.
+int64_t bf16ColumnTile(int64_t extent, int64_t limit, int64_t step);
+
+} // namespace mlir::mha
+
+#endif // MHA_COMPILER_CODEGEN_BF16PROJECTION_H

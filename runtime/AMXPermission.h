@@ -1,0 +1,46 @@
+//===- AMXPermission.h - Linux's permission for the AMX tile data -*- C++
+//-*-===//
+//
+// Linux (5.16+) enables AMX's 8 KiB of tile state for a process only on
+// request: until `arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`
+// succeeds, an AMX instruction raises SIGILL. Granted once, it holds for
+// every thread of the process. The JIT runtime asks before it runs code
+// with AMX instructions, and the compiler (MhaPipelineOptions) before it
+// picks AMX for `bf16-dot=auto`; header-only, for both libraries. (The C
+// wrapper of mha-compile's libraries carries its own copy, in C.)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_RUNTIME_AMXPERMISSION_H
+#define MHA_RUNTIME_AMXPERMISSION_H
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace mha::runtime {
+
+/// Asks Linux for this process's permission to use the AMX tile data.
+/// Idempotent; returns an empty string on success, else why it failed.
+inline std::string requestAMXTileData() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long kReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  if (syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0)
+    return "";
+  return std::string("arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) "
+                     "failed: ") +
+         std::strerror(errno);
+#else
+  return "AMX needs Linux on x86-64";
+#endif
+}
+
+} // namespace mha::runtime
+
+#endif // MHA_RUNTIME_AMXPERMISSION_H
