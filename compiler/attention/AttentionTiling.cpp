@@ -1,7 +1,7 @@
 //===- AttentionTiling.cpp - An mha.sdpa cut into query tiles -------------===//
 
 #include "compiler/attention/AttentionTiling.h"
-#include "compiler/lowering/LowerToLinalg.h"
+#include "compiler/attention/AttentionMath.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,21 +16,6 @@
 using namespace mlir;
 using namespace mlir::mha;
 
-namespace {
-/// The first static size among `candidates` (the verifier makes them agree),
-/// else the runtime size of the first.
-OpFoldResult knownSize(OpBuilder &b, Location loc,
-                       ArrayRef<std::pair<Value, int64_t>> candidates) {
-  for (auto [value, dim] : candidates) {
-    auto type = cast<RankedTensorType>(value.getType());
-    if (!type.isDynamicDim(dim))
-      return b.getIndexAttr(type.getDimSize(dim));
-  }
-  auto [value, dim] = candidates.front();
-  return tensor::DimOp::create(b, loc, value, dim).getResult();
-}
-} // namespace
-
 SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
                        int64_t keyTile)
     : op(op), loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
@@ -44,25 +29,14 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
   valueDim = op.getValue().getType().getDimSize(3);
   scale = op.getEffectiveScale();
 
-  SmallVector<std::pair<Value, int64_t>> queryDims = {{query, 2}};
-  SmallVector<std::pair<Value, int64_t>> keyDims = {{key, 2}, {value, 2}};
-  if (mask) {
-    queryDims.push_back({mask, 1});
-    keyDims.push_back({mask, 2});
-  }
-  batch = knownSize(builder, loc, {{query, 0}, {key, 0}, {value, 0}});
-  numQueries = knownSize(builder, loc, queryDims);
-  numKeys = knownSize(builder, loc, keyDims);
+  AttentionSizes sizes =
+      AttentionSizes::get(builder, loc, query, key, value, mask);
+  batch = sizes.batch;
+  numQueries = sizes.queries;
+  numKeys = sizes.keys;
   causalOffset =
       buildCausalOffset(builder, loc, causalBottomRight, numQueries, numKeys);
-
-  // A mask whose batch is only known at run time is 1 (broadcast) or B.
-  if (mask && cast<RankedTensorType>(mask.getType()).isDynamicDim(0)) {
-    Value maskBatch = tensor::DimOp::create(builder, loc, mask, 0);
-    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-    maskBroadcasts = arith::CmpIOp::create(
-        builder, loc, arith::CmpIPredicate::eq, maskBatch, one);
-  }
+  maskBroadcasts = buildMaskBroadcasts(builder, loc, mask);
 }
 
 bool SdpaTiling::isF32(SdpaOp op) {
@@ -217,8 +191,9 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
                dv = builder.getIndexAttr(valueDim);
   // Query head h reads key/value head h floordiv (H / Hkv): a view, so
   // grouped-query heads share their keys and values without copies.
-  OpFoldResult kvHead = apply(
-      builder, builder.getAffineDimExpr(0).floorDiv(heads / kvHeads), {h});
+  OpFoldResult kvHead =
+      apply(builder,
+            getKeyValueHead(builder.getAffineDimExpr(0), heads, kvHeads), {h});
 
   AttentionTile tile;
   tile.query = sliceTrailing(builder, query, {b, h, queryStart, zero},
@@ -231,14 +206,8 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
     tile.keyT = sliceTrailing(builder, keysT, {b, kvHead, zero, zero},
                               {one, one, dk, numKeys}, 2);
   if (mask) {
-    OpFoldResult maskRow = b;
-    if (maskBroadcasts)
-      maskRow = arith::SelectOp::create(
-                    builder, loc, maskBroadcasts,
-                    arith::ConstantIndexOp::create(builder, loc, 0), b)
-                    .getResult();
-    else if (cast<RankedTensorType>(mask.getType()).getDimSize(0) == 1)
-      maskRow = zero;
+    OpFoldResult maskRow =
+        getMaskBatchRow(builder, loc, mask, maskBroadcasts, b);
     tile.maskRows = sliceTrailing(builder, mask, {maskRow, queryStart, zero},
                                   {one, rows, numKeys}, 2);
   }
