@@ -217,3 +217,126 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
   tile.scale = scale;
   return tile;
 }
+
+Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
+                            OpFoldResult queryStart, OpFoldResult tileRows,
+                            Value out) const {
+  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
+  OpFoldResult zero = builder.getIndexAttr(0), one = builder.getIndexAttr(1);
+  OpFoldResult dv = builder.getIndexAttr(valueDim);
+  auto applyExpr = [&](AffineExpr expr, ArrayRef<OpFoldResult> operands) {
+    return apply(builder, expr, operands);
+  };
+  // The attention of the tile's `rows` queries (tileRows, or a constant
+  // that equals it at run time), [rows, dv].
+  auto attendTile = [&](OpFoldResult rows) -> Value {
+    AttentionTile tile = sliceTile(builder, b, h, queryStart, rows);
+    // With positions, the diagonal of sequence b is moved by positions[b].
+    Value position;
+    if (positions)
+      tile.causalOffset = position = loadPosition(builder, b);
+
+    OnlineSoftmaxBuilder softmax(builder, loc, tile, queryTile, keyTile);
+    // The accumulator is the result's own slice when the caller has the
+    // result's destination (a loop's shared output): written in place.
+    auto accType = RankedTensorType::get(
+        {getConstantIntValue(rows).value_or(ShapedType::kDynamic), valueDim},
+        builder.getF32Type());
+    Value accInit = out ? sliceTrailing(builder, out, {b, h, queryStart, zero},
+                                        {one, one, rows, dv}, 2)
+                        : createEmpty(builder, accType, {rows, dv});
+    OnlineSoftmaxState state = softmax.initialize(accInit);
+    bool fullKeyBlocks = hasFullKeyBlocks(causal);
+    if (position) {
+      // Query i of the tile sees keys j <= position + queryStart + i: the
+      // keys end at the tile's last query's diagonal (never past the new
+      // tokens, so the unused capacity of the cache is never read), the
+      // whole blocks below the first query's diagonal need no test, and the
+      // rest (the diagonal blocks; the keys after the last whole block when
+      // decoding) is iterateKeyRange's.
+      MLIRContext *context = builder.getContext();
+      AffineMap pair = AffineMap::get(2, 0, {d0, d1}, context);
+      OpFoldResult diagonal = applyExpr(d0 + d1, {queryStart, position});
+      OpFoldResult keyEnd = affine::makeComposedFoldedAffineMax(
+          builder, loc, pair,
+          {builder.getIndexAttr(0),
+           affine::makeComposedFoldedAffineMin(
+               builder, loc, pair,
+               {numKeys, applyExpr(d0 + d1, {diagonal, rows})})});
+      // (A static key count below BK has no whole block.)
+      std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
+      OpFoldResult fullEnd = affine::makeComposedFoldedAffineMax(
+          builder, loc, pair,
+          {builder.getIndexAttr(0),
+           affine::makeComposedFoldedAffineMin(
+               builder, loc, pair,
+               {applyExpr(d0.floorDiv(keyTile) * keyTile, {keyEnd}),
+                applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})})});
+      if (staticKeys && *staticKeys < keyTile)
+        fullEnd = zero;
+      else
+        state = softmax.iterateKeyBlocks(state, zero, fullEnd,
+                                         /*causal=*/false, /*fullBlocks=*/true);
+      // One query per tile sees exactly the keys below keyEnd.
+      bool oneQuery = isConstantIntValue(rows, 1);
+      state = softmax.iterateKeyRange(state, fullEnd, keyEnd,
+                                      /*causal=*/!oneQuery);
+    } else if (causal) {
+      // Keys after the tile's last query are masked for every row: stop
+      // there. Blocks that end at or before the first query are wholly
+      // allowed and skip the test. Bottom-right aligned, both bounds move by
+      // the diagonal's offset S - T; with S < T they may fall below 0 (the
+      // tile sees fewer keys, or none), so they are clamped to 0 there.
+      AffineMap minMap = AffineMap::get(2, 0, {d0, d1}, builder.getContext());
+      OpFoldResult diagonal = queryStart;
+      if (causalOffset)
+        diagonal =
+            applyExpr(d0 + d1, {queryStart, getAsOpFoldResult(causalOffset)});
+      auto atLeastZero = [&](OpFoldResult bound) {
+        if (!causalOffset)
+          return bound;
+        return affine::makeComposedFoldedAffineMax(
+            builder, loc, minMap, {builder.getIndexAttr(0), bound});
+      };
+      OpFoldResult keyEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
+          builder, loc, minMap,
+          {numKeys, applyExpr(d0 + d1, {diagonal, rows})}));
+      OpFoldResult fullEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
+          builder, loc, minMap,
+          {keyEnd,
+           applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})}));
+      state = softmax.iterateKeyBlocks(state, zero, fullEnd, /*causal=*/false,
+                                       fullKeyBlocks);
+      state = softmax.iterateKeyBlocks(state, fullEnd, keyEnd,
+                                       /*causal=*/true, fullKeyBlocks);
+    } else {
+      state = softmax.iterateKeyBlocks(state, zero, numKeys,
+                                       /*causal=*/false, fullKeyBlocks);
+    }
+    return softmax.finalize(state);
+  };
+  if (!positions || getConstantIntValue(tileRows))
+    return attendTile(tileRows);
+  // A cache's queries are `?`: one token (decoding) and many (the prefill)
+  // run the same code. A tile of one query takes its own branch, where the
+  // size 1 is static: its scores are then dot products along the key rows,
+  // which read each key once, where the general tile transposes every key
+  // block first (twice the traffic).
+  Value rowCount = getValueOrCreateConstantIndexOp(builder, loc, tileRows);
+  Value isOne =
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, rowCount,
+                            arith::ConstantIndexOp::create(builder, loc, 1));
+  auto resultType = RankedTensorType::get({ShapedType::kDynamic, valueDim},
+                                          builder.getF32Type());
+  auto ifOp = scf::IfOp::create(builder, loc, TypeRange{resultType}, isOne,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value oneRow = attendTile(builder.getIndexAttr(1));
+  scf::YieldOp::create(
+      builder, loc,
+      ValueRange{tensor::CastOp::create(builder, loc, resultType, oneRow)});
+  builder.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(builder, loc, ValueRange{attendTile(tileRows)});
+  return ifOp.getResult(0);
+}
