@@ -48,7 +48,10 @@ def MhaLowerToLinalg : Pass<"mha-lower-to-linalg", "func::FuncOp"> {
       Grouped-query attention reads key/value head `h floordiv (H / Hkv)`
       through the indexing maps, so keys and values are never copied per
       query head. Masked keys get exactly zero weight, and a query row
-      that may attend to no key gives zeros, never NaN.
+      that may attend to no key gives zeros, never NaN. The scalar bodies
+      of these steps (masked maximum and exponential, causal predicate,
+      normalization) and the GQA head map are those of the fused path
+      (compiler/attention/AttentionMath.h), so the paths cannot disagree.
 
     Only `f32` is lowered: any other element type is reported as an error.
     `mha.attention` must have been expanded first (`mha-expand`); every mha
@@ -523,7 +526,11 @@ def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
                 "query tiles, key blocks with online softmax";
   let description = [{
     Rewrites each `mha.sdpa` (f32) into an `scf.forall` over
-    (batch, head, query tile of `query-tile` rows). Each iteration slices its
+    (batch, head, query tile of `query-tile` rows), made by
+    `scf::tileUsingSCF` through mha.sdpa's `TilingInterface` (an external
+    model, compiler/attention/SdpaTilingInterface.cpp); with `causal` the
+    tiles are then visited in a balanced order (0, n-1, 1, n-2, ...). Each
+    tile, mha.sdpa's tiled implementation, slices its
     queries, its rows of the mask and its key/value head (query head `h`
     reads head `h / (H / Hkv)` as a view) and runs an `scf.for` over key
     blocks of `key-tile` keys that carries the running row maximum `m`, the

@@ -3,6 +3,7 @@
 #include "compiler/Registration.h"
 #include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
+#include "compiler/attention/SdpaTilingInterface.h"
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -58,8 +59,10 @@ void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
                   scf::SCFDialect, tensor::TensorDialect, ub::UBDialect,
                   vector::VectorDialect, x86vector::X86VectorDialect>();
 
-  // mha-tile-projections tiles linalg ops through TilingInterface.
+  // mha-tile-projections tiles linalg ops through TilingInterface, and
+  // mha-tile-attention mha.sdpa.
   linalg::registerTilingInterfaceExternalModels(registry);
+  registerSdpaTilingInterfaceExternalModels(registry);
 
   // One-shot bufferization of linalg on tensors and of function boundaries.
   arith::registerBufferizableOpInterfaceExternalModels(registry);

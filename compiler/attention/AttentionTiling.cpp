@@ -1,7 +1,7 @@
 //===- AttentionTiling.cpp - An mha.sdpa cut into query tiles -------------===//
 
 #include "compiler/attention/AttentionTiling.h"
-#include "compiler/lowering/LowerToLinalg.h"
+#include "compiler/attention/AttentionMath.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,21 +16,6 @@
 using namespace mlir;
 using namespace mlir::mha;
 
-namespace {
-/// The first static size among `candidates` (the verifier makes them agree),
-/// else the runtime size of the first.
-OpFoldResult knownSize(OpBuilder &b, Location loc,
-                       ArrayRef<std::pair<Value, int64_t>> candidates) {
-  for (auto [value, dim] : candidates) {
-    auto type = cast<RankedTensorType>(value.getType());
-    if (!type.isDynamicDim(dim))
-      return b.getIndexAttr(type.getDimSize(dim));
-  }
-  auto [value, dim] = candidates.front();
-  return tensor::DimOp::create(b, loc, value, dim).getResult();
-}
-} // namespace
-
 SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
                        int64_t keyTile)
     : op(op), loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
@@ -44,25 +29,14 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
   valueDim = op.getValue().getType().getDimSize(3);
   scale = op.getEffectiveScale();
 
-  SmallVector<std::pair<Value, int64_t>> queryDims = {{query, 2}};
-  SmallVector<std::pair<Value, int64_t>> keyDims = {{key, 2}, {value, 2}};
-  if (mask) {
-    queryDims.push_back({mask, 1});
-    keyDims.push_back({mask, 2});
-  }
-  batch = knownSize(builder, loc, {{query, 0}, {key, 0}, {value, 0}});
-  numQueries = knownSize(builder, loc, queryDims);
-  numKeys = knownSize(builder, loc, keyDims);
+  AttentionSizes sizes =
+      AttentionSizes::get(builder, loc, query, key, value, mask);
+  batch = sizes.batch;
+  numQueries = sizes.queries;
+  numKeys = sizes.keys;
   causalOffset =
       buildCausalOffset(builder, loc, causalBottomRight, numQueries, numKeys);
-
-  // A mask whose batch is only known at run time is 1 (broadcast) or B.
-  if (mask && cast<RankedTensorType>(mask.getType()).isDynamicDim(0)) {
-    Value maskBatch = tensor::DimOp::create(builder, loc, mask, 0);
-    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-    maskBroadcasts = arith::CmpIOp::create(
-        builder, loc, arith::CmpIPredicate::eq, maskBatch, one);
-  }
+  maskBroadcasts = buildMaskBroadcasts(builder, loc, mask);
 }
 
 bool SdpaTiling::isF32(SdpaOp op) {
@@ -217,8 +191,9 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
                dv = builder.getIndexAttr(valueDim);
   // Query head h reads key/value head h floordiv (H / Hkv): a view, so
   // grouped-query heads share their keys and values without copies.
-  OpFoldResult kvHead = apply(
-      builder, builder.getAffineDimExpr(0).floorDiv(heads / kvHeads), {h});
+  OpFoldResult kvHead =
+      apply(builder,
+            getKeyValueHead(builder.getAffineDimExpr(0), heads, kvHeads), {h});
 
   AttentionTile tile;
   tile.query = sliceTrailing(builder, query, {b, h, queryStart, zero},
@@ -231,14 +206,8 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
     tile.keyT = sliceTrailing(builder, keysT, {b, kvHead, zero, zero},
                               {one, one, dk, numKeys}, 2);
   if (mask) {
-    OpFoldResult maskRow = b;
-    if (maskBroadcasts)
-      maskRow = arith::SelectOp::create(
-                    builder, loc, maskBroadcasts,
-                    arith::ConstantIndexOp::create(builder, loc, 0), b)
-                    .getResult();
-    else if (cast<RankedTensorType>(mask.getType()).getDimSize(0) == 1)
-      maskRow = zero;
+    OpFoldResult maskRow =
+        getMaskBatchRow(builder, loc, mask, maskBroadcasts, b);
     tile.maskRows = sliceTrailing(builder, mask, {maskRow, queryStart, zero},
                                   {one, rows, numKeys}, 2);
   }
@@ -247,4 +216,127 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
   tile.numQueries = rows;
   tile.scale = scale;
   return tile;
+}
+
+Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
+                            OpFoldResult queryStart, OpFoldResult tileRows,
+                            Value out) const {
+  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
+  OpFoldResult zero = builder.getIndexAttr(0), one = builder.getIndexAttr(1);
+  OpFoldResult dv = builder.getIndexAttr(valueDim);
+  auto applyExpr = [&](AffineExpr expr, ArrayRef<OpFoldResult> operands) {
+    return apply(builder, expr, operands);
+  };
+  // The attention of the tile's `rows` queries (tileRows, or a constant
+  // that equals it at run time), [rows, dv].
+  auto attendTile = [&](OpFoldResult rows) -> Value {
+    AttentionTile tile = sliceTile(builder, b, h, queryStart, rows);
+    // With positions, the diagonal of sequence b is moved by positions[b].
+    Value position;
+    if (positions)
+      tile.causalOffset = position = loadPosition(builder, b);
+
+    OnlineSoftmaxBuilder softmax(builder, loc, tile, queryTile, keyTile);
+    // The accumulator is the result's own slice when the caller has the
+    // result's destination (a loop's shared output): written in place.
+    auto accType = RankedTensorType::get(
+        {getConstantIntValue(rows).value_or(ShapedType::kDynamic), valueDim},
+        builder.getF32Type());
+    Value accInit = out ? sliceTrailing(builder, out, {b, h, queryStart, zero},
+                                        {one, one, rows, dv}, 2)
+                        : createEmpty(builder, accType, {rows, dv});
+    OnlineSoftmaxState state = softmax.initialize(accInit);
+    bool fullKeyBlocks = hasFullKeyBlocks(causal);
+    if (position) {
+      // Query i of the tile sees keys j <= position + queryStart + i: the
+      // keys end at the tile's last query's diagonal (never past the new
+      // tokens, so the unused capacity of the cache is never read), the
+      // whole blocks below the first query's diagonal need no test, and the
+      // rest (the diagonal blocks; the keys after the last whole block when
+      // decoding) is iterateKeyRange's.
+      MLIRContext *context = builder.getContext();
+      AffineMap pair = AffineMap::get(2, 0, {d0, d1}, context);
+      OpFoldResult diagonal = applyExpr(d0 + d1, {queryStart, position});
+      OpFoldResult keyEnd = affine::makeComposedFoldedAffineMax(
+          builder, loc, pair,
+          {builder.getIndexAttr(0),
+           affine::makeComposedFoldedAffineMin(
+               builder, loc, pair,
+               {numKeys, applyExpr(d0 + d1, {diagonal, rows})})});
+      // (A static key count below BK has no whole block.)
+      std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
+      OpFoldResult fullEnd = affine::makeComposedFoldedAffineMax(
+          builder, loc, pair,
+          {builder.getIndexAttr(0),
+           affine::makeComposedFoldedAffineMin(
+               builder, loc, pair,
+               {applyExpr(d0.floorDiv(keyTile) * keyTile, {keyEnd}),
+                applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})})});
+      if (staticKeys && *staticKeys < keyTile)
+        fullEnd = zero;
+      else
+        state = softmax.iterateKeyBlocks(state, zero, fullEnd,
+                                         /*causal=*/false, /*fullBlocks=*/true);
+      // One query per tile sees exactly the keys below keyEnd.
+      bool oneQuery = isConstantIntValue(rows, 1);
+      state = softmax.iterateKeyRange(state, fullEnd, keyEnd,
+                                      /*causal=*/!oneQuery);
+    } else if (causal) {
+      // Keys after the tile's last query are masked for every row: stop
+      // there. Blocks that end at or before the first query are wholly
+      // allowed and skip the test. Bottom-right aligned, both bounds move by
+      // the diagonal's offset S - T; with S < T they may fall below 0 (the
+      // tile sees fewer keys, or none), so they are clamped to 0 there.
+      AffineMap minMap = AffineMap::get(2, 0, {d0, d1}, builder.getContext());
+      OpFoldResult diagonal = queryStart;
+      if (causalOffset)
+        diagonal =
+            applyExpr(d0 + d1, {queryStart, getAsOpFoldResult(causalOffset)});
+      auto atLeastZero = [&](OpFoldResult bound) {
+        if (!causalOffset)
+          return bound;
+        return affine::makeComposedFoldedAffineMax(
+            builder, loc, minMap, {builder.getIndexAttr(0), bound});
+      };
+      OpFoldResult keyEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
+          builder, loc, minMap,
+          {numKeys, applyExpr(d0 + d1, {diagonal, rows})}));
+      OpFoldResult fullEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
+          builder, loc, minMap,
+          {keyEnd,
+           applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})}));
+      state = softmax.iterateKeyBlocks(state, zero, fullEnd, /*causal=*/false,
+                                       fullKeyBlocks);
+      state = softmax.iterateKeyBlocks(state, fullEnd, keyEnd,
+                                       /*causal=*/true, fullKeyBlocks);
+    } else {
+      state = softmax.iterateKeyBlocks(state, zero, numKeys,
+                                       /*causal=*/false, fullKeyBlocks);
+    }
+    return softmax.finalize(state);
+  };
+  if (!positions || getConstantIntValue(tileRows))
+    return attendTile(tileRows);
+  // A cache's queries are `?`: one token (decoding) and many (the prefill)
+  // run the same code. A tile of one query takes its own branch, where the
+  // size 1 is static: its scores are then dot products along the key rows,
+  // which read each key once, where the general tile transposes every key
+  // block first (twice the traffic).
+  Value rowCount = getValueOrCreateConstantIndexOp(builder, loc, tileRows);
+  Value isOne =
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, rowCount,
+                            arith::ConstantIndexOp::create(builder, loc, 1));
+  auto resultType = RankedTensorType::get({ShapedType::kDynamic, valueDim},
+                                          builder.getF32Type());
+  auto ifOp = scf::IfOp::create(builder, loc, TypeRange{resultType}, isOne,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value oneRow = attendTile(builder.getIndexAttr(1));
+  scf::YieldOp::create(
+      builder, loc,
+      ValueRange{tensor::CastOp::create(builder, loc, resultType, oneRow)});
+  builder.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(builder, loc, ValueRange{attendTile(tileRows)});
+  return ifOp.getResult(0);
 }

@@ -52,6 +52,16 @@ struct SdpaTiling {
   /// block: every query tile of a head needs the same transposed keys.
   LogicalResult transposeKeys(RewriterBase &rewriter);
 
+  /// The fused attention of query tile [queryStart, queryStart + tileRows)
+  /// of head `h` of batch element `b`, [tileRows, dv]: its operands sliced
+  /// (`sliceTile`), the key loops of the online softmax (OnlineSoftmax.h)
+  /// over the keys the tile may see (with `causal`, up to the tile's last
+  /// query's diagonal; only blocks that cross the diagonal test it), and
+  /// the normalization. The accumulator is `out`'s slice when `out` (the
+  /// result's destination, [B, H, T, dv]) is given, else a new tensor.
+  Value buildTile(OpBuilder &builder, Value b, Value h, OpFoldResult queryStart,
+                  OpFoldResult tileRows, Value out) const;
+
   /// positions[b] as an index (`tensor.extract` at the builder's insertion
   /// point); requires `positions`.
   Value loadPosition(OpBuilder &builder, Value b) const;

@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/attention/OnlineSoftmax.h"
-#include "compiler/lowering/LowerToLinalg.h"
+#include "compiler/attention/AttentionMath.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -69,38 +69,23 @@ Value unslice(OpBuilder &b, Location loc, Value source, Value dest,
                                        strides);
 }
 
-/// Builds the linalg ops (on f32 tensors) of the online softmax.
+/// Builds the linalg ops (on f32 tensors) of the online softmax; their
+/// scalar bodies are AttentionMath's.
 struct TileOps {
   OpBuilder &b;
   Location loc;
 
-  Value f32(double value) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
-  }
-  Value minusInfinity() {
-    return arith::ConstantOp::create(
-        b, loc,
-        b.getFloatAttr(b.getF32Type(),
-                       APFloat::getInf(APFloat::IEEEsingle(), true)));
-  }
+  Value f32(double value) { return buildF32Constant(b, loc, value); }
+  Value minusInfinity() { return buildMinusInfinity(b, loc); }
 
   AffineMap map(unsigned numDims, ArrayRef<unsigned> dims) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned dim : dims)
-      exprs.push_back(b.getAffineDimExpr(dim));
-    return AffineMap::get(numDims, 0, exprs, b.getContext());
+    return getProjection(b.getContext(), numDims, dims);
   }
 
   Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
                 ArrayRef<IteratorType> iterators,
                 function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
-               maps, iterators,
-               [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                 linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
-               })
-        .getResult(0);
+    return buildGeneric(b, loc, inputs, init, maps, iterators, body);
   }
 
   Value fill(Value value, Value init) {
@@ -109,23 +94,20 @@ struct TileOps {
   }
 
   /// out = l == 0 ? 0 : acc / l, in place of `acc` ([rows..., dv]) with
-  /// `sum` l ([rows...]): a row that attended no key gives exactly 0.
+  /// `sum` l ([rows...]).
   Value normalize(Value sum, Value acc) {
     unsigned rank = cast<RankedTensorType>(acc.getType()).getRank();
     SmallVector<unsigned> rows =
         llvm::to_vector(llvm::seq<unsigned>(0, rank - 1));
     SmallVector<unsigned> all = llvm::to_vector(llvm::seq<unsigned>(0, rank));
-    Value zero = f32(0.0);
-    return generic(
-        {sum}, acc, {map(rank, rows), map(rank, all)},
-        SmallVector<IteratorType>(rank, IteratorType::parallel),
-        [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value none = arith::CmpFOp::create(
-              nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
-          Value normalized = arith::DivFOp::create(nb, nloc, args[1], args[0]);
-          return arith::SelectOp::create(nb, nloc, none, zero, normalized)
-              .getResult();
-        });
+    SoftmaxConstants constants;
+    constants.zero = f32(0.0);
+    return generic({sum}, acc, {map(rank, rows), map(rank, all)},
+                   SmallVector<IteratorType>(rank, IteratorType::parallel),
+                   [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                     return buildNormalized(nb, nloc, constants, args[0],
+                                            args[1]);
+                   });
   }
 
   /// A new f32 buffer of `shape`. `bufferization.alloc_tensor`, not
@@ -265,8 +247,11 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   OpFoldResult zero = b.getIndexAttr(0);
   OpFoldResult rows = tile.numQueries;
   OpFoldResult dk = b.getIndexAttr(keyDim), dv = b.getIndexAttr(valueDim);
-  Value scale = ops.f32(tile.scale);
-  Value zeroF = ops.f32(0.0), oneF = ops.f32(1.0);
+  SoftmaxConstants constants;
+  constants.scale = ops.f32(tile.scale);
+  constants.zero = ops.f32(0.0);
+  constants.one = ops.f32(1.0);
+  Value zeroF = constants.zero;
 
   // The block's keys, values and mask: views of the operands, not copies.
   Value keys = slice(b, loc, tile.key, {keyStart, zero}, {numKeys, dk});
@@ -279,17 +264,14 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   // for blocks crossing the diagonal key <= query (+ S - T when bottom-right
   // aligned). Null: every key.
   auto allowed = [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-    Value result = mask ? args[1] : Value();
+    Value maskElement = mask ? args[1] : Value();
     if (!causal)
-      return result;
+      return maskElement;
     Value query = arith::AddIOp::create(nb, nloc, tile.queryStart,
                                         linalg::IndexOp::create(nb, nloc, 0));
     Value key = arith::AddIOp::create(nb, nloc, keyStart,
                                       linalg::IndexOp::create(nb, nloc, 1));
-    Value beforeQuery =
-        buildCausalPredicate(nb, nloc, key, query, tile.causalOffset);
-    return result ? arith::AndIOp::create(nb, nloc, result, beforeQuery)
-                  : beforeQuery;
+    return buildAllowed(nb, nloc, maskElement, key, query, tile.causalOffset);
   };
   SmallVector<Value> maskInput;
   if (mask)
@@ -350,8 +332,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
         {tile.query, keysT}, scores,
         {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
         {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
-          return arith::AddFOp::create(nb, nloc, args[2], product).getResult();
+          return buildMultiplyAdd(nb, nloc, args[0], args[1], args[2]);
         });
   }
 
@@ -359,26 +340,22 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   // from m: the vectorizer's canonicalization would fold a copy of m away
   // and update m in place while its old value is still read below, which
   // bufferization could only resolve with a buffer per key block.
-  Value minusInf = ops.minusInfinity();
+  constants.minusInfinity = ops.minusInfinity();
   Value blockMax = slice(b, loc, state.newMax, {zero}, {rows});
-  blockMax = ops.fill(minusInf, blockMax);
+  blockMax = ops.fill(constants.minusInfinity, blockMax);
   SmallVector<Value> maxInputs = {scores};
   llvm::append_range(maxInputs, maskInput);
   SmallVector<AffineMap> maxMaps = {ops.map(2, {0, 1})};
   if (mask)
     maxMaps.push_back(ops.map(2, {0, 1}));
   maxMaps.push_back(ops.map(2, {0}));
-  blockMax = ops.generic(
-      maxInputs, blockMax, maxMaps, {kPar, kRed},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        // A key that is not allowed counts as -inf, so the body stays a
-        // plain max-reduction that the vectorizer recognizes.
-        Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
-        if (Value ok = allowed(nb, nloc, args))
-          scaled = arith::SelectOp::create(nb, nloc, ok, scaled, minusInf);
-        return arith::MaximumFOp::create(nb, nloc, args.back(), scaled)
-            .getResult();
-      });
+  blockMax =
+      ops.generic(maxInputs, blockMax, maxMaps, {kPar, kRed},
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return buildMaskedMax(
+                        nb, nloc, constants, args[0],
+                        [&] { return allowed(nb, nloc, args); }, args.back());
+                  });
 
   // m_new = max(m, blockMax); corr = m == m_new ? 1 : exp(m - m_new).
   Value correction = slice(b, loc, state.correction, {zero}, {rows});
@@ -386,13 +363,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
       {state.max, blockMax}, correction,
       {ops.map(1, {0}), ops.map(1, {0}), ops.map(1, {0})}, {kPar},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value newMax = arith::MaximumFOp::create(nb, nloc, args[0], args[1]);
-        Value same = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
-                                           args[0], newMax);
-        Value diff = arith::SubFOp::create(nb, nloc, args[0], newMax);
-        Value rescale = math::ExpOp::create(nb, nloc, diff);
-        return arith::SelectOp::create(nb, nloc, same, oneF, rescale)
-            .getResult();
+        return buildCorrection(nb, nloc, constants, args[0], args[1]);
       });
   // Then m = m_new, element by element in place.
   Value max =
@@ -412,12 +383,9 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   Value weights = ops.generic(
       expInputs, scores, expMaps, {kPar, kPar},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value scaled = arith::MulFOp::create(nb, nloc, args.back(), scale);
-        Value shifted = arith::SubFOp::create(nb, nloc, scaled, args[0]);
-        Value weight = math::ExpOp::create(nb, nloc, shifted);
-        if (Value ok = allowed(nb, nloc, args))
-          weight = arith::SelectOp::create(nb, nloc, ok, weight, zeroF);
-        return weight;
+        // The mask is args[1], as in the maximum's body; the score is last.
+        return buildMaskedExp(nb, nloc, constants, args.back(), args[0],
+                              [&] { return allowed(nb, nloc, args); });
       });
 
   // l = l·corr + rowsum(P).
@@ -440,8 +408,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
       {weights, values}, acc,
       {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
       {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
-        return arith::AddFOp::create(nb, nloc, args[2], product).getResult();
+        return buildMultiplyAdd(nb, nloc, args[0], args[1], args[2]);
       });
 
   OnlineSoftmaxState next;
@@ -499,20 +466,14 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
             .getResult();
       });
 
-  // w_p = m_p == -inf ? 0 : exp(m_p - M): a split that saw no allowed key
-  // weighs nothing, also where M is -inf too.
-  Value zeroF = ops.f32(0.0), minusInf = ops.minusInfinity();
-  auto weight = [&](OpBuilder &nb, Location nloc, Value max, Value maxAll) {
-    Value none = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, max,
-                                       minusInf);
-    Value diff = arith::SubFOp::create(nb, nloc, max, maxAll);
-    Value rescale = math::ExpOp::create(nb, nloc, diff);
-    return arith::SelectOp::create(nb, nloc, none, zeroF, rescale).getResult();
-  };
+  // Σ_p w_p·x_p with w_p = buildPartWeight(m_p, M).
+  SoftmaxConstants constants;
+  constants.zero = ops.f32(0.0);
+  constants.minusInfinity = ops.minusInfinity();
+  Value zeroF = constants.zero;
   auto weighted = [&](OpBuilder &nb, Location nloc, ValueRange args) {
-    Value w = weight(nb, nloc, args[1], args[2]);
-    Value term = arith::MulFOp::create(nb, nloc, args[0], w);
-    return arith::AddFOp::create(nb, nloc, args[3], term).getResult();
+    Value w = buildPartWeight(nb, nloc, constants, args[1], args[2]);
+    return buildMultiplyAdd(nb, nloc, args[0], w, args[3]);
   };
 
   // l = Σ_p w_p·l_p.

@@ -13,6 +13,7 @@
 
 #include "compiler/lowering/LowerToLinalg.h"
 #include "compiler/Passes.h"
+#include "compiler/attention/AttentionMath.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -75,23 +76,9 @@ public:
     return tensor::getMixedSize(b, loc, value, dim);
   }
 
-  /// The first static size among the (value, dim) candidates, which the
-  /// verifier guarantees agree; else the runtime size of the first one.
-  OpFoldResult knownDim(ArrayRef<std::pair<Value, int64_t>> candidates) {
-    for (auto [value, index] : candidates) {
-      auto type = cast<RankedTensorType>(value.getType());
-      if (!type.isDynamicDim(index))
-        return b.getIndexAttr(type.getDimSize(index));
-    }
-    return dim(candidates.front().first, candidates.front().second);
-  }
-
   OpFoldResult index(int64_t size) { return b.getIndexAttr(size); }
 
-  Value f32Constant(const APFloat &value) {
-    return arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, value));
-  }
-  Value f32Constant(double value) { return f32Constant(APFloat(float(value))); }
+  Value f32Constant(double value) { return buildF32Constant(b, loc, value); }
 
   Value empty(ArrayRef<OpFoldResult> sizes, Type elementType = {}) {
     return tensor::EmptyOp::create(b, loc, sizes,
@@ -173,11 +160,9 @@ public:
                     ArrayRef<IteratorType> iterators) {
     return generic({lhs, rhs}, init, maps, iterators,
                    [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     Value product =
-                         arith::MulFOp::create(nb, nloc, args[0], args[1]);
-                     Value sum =
-                         arith::AddFOp::create(nb, nloc, args[2], product);
-                     linalg::YieldOp::create(nb, nloc, sum);
+                     linalg::YieldOp::create(
+                         nb, nloc,
+                         buildMultiplyAdd(nb, nloc, args[0], args[1], args[2]));
                    });
   }
 
@@ -383,7 +368,8 @@ struct LowerCacheAppend : F32Pattern<CacheAppendOp> {
     auto cacheType = cast<RankedTensorType>(cache.getType());
     int64_t heads = cacheType.getDimSize(1), width = cacheType.getDimSize(3);
     Value batch = getValueOrCreateConstantIndexOp(
-        builder, loc, b.knownDim({{cache, 0}, {update, 0}, {lengths, 0}}));
+        builder, loc,
+        getKnownSize(builder, loc, {{cache, 0}, {update, 0}, {lengths, 0}}));
     OpFoldResult rows = b.dim(update, 2);
     // C - T in i64: the largest length after which the rows still fit.
     Type i64 = builder.getI64Type();
@@ -506,7 +492,8 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     int64_t heads = op.getQuery().getType().getDimSize(1);
     int64_t kvHeads = op.getKey().getType().getDimSize(1);
     int64_t valueDim = op.getValue().getType().getDimSize(3);
-    ScoreSizes sizes = ScoreSizes::of(b, query, key, value, mask);
+    AttentionSizes sizes =
+        AttentionSizes::get(b.b, b.loc, query, key, value, mask);
 
     // unnormalized[b, h, t, n] = sum_s weights[b, h, t, s] * V[b, h / G, s, n]
     // The softmax normalization is applied to these dv outputs of a row
@@ -514,7 +501,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     auto weighValues = [&](Value weights) {
       AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3),
                  d4 = b.d(4);
-      AffineExpr kvHead = d1.floorDiv(heads / kvHeads);
+      AffineExpr kvHead = getKeyValueHead(d1, heads, kvHeads);
       Value init = b.zeros(
           {sizes.batch, b.index(heads), sizes.queries, b.index(valueDim)});
       SmallVector<AffineMap> maps = {b.map(5, {d0, d1, d2, d4}),
@@ -532,6 +519,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
       return b.generic(
           {weights, value}, init, maps, iterators,
           [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            // acc + (w == 0 ? 0 : w·v).
             Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
             Value unused = arith::CmpFOp::create(
                 nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
@@ -546,30 +534,6 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
                         weighValues);
   }
 
-  /// The sizes of the score matrix `[B, H, T, S]` other than the heads.
-  struct ScoreSizes {
-    OpFoldResult batch, queries, keys;
-
-    /// Static where any operand knows the size (`value` and `mask` may be
-    /// null), else read from the query and key.
-    static ScoreSizes of(LinalgBuilder &b, Value query, Value key, Value value,
-                         Value mask) {
-      SmallVector<std::pair<Value, int64_t>> batchDims = {{query, 0}, {key, 0}};
-      SmallVector<std::pair<Value, int64_t>> queryDims = {{query, 2}};
-      SmallVector<std::pair<Value, int64_t>> keyDims = {{key, 2}};
-      if (value) {
-        batchDims.push_back({value, 0});
-        keyDims.push_back({value, 2});
-      }
-      if (mask) {
-        queryDims.push_back({mask, 1});
-        keyDims.push_back({mask, 2});
-      }
-      return {b.knownDim(batchDims), b.knownDim(queryDims),
-              b.knownDim(keyDims)};
-    }
-  };
-
   /// The softmax of the scores of `query [B, H, T, dk]` against
   /// `key [B, Hkv, S, dk]`, applied to rows that `weigh` computes from the
   /// unnormalized weights `[B, H, T, S]` (`exp(scores * scale - rowMax)`,
@@ -582,18 +546,15 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
   static Value buildSoftmax(LinalgBuilder &b, Value query, Value key,
                             Value mask, Value positions, bool causal,
                             bool causalBottomRight, double scaleFactor,
-                            const ScoreSizes &sizes, OpFoldResult rowWidth,
+                            const AttentionSizes &sizes, OpFoldResult rowWidth,
                             function_ref<Value(Value)> weigh) {
     int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
     int64_t kvHeads = cast<RankedTensorType>(key.getType()).getDimSize(1);
     OpFoldResult batch = sizes.batch;
     OpFoldResult numHeads = b.index(heads);
 
-    Value scale = b.f32Constant(scaleFactor);
-    Value zero = b.f32Constant(0.0);
-    Value one = b.f32Constant(1.0);
-    Value minusInf = b.f32Constant(
-        APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true));
+    SoftmaxConstants constants =
+        SoftmaxConstants::create(b.b, b.loc, scaleFactor);
 
     // Loop dimensions of the row-wise steps: (batch, head, query, key).
     AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3), d4 = b.d(4);
@@ -605,7 +566,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
 
     // Query head h reads key/value head h floordiv (H / Hkv): grouped-query
     // attention shares K and V through the indexing map, without copies.
-    AffineExpr kvHead = d1.floorDiv(heads / kvHeads);
+    AffineExpr kvHead = getKeyValueHead(d1, heads, kvHeads);
 
     // scores[b, h, t, s] = sum_k Q[b, h, t, k] * K[b, h / G, s, k].
     SmallVector<OpFoldResult> scoreSizes = {batch, numHeads, sizes.queries,
@@ -654,16 +615,14 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     llvm::append_range(maxMaps, maskMaps);
     maxMaps.push_back(perRow4);
     Value rowMax = b.generic(
-        maxInputs, b.filled(rowSizes, minusInf), maxMaps, rowReduction,
-        [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          // A key that is not allowed counts as -inf, so the body stays a
-          // plain max-reduction that the vectorizer recognizes.
-          Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
-          if (Value allowed = allowedIn(nb, nloc, args, mask, causality))
-            scaled =
-                arith::SelectOp::create(nb, nloc, allowed, scaled, minusInf);
-          Value max = arith::MaximumFOp::create(nb, nloc, args.back(), scaled);
-          linalg::YieldOp::create(nb, nloc, max);
+        maxInputs, b.filled(rowSizes, constants.minusInfinity), maxMaps,
+        rowReduction, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          auto allowed = [&] {
+            return allowedIn(nb, nloc, args, mask, causality);
+          };
+          linalg::YieldOp::create(nb, nloc,
+                                  buildMaskedMax(nb, nloc, constants, args[0],
+                                                 allowed, args.back()));
         });
 
     // weights[b, h, t, s] = exp(scores * scale - rowMax) for allowed keys,
@@ -676,12 +635,12 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     Value weights = b.generic(
         expInputs, b.empty(scoreSizes), expMaps, elementwise,
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value scaled = arith::MulFOp::create(nb, nloc, args[0], scale);
-          Value shifted = arith::SubFOp::create(nb, nloc, scaled, args[1]);
-          Value weight = math::ExpOp::create(nb, nloc, shifted);
-          if (Value allowed = allowedIn(nb, nloc, args, mask, causality))
-            weight = arith::SelectOp::create(nb, nloc, allowed, weight, zero);
-          linalg::YieldOp::create(nb, nloc, weight);
+          auto allowed = [&] {
+            return allowedIn(nb, nloc, args, mask, causality);
+          };
+          linalg::YieldOp::create(
+              nb, nloc,
+              buildMaskedExp(nb, nloc, constants, args[0], args[1], allowed));
         });
 
     // rowSum[b, h, t] = sum over s of weights.
@@ -702,13 +661,8 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
         {rowSum}, b.empty(rowSizes), {rows3, rows3},
         SmallVector<IteratorType>(3, kParallel),
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value positive = arith::CmpFOp::create(
-              nb, nloc, arith::CmpFPredicate::OGT, args[0], zero);
-          Value reciprocal = arith::DivFOp::create(nb, nloc, one, args[0]);
           linalg::YieldOp::create(
-              nb, nloc,
-              arith::SelectOp::create(nb, nloc, positive, reciprocal, zero)
-                  .getResult());
+              nb, nloc, buildReciprocalOrZero(nb, nloc, constants, args[0]));
         });
 
     return b.generic(
@@ -741,31 +695,23 @@ private:
                          Value mask, const Causality &causality) {
     unsigned positionIndex = args.size() - 2;
     unsigned maskIndex = positionIndex - (causality.positions ? 1 : 0);
-    Value allowed = mask ? args[maskIndex] : Value();
+    Value maskElement = mask ? args[maskIndex] : Value();
     if (!causality.causal)
-      return allowed;
+      return maskElement;
     Value queryIndex = linalg::IndexOp::create(nb, nloc, 2);
     Value keyIndex = linalg::IndexOp::create(nb, nloc, 3);
     Value offset = causality.offset;
     if (causality.positions)
       offset = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(),
                                           args[positionIndex]);
-    Value beforeQuery =
-        buildCausalPredicate(nb, nloc, keyIndex, queryIndex, offset);
-    if (!allowed)
-      return beforeQuery;
-    return arith::AndIOp::create(nb, nloc, allowed, beforeQuery);
+    return buildAllowed(nb, nloc, maskElement, keyIndex, queryIndex, offset);
   }
 
   /// A mask whose batch size is only known at run time is 1 (broadcast) or
   /// B: read row `b` or row 0 accordingly into a [B, T, S] mask.
   static Value broadcastMaskBatch(LinalgBuilder &b, Value mask,
                                   OpFoldResult batch) {
-    Value maskBatch = tensor::DimOp::create(b.b, b.loc, mask, 0);
-    Value oneIndex = arith::ConstantIndexOp::create(b.b, b.loc, 1);
-    Value zeroIndex = arith::ConstantIndexOp::create(b.b, b.loc, 0);
-    Value broadcasts = arith::CmpIOp::create(
-        b.b, b.loc, arith::CmpIPredicate::eq, maskBatch, oneIndex);
+    Value broadcasts = buildMaskBroadcasts(b.b, b.loc, mask);
     Type i1 = b.b.getI1Type();
     Value init = b.empty({batch, b.dim(mask, 1), b.dim(mask, 2)}, i1);
     return linalg::GenericOp::create(
@@ -773,9 +719,11 @@ private:
                ValueRange{init}, {b.map(3, {b.d(0), b.d(1), b.d(2)})},
                SmallVector<IteratorType>(3, kParallel),
                [&](OpBuilder &nb, Location nloc, ValueRange) {
-                 Value row = arith::SelectOp::create(
-                     nb, nloc, broadcasts, zeroIndex,
-                     linalg::IndexOp::create(nb, nloc, 0));
+                 Value row = getValueOrCreateConstantIndexOp(
+                     nb, nloc,
+                     getMaskBatchRow(
+                         nb, nloc, mask, broadcasts,
+                         linalg::IndexOp::create(nb, nloc, 0).getResult()));
                  Value element = tensor::ExtractOp::create(
                      nb, nloc, mask,
                      ValueRange{row, linalg::IndexOp::create(nb, nloc, 1),
@@ -838,35 +786,9 @@ Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
                                              bool causalBottomRight,
                                              double scale) {
   LinalgBuilder b(builder, loc);
-  auto sizes = LowerSdpa::ScoreSizes::of(b, query, key, /*value=*/{}, mask);
+  AttentionSizes sizes =
+      AttentionSizes::get(builder, loc, query, key, /*value=*/{}, mask);
   return LowerSdpa::buildSoftmax(b, query, key, mask, positions, causal,
                                  causalBottomRight, scale, sizes, sizes.keys,
                                  [](Value weights) { return weights; });
-}
-
-Value mlir::mha::buildCausalOffset(OpBuilder &builder, Location loc,
-                                   bool causalBottomRight,
-                                   OpFoldResult numQueries,
-                                   OpFoldResult numKeys) {
-  if (!causalBottomRight)
-    return {};
-  std::optional<int64_t> queries = getConstantIntValue(numQueries);
-  std::optional<int64_t> keys = getConstantIntValue(numKeys);
-  if (queries && keys)
-    return arith::ConstantIndexOp::create(builder, loc, *keys - *queries);
-  return arith::SubIOp::create(
-      builder, loc, getValueOrCreateConstantIndexOp(builder, loc, numKeys),
-      getValueOrCreateConstantIndexOp(builder, loc, numQueries));
-}
-
-Value mlir::mha::buildCausalPredicate(OpBuilder &builder, Location loc,
-                                      Value key, Value query, Value offset) {
-  if (!offset)
-    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ule, key,
-                                 query);
-  // S - T is negative when there are fewer keys than queries: the sum may
-  // be negative, so the comparison is signed.
-  Value diagonal = arith::AddIOp::create(builder, loc, query, offset);
-  return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle, key,
-                               diagonal);
 }

@@ -28,22 +28,6 @@ Value buildAttentionProbabilities(OpBuilder &builder, Location loc, Value query,
                                   bool causal, bool causalBottomRight,
                                   double scale);
 
-/// The offset of the causal diagonal (key j is visible to query i when
-/// j <= i + offset): S - T for the bottom-right alignment, folded to a
-/// constant when T and S are static, else an `arith.subi` at the builder's
-/// insertion point. Null for the top-left alignment (offset 0), whose
-/// predicate needs no offset.
-Value buildCausalOffset(OpBuilder &builder, Location loc,
-                        bool causalBottomRight, OpFoldResult numQueries,
-                        OpFoldResult numKeys);
-
-/// Whether `key` is visible to `query` (both index values): key <= query, or
-/// key <= query + `offset` when `offset` (from `buildCausalOffset`) is not
-/// null. Every lowering of the causal rule builds it here, so that the
-/// decomposed and the fused paths cannot disagree on the diagonal.
-Value buildCausalPredicate(OpBuilder &builder, Location loc, Value key,
-                           Value query, Value offset);
-
 } // namespace mha
 } // namespace mlir
 

@@ -22,7 +22,7 @@
 //   LOOPS-NOT:     memref.alloc
 //       LOOPS:     scf.reduce
 //       LOOPS:   %[[OUT:.+]] = memref.alloc(%{{.+}}, %{{.+}}) {{.*}} : memref<?x4x?x16xf32>
-//       LOOPS:   scf.parallel (%{{.+}}, %{{.+}}, %{{.+}}) = (%c0, %c0, %c0) to (%{{.+}}, %c4, %{{.+}}) step (%c1, %c1, %c1) {
+//       LOOPS:   scf.parallel (%{{.+}}, %{{.+}}, %{{.+}}) = (%c0, %c0, %c0) to (%{{.+}}, %c4, %{{.+}}) step (%c1, %c1, %c64) {
 //       LOOPS:     memref.alloca() {{.*}} : memref<64x64xf32>
 //       LOOPS:     memref.alloca() {{.*}} : memref<64xf32>
 //       LOOPS:     memref.alloca() {{.*}} : memref<64xf32>

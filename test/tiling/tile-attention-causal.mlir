@@ -10,10 +10,10 @@
 // T = 40 queries over S = 24 keys (S - T = -16): tile q0 = 16·t sees keys
 // [0, min(24, q0 + rows - 16)) clamped to >= 0; blocks that end at or before
 // q0 - 16 + 1 skip the test.
-//   CHECK-DAG: #[[$END:.+]] = affine_map<(d0, d1) -> (24, d0 + d1 * 16 - 16)>
+//   CHECK-DAG: #[[$END:.+]] = affine_map<(d0, d1) -> (24, d0 + d1 - 16)>
 //   CHECK-DAG: #[[$CLAMP:.+]] = affine_map<(d0) -> (0, d0)>
 // CHECK-LABEL: func.func @tile_bottom_right_fewer_keys(
-//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 1, 3)
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (1, 1, 40) step (1, 1, 16)
 //       CHECK:     %[[END:.+]] = affine.min #[[$END]](
 //       CHECK:     %[[KEYEND:.+]] = affine.max #[[$CLAMP]](%[[END]])
 //       CHECK:     %[[FULL:.+]] = affine.max #[[$CLAMP]](

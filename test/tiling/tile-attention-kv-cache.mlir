@@ -5,13 +5,13 @@
 // unused capacity of the cache is never read) and the cache is never
 // transposed as a whole (each key block is, into a scratch tile).
 
-// CHECK-DAG: #[[END:.+]] = affine_map<(d0, d1) -> (512, d0 + d1 * 16 + 1)>
+// CHECK-DAG: #[[END:.+]] = affine_map<(d0, d1) -> (512, d0 + d1 + 1)>
 // CHECK-LABEL: func.func @decode(
 //  CHECK-SAME:     %[[LEN:[^:]+]]: tensor<2xi64>)
-//       CHECK:   scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) in (2, 4, 1)
+//       CHECK:   scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) = (0, 0, 0) to (2, 4, 1) step (1, 1, 16)
 //       CHECK:     %[[L:.+]] = tensor.extract %[[LEN]][%[[B]]] : tensor<2xi64>
 //       CHECK:     %[[P:.+]] = arith.index_cast %[[L]] : i64 to index
-//       CHECK:     affine.min #[[END]](%[[P]], %{{.+}})
+//       CHECK:     affine.min #[[END]](%{{.+}}, %[[P]])
 // Whole blocks of 8 keys, then whole blocks of 8 up to the end, then the
 // blocks of the tail (static 8 keys here: the key tile is the tail's size),
 // then the last keys.
@@ -50,7 +50,7 @@ func.func @split_keys(%q: tensor<1x1x1x16xf32>, %kc: tensor<1x1x512x16xf32>, %vc
 // each query tile's diagonal moved by len[b]; the diagonal blocks are
 // tested (key <= len[b] + query).
 // CHECK-LABEL: func.func @prefill(
-//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 2)
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (1, 2, 32) step (1, 1, 16)
 //       CHECK:     tensor.extract
 //       CHECK:     scf.for
 //       CHECK:     scf.for

@@ -6,7 +6,7 @@
 // RUN:   | FileCheck %s --check-prefix=KEEP
 
 // mha-tile-attention: mha.sdpa becomes an scf.forall over (batch, head,
-// query tile) around scf.for loops over key blocks that carry the running
+// query tile), made by scf::tileUsingSCF through mha.sdpa's TilingInterface, around scf.for loops over key blocks that carry the running
 // maximum m, sum l and output acc and update them with an online softmax
 // (and, with fewer query tiles than key splits, over key ranges too).
 // No tensor has both the query and the key length of the whole sequence:
@@ -27,8 +27,7 @@
 //       CHECK:     %[[KHEADT:.+]] = linalg.transpose ins(%[[KHEAD]] : tensor<1x1x16x8xf32>) outs(%{{.+}} : tensor<1x1x8x16xf32>) permutation = [0, 1, 3, 2]
 //       CHECK:       tensor.parallel_insert_slice %[[KHEADT]] into %[[KTOUT]][%[[TB]], %[[TH]], 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<1x1x8x16xf32> into tensor<2x4x8x16xf32>
 //       CHECK:   %[[INIT:.+]] = tensor.empty() : tensor<2x4x32x6xf32>
-//       CHECK:   %[[RES:.+]] = scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]]) in (2, 4, 2) shared_outs(%[[OUT:.+]] = %[[INIT]])
-//       CHECK:     %[[T0:.+]] = affine.apply #{{.+}}(%[[QB]])
+//       CHECK:   %[[RES:.+]] = scf.forall (%[[B:.+]], %[[H:.+]], %[[T0:.+]]) = (0, 0, 0) to (2, 4, 32) step (1, 1, 16) shared_outs(%[[OUT:.+]] = %[[INIT]])
 //       CHECK:     %[[QT:.+]] = tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x32x8xf32> to tensor<16x8xf32>
 //       CHECK:     %[[KH:.+]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], 0, 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<16x8xf32>
 //       CHECK:     %[[VH:.+]] = tensor.extract_slice %[[V]][%[[B]], %[[H]], 0, 0] [1, 1, 16, 6] [1, 1, 1, 1] : tensor<2x4x16x6xf32> to tensor<16x6xf32>
@@ -106,25 +105,27 @@ func.func @negative_tiny_auto(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, 
 // tiles in the order 0, 2, 1 (balanced shares of the parallel loop), keys
 // up to the tile's last query only, and the causal test only in the second
 // loop, which covers the blocks that cross the diagonal.
-//   CHECK-DAG: #[[$PAIR:.+]] = affine_map<(d0) -> (d0 floordiv 2)>
-//   CHECK-DAG: #[[$FROMEND:.+]] = affine_map<(d0) -> (-(d0 floordiv 2) + 2)>
-//   CHECK-DAG: #[[$ODD:.+]] = affine_map<(d0) -> (d0 mod 2)>
-//   CHECK-DAG: #[[$ROWS:.+]] = affine_map<(d0) -> (16, d0 * -16 + 37)>
-//   CHECK-DAG: #[[$KEYEND:.+]] = affine_map<(d0, d1) -> (37, d0 + d1 * 16)>
-//   CHECK-DAG: #[[$FULLEND:.+]] = affine_map<(d0, d1) -> (d0, d1 * 16)>
+//   CHECK-DAG: #[[$PAIR:.+]] = affine_map<(d0) -> ((d0 floordiv 16) floordiv 2)>
+//   CHECK-DAG: #[[$FROMEND:.+]] = affine_map<(d0) -> (-((d0 floordiv 16) floordiv 2) + 2)>
+//   CHECK-DAG: #[[$ODD:.+]] = affine_map<(d0) -> ((d0 floordiv 16) mod 2)>
+//   CHECK-DAG: #[[$START:.+]] = affine_map<(d0) -> (d0 * 16)>
+//   CHECK-DAG: #[[$ROWS:.+]] = affine_map<(d0) -> (16, -d0 + 37)>
+//   CHECK-DAG: #[[$KEYEND:.+]] = affine_map<(d0, d1) -> (37, d0 + d1)>
+//   CHECK-DAG: #[[$FULLEND:.+]] = affine_map<(d0, d1) -> (d0, ((d1 + 1) floordiv 8) * 8)>
 //   CHECK-DAG: #[[$BLOCK:.+]] = affine_map<(d0, d1) -> (8, d0 - d1)>
 // CHECK-LABEL: func.func @tile_causal_remainder(
-//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %[[I:.+]]) in (1, 2, 3)
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %[[I:.+]]) = (0, 0, 0) to (1, 2, 37) step (1, 1, 16)
 //   CHECK-DAG:     %[[PAIR:.+]] = affine.apply #[[$PAIR]](%[[I]])
 //   CHECK-DAG:     %[[FROMEND:.+]] = affine.apply #[[$FROMEND]](%[[I]])
 //   CHECK-DAG:     %[[ODD:.+]] = affine.apply #[[$ODD]](%[[I]])
 //       CHECK:     %[[EVEN:.+]] = arith.cmpi eq, %[[ODD]], %{{.+}} : index
 //       CHECK:     %[[QB:.+]] = arith.select %[[EVEN]], %[[PAIR]], %[[FROMEND]] : index
-//       CHECK:     %[[TQ:.+]] = affine.min #[[$ROWS]](%[[QB]])
-//       CHECK:     tensor.extract_slice %{{.+}} [1, 1, %[[TQ]], 8] [1, 1, 1, 1] : tensor<1x2x37x8xf32> to tensor<?x8xf32>
+//       CHECK:     %[[QS:.+]] = affine.apply #[[$START]](%[[QB]])
+//       CHECK:     %[[TQ:.+]] = affine.min #[[$ROWS]](%[[QS]])
+//       CHECK:     tensor.extract_slice %{{.+}}[%{{.+}}, %{{.+}}, %[[QS]], 0] [1, 1, %[[TQ]], 8] [1, 1, 1, 1] : tensor<1x2x37x8xf32> to tensor<?x8xf32>
 //       CHECK:     bufferization.alloc_tensor(%[[TQ]]) : tensor<?xf32>
-//       CHECK:     %[[END:.+]] = affine.min #[[$KEYEND]](%[[TQ]], %[[QB]])
-//       CHECK:     %[[FULL:.+]] = affine.min #[[$FULLEND]](%[[END]], %[[QB]])
+//       CHECK:     %[[END:.+]] = affine.min #[[$KEYEND]](%[[QS]], %[[TQ]])
+//       CHECK:     %[[FULL:.+]] = affine.min #[[$FULLEND]](%[[END]], %[[QS]])
 //       CHECK:     %[[FIRST:.+]]:7 = scf.for %[[S0:.+]] = %{{.+}} to %[[FULL]] step
 //       CHECK:       affine.min #[[$BLOCK]](%[[FULL]], %[[S0]])
 //   CHECK-NOT:       linalg.index
@@ -161,17 +162,14 @@ func.func @tile_causal_remainder(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf
 // Dynamic batch and lengths: the tile count and both tile sizes come from
 // the data. Query head h reads key/value head h floordiv 2 as a view, and
 // the mask, broadcast over the batch, is sliced per tile and per block.
-//   CHECK-DAG: #[[$TILES:.+]] = affine_map<()[s0] -> (s0 ceildiv 16)>
 //   CHECK-DAG: #[[$KVHEAD:.+]] = affine_map<(d0) -> (d0 floordiv 2)>
 // CHECK-LABEL: func.func @tile_dynamic_gqa_mask(
 //  CHECK-SAME:   %[[Q:[a-z0-9]+]]: tensor<?x4x?x8xf32>, %[[K:[a-z0-9]+]]: tensor<?x2x?x8xf32>, %[[V:[a-z0-9]+]]: tensor<?x2x?x8xf32>, %[[MASK:[a-z0-9]+]]: tensor<1x?x?xi1>)
 //   CHECK-DAG:   %[[BATCH:.+]] = tensor.dim %[[Q]], %c0
 //   CHECK-DAG:   %[[T:.+]] = tensor.dim %[[Q]], %c2
 //   CHECK-DAG:   %[[S:.+]] = tensor.dim %[[K]], %c2
-//       CHECK:   %[[NT:.+]] = affine.apply #[[$TILES]]()[%[[T]]]
-//       CHECK:   scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]]) in (%[[BATCH]], 4, %[[NT]])
-//       CHECK:     %[[T0:.+]] = affine.apply #{{.+}}(%[[QB]])
-//       CHECK:     %[[TQ:.+]] = affine.min #{{.+}}(%[[QB]])[%[[T]]]
+//       CHECK:   scf.forall (%[[B:.+]], %[[H:.+]], %[[T0:.+]]) = (0, 0, 0) to (%[[BATCH]], 4, %[[T]]) step (1, 1, 16)
+//       CHECK:     %[[TQ:.+]] = affine.min #{{.+}}(%[[T0]])[%[[T]]]
 //       CHECK:     %[[G:.+]] = affine.apply #[[$KVHEAD]](%[[H]])
 //       CHECK:     tensor.extract_slice %[[K]][%[[B]], %[[G]], 0, 0] [1, 1, %[[S]], 8] [1, 1, 1, 1] : tensor<?x2x?x8xf32> to tensor<?x8xf32>
 //       CHECK:     tensor.extract_slice %[[V]][%[[B]], %[[G]], 0, 0] [1, 1, %[[S]], 8] [1, 1, 1, 1] : tensor<?x2x?x8xf32> to tensor<?x8xf32>
@@ -208,7 +206,7 @@ func.func @tile_dynamic_gqa_mask(%q: tensor<?x4x?x8xf32>, %k: tensor<?x2x?x8xf32
 //  CHECK-SAME:   %[[MASK:[a-z0-9]+]]: tensor<?x5x11xi1>)
 //       CHECK:   %[[MB:.+]] = tensor.dim %[[MASK]], %c0
 //       CHECK:   %[[BROADCASTS:.+]] = arith.cmpi eq, %[[MB]], %c1
-//       CHECK:   scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}}, 2, 1)
+//       CHECK:   scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) = (0, 0, 0) to (%{{.+}}, 2, 5) step (1, 1, 16)
 //       CHECK:     %[[ROW:.+]] = arith.select %[[BROADCASTS]], %{{.+}}, %[[B]] : index
 //       CHECK:     tensor.extract_slice %[[MASK]][%[[ROW]], %{{.+}}, 0] [1, 5, 11] [1, 1, 1] : tensor<?x5x11xi1> to tensor<5x11xi1>
 //       CHECK:     bufferization.alloc_tensor() : tensor<5x8xf32>
@@ -264,7 +262,7 @@ func.func @split_keys_decode(%q: tensor<1x1x1x8xf32>, %k: tensor<1x1x300x8xf32>,
 // Causal: with T <= BQ the queries see the first T keys only; the keys are
 // not split.
 // CHECK-LABEL: func.func @negative_split_keys_causal(
-//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 1, 1) shared_outs
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (1, 1, 1) step (1, 1, 16) shared_outs
 //   CHECK-NOT:   scf.forall (
 //       CHECK:   return
 func.func @negative_split_keys_causal(%q: tensor<1x1x1x8xf32>, %k: tensor<1x1x300x8xf32>, %v: tensor<1x1x300x8xf32>) -> tensor<1x1x1x8xf32> {

@@ -1,0 +1,227 @@
+//===- AttentionMath.cpp - The arithmetic of attention, written once ------===//
+
+#include "compiler/attention/AttentionMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+using namespace mlir::mha;
+
+OpFoldResult
+mlir::mha::getKnownSize(OpBuilder &builder, Location loc,
+                        ArrayRef<std::pair<Value, int64_t>> candidates) {
+  for (auto [value, dim] : candidates) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!type.isDynamicDim(dim))
+      return builder.getIndexAttr(type.getDimSize(dim));
+  }
+  auto [value, dim] = candidates.front();
+  return tensor::DimOp::create(builder, loc, value, dim).getResult();
+}
+
+AttentionSizes AttentionSizes::get(OpBuilder &builder, Location loc,
+                                   Value query, Value key, Value value,
+                                   Value mask) {
+  SmallVector<std::pair<Value, int64_t>> batchDims = {{query, 0}, {key, 0}};
+  SmallVector<std::pair<Value, int64_t>> queryDims = {{query, 2}};
+  SmallVector<std::pair<Value, int64_t>> keyDims = {{key, 2}};
+  if (value) {
+    batchDims.push_back({value, 0});
+    keyDims.push_back({value, 2});
+  }
+  if (mask) {
+    queryDims.push_back({mask, 1});
+    keyDims.push_back({mask, 2});
+  }
+  AttentionSizes sizes;
+  sizes.batch = getKnownSize(builder, loc, batchDims);
+  sizes.queries = getKnownSize(builder, loc, queryDims);
+  sizes.keys = getKnownSize(builder, loc, keyDims);
+  return sizes;
+}
+
+AffineExpr mlir::mha::getKeyValueHead(AffineExpr head, int64_t heads,
+                                      int64_t kvHeads) {
+  return head.floorDiv(heads / kvHeads);
+}
+
+Value mlir::mha::buildMaskBroadcasts(OpBuilder &builder, Location loc,
+                                     Value mask) {
+  if (!mask || !cast<RankedTensorType>(mask.getType()).isDynamicDim(0))
+    return {};
+  Value maskBatch = tensor::DimOp::create(builder, loc, mask, 0);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                               maskBatch, one);
+}
+
+OpFoldResult mlir::mha::getMaskBatchRow(OpBuilder &builder, Location loc,
+                                        Value mask, Value broadcasts,
+                                        OpFoldResult batchIndex) {
+  if (broadcasts)
+    return arith::SelectOp::create(
+               builder, loc, broadcasts,
+               arith::ConstantIndexOp::create(builder, loc, 0),
+               getValueOrCreateConstantIndexOp(builder, loc, batchIndex))
+        .getResult();
+  if (cast<RankedTensorType>(mask.getType()).getDimSize(0) == 1)
+    return builder.getIndexAttr(0);
+  return batchIndex;
+}
+
+Value mlir::mha::buildCausalOffset(OpBuilder &builder, Location loc,
+                                   bool causalBottomRight,
+                                   OpFoldResult numQueries,
+                                   OpFoldResult numKeys) {
+  if (!causalBottomRight)
+    return {};
+  std::optional<int64_t> queries = getConstantIntValue(numQueries);
+  std::optional<int64_t> keys = getConstantIntValue(numKeys);
+  if (queries && keys)
+    return arith::ConstantIndexOp::create(builder, loc, *keys - *queries);
+  return arith::SubIOp::create(
+      builder, loc, getValueOrCreateConstantIndexOp(builder, loc, numKeys),
+      getValueOrCreateConstantIndexOp(builder, loc, numQueries));
+}
+
+Value mlir::mha::buildCausalPredicate(OpBuilder &builder, Location loc,
+                                      Value key, Value query, Value offset) {
+  if (!offset)
+    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ule, key,
+                                 query);
+  // S - T is negative when there are fewer keys than queries: the sum may
+  // be negative, so the comparison is signed.
+  Value diagonal = arith::AddIOp::create(builder, loc, query, offset);
+  return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle, key,
+                               diagonal);
+}
+
+Value mlir::mha::buildAllowed(OpBuilder &builder, Location loc,
+                              Value maskElement, Value key, Value query,
+                              Value causalOffset) {
+  if (!key)
+    return maskElement;
+  Value beforeQuery =
+      buildCausalPredicate(builder, loc, key, query, causalOffset);
+  if (!maskElement)
+    return beforeQuery;
+  return arith::AndIOp::create(builder, loc, maskElement, beforeQuery);
+}
+
+Value mlir::mha::buildF32Constant(OpBuilder &builder, Location loc,
+                                  double value) {
+  return arith::ConstantOp::create(builder, loc,
+                                   builder.getF32FloatAttr(float(value)));
+}
+
+Value mlir::mha::buildMinusInfinity(OpBuilder &builder, Location loc) {
+  return arith::ConstantOp::create(
+      builder, loc,
+      builder.getFloatAttr(builder.getF32Type(),
+                           APFloat::getInf(APFloat::IEEEsingle(), true)));
+}
+
+SoftmaxConstants SoftmaxConstants::create(OpBuilder &builder, Location loc,
+                                          double scale) {
+  SoftmaxConstants constants;
+  constants.scale = buildF32Constant(builder, loc, scale);
+  constants.zero = buildF32Constant(builder, loc, 0.0);
+  constants.one = buildF32Constant(builder, loc, 1.0);
+  constants.minusInfinity = buildMinusInfinity(builder, loc);
+  return constants;
+}
+
+Value mlir::mha::buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs,
+                                  Value rhs, Value acc) {
+  Value product = arith::MulFOp::create(builder, loc, lhs, rhs);
+  return arith::AddFOp::create(builder, loc, acc, product);
+}
+
+Value mlir::mha::buildMaskedMax(OpBuilder &builder, Location loc,
+                                const SoftmaxConstants &constants, Value score,
+                                AllowedBuilder getAllowed, Value runningMax) {
+  Value scaled = arith::MulFOp::create(builder, loc, score, constants.scale);
+  if (Value allowed = getAllowed())
+    scaled = arith::SelectOp::create(builder, loc, allowed, scaled,
+                                     constants.minusInfinity);
+  return arith::MaximumFOp::create(builder, loc, runningMax, scaled);
+}
+
+Value mlir::mha::buildMaskedExp(OpBuilder &builder, Location loc,
+                                const SoftmaxConstants &constants, Value score,
+                                Value max, AllowedBuilder getAllowed) {
+  Value scaled = arith::MulFOp::create(builder, loc, score, constants.scale);
+  Value shifted = arith::SubFOp::create(builder, loc, scaled, max);
+  Value weight = math::ExpOp::create(builder, loc, shifted);
+  if (Value allowed = getAllowed())
+    weight =
+        arith::SelectOp::create(builder, loc, allowed, weight, constants.zero);
+  return weight;
+}
+
+Value mlir::mha::buildCorrection(OpBuilder &builder, Location loc,
+                                 const SoftmaxConstants &constants,
+                                 Value oldMax, Value blockMax) {
+  Value newMax = arith::MaximumFOp::create(builder, loc, oldMax, blockMax);
+  Value same = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
+                                     oldMax, newMax);
+  Value diff = arith::SubFOp::create(builder, loc, oldMax, newMax);
+  Value rescale = math::ExpOp::create(builder, loc, diff);
+  return arith::SelectOp::create(builder, loc, same, constants.one, rescale);
+}
+
+Value mlir::mha::buildPartWeight(OpBuilder &builder, Location loc,
+                                 const SoftmaxConstants &constants, Value max,
+                                 Value maxAll) {
+  Value none = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
+                                     max, constants.minusInfinity);
+  Value diff = arith::SubFOp::create(builder, loc, max, maxAll);
+  Value rescale = math::ExpOp::create(builder, loc, diff);
+  return arith::SelectOp::create(builder, loc, none, constants.zero, rescale);
+}
+
+Value mlir::mha::buildNormalized(OpBuilder &builder, Location loc,
+                                 const SoftmaxConstants &constants, Value sum,
+                                 Value acc) {
+  Value none = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
+                                     sum, constants.zero);
+  Value normalized = arith::DivFOp::create(builder, loc, acc, sum);
+  return arith::SelectOp::create(builder, loc, none, constants.zero,
+                                 normalized);
+}
+
+Value mlir::mha::buildReciprocalOrZero(OpBuilder &builder, Location loc,
+                                       const SoftmaxConstants &constants,
+                                       Value sum) {
+  Value positive = arith::CmpFOp::create(
+      builder, loc, arith::CmpFPredicate::OGT, sum, constants.zero);
+  Value reciprocal = arith::DivFOp::create(builder, loc, constants.one, sum);
+  return arith::SelectOp::create(builder, loc, positive, reciprocal,
+                                 constants.zero);
+}
+
+AffineMap mlir::mha::getProjection(MLIRContext *context, unsigned numDims,
+                                   ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned dim : dims)
+    exprs.push_back(getAffineDimExpr(dim, context));
+  return AffineMap::get(numDims, 0, exprs, context);
+}
+
+Value mlir::mha::buildGeneric(
+    OpBuilder &builder, Location loc, ValueRange inputs, Value init,
+    ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  return linalg::GenericOp::create(
+             builder, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+             maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
+             })
+      .getResult(0);
+}

@@ -1,0 +1,169 @@
+//===- AttentionMath.h - The arithmetic of attention, written once -*- C++
+//-*-===//
+//
+// Every lowering of attention builds its arithmetic here: the decomposed
+// path (`mha-lower-to-linalg`), the fused path (`mha-tile-attention`'s
+// online softmax and key-split merge) and `mha.attention_weights`. The
+// sizes of an `mha.sdpa`, the key/value head that a query head reads (GQA),
+// the mask's batch broadcast, the causal diagonal (with KV-cache positions),
+// and the scalar bodies of the softmax steps, so that the paths cannot
+// disagree on any of them. The loops around the bodies (whole rows, or one
+// block of keys at a time) are each path's own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_COMPILER_ATTENTION_ATTENTIONMATH_H
+#define MHA_COMPILER_ATTENTION_ATTENTIONMATH_H
+
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace mha {
+
+//===----------------------------------------------------------------------===//
+// Sizes and indexing
+//===----------------------------------------------------------------------===//
+
+/// The first static size among the (value, dimension) candidates, which the
+/// verifier makes agree; else the run-time size of the first one
+/// (`tensor.dim` at the builder's insertion point).
+OpFoldResult getKnownSize(OpBuilder &builder, Location loc,
+                          ArrayRef<std::pair<Value, int64_t>> candidates);
+
+/// B, T and S of attention of `query [B, H, T, dk]` against
+/// `key [B, Hkv, S, dk]` (`value [B, Hkv, S, dv]` and `mask [B or 1, T, S]`
+/// may be null): static where any operand knows them.
+struct AttentionSizes {
+  OpFoldResult batch, queries, keys;
+
+  static AttentionSizes get(OpBuilder &builder, Location loc, Value query,
+                            Value key, Value value, Value mask);
+};
+
+/// The key/value head that query head `head` reads: head floordiv (H / Hkv).
+/// Grouped-query heads share their keys and values through this map (an
+/// indexing map or a slice offset), never through copies.
+AffineExpr getKeyValueHead(AffineExpr head, int64_t heads, int64_t kvHeads);
+
+/// Whether the batch of `mask`, known only at run time, is 1 (broadcast
+/// over the batch): an i1 at the builder's insertion point. Null when the
+/// mask's type says it (or there is no mask).
+Value buildMaskBroadcasts(OpBuilder &builder, Location loc, Value mask);
+
+/// The row of `mask` that batch element `batchIndex` reads: 0 when the mask
+/// broadcasts (statically, or `broadcasts` from `buildMaskBroadcasts` at run
+/// time), else `batchIndex`.
+OpFoldResult getMaskBatchRow(OpBuilder &builder, Location loc, Value mask,
+                             Value broadcasts, OpFoldResult batchIndex);
+
+//===----------------------------------------------------------------------===//
+// Which keys a query may attend
+//===----------------------------------------------------------------------===//
+
+/// The offset of the causal diagonal (key j is visible to query i when
+/// j <= i + offset): S - T for the bottom-right alignment, folded to a
+/// constant when T and S are static, else an `arith.subi` at the builder's
+/// insertion point. Null for the top-left alignment (offset 0), whose
+/// predicate needs no offset.
+Value buildCausalOffset(OpBuilder &builder, Location loc,
+                        bool causalBottomRight, OpFoldResult numQueries,
+                        OpFoldResult numKeys);
+
+/// Whether `key` is visible to `query` (both index values): key <= query, or
+/// key <= query + `offset` when `offset` (from `buildCausalOffset`, or a
+/// sequence's KV-cache position) is not null. Every lowering of the causal
+/// rule builds it here, so that the decomposed and the fused paths cannot
+/// disagree on the diagonal.
+Value buildCausalPredicate(OpBuilder &builder, Location loc, Value key,
+                           Value query, Value offset);
+
+/// Whether a key may be attended: the mask element `maskElement` (i1, or
+/// null without a mask) and, when `key` and `query` are given (causal
+/// attention), `buildCausalPredicate(key, query, causalOffset)`. Null when
+/// every key is allowed.
+Value buildAllowed(OpBuilder &builder, Location loc, Value maskElement,
+                   Value key, Value query, Value causalOffset);
+
+//===----------------------------------------------------------------------===//
+// The softmax steps (scalar bodies of linalg.generic ops)
+//===----------------------------------------------------------------------===//
+
+/// The f32 constants that the softmax steps read, built once at the
+/// builder's insertion point (outside the generic ops that use them).
+struct SoftmaxConstants {
+  Value scale, zero, one, minusInfinity;
+
+  static SoftmaxConstants create(OpBuilder &builder, Location loc,
+                                 double scale);
+};
+
+/// An f32 constant.
+Value buildF32Constant(OpBuilder &builder, Location loc, double value);
+/// -inf in f32.
+Value buildMinusInfinity(OpBuilder &builder, Location loc);
+
+/// acc + lhs·rhs: the body of both contractions, Q·Kᵀ and P·V.
+Value buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs, Value rhs,
+                       Value acc);
+
+/// Builds whether the key of the current iteration may be attended (an i1,
+/// or null for every key), after the arithmetic that does not depend on it.
+using AllowedBuilder = function_ref<Value()>;
+
+/// max(runningMax, allowed ? score·scale : -inf). A key that is not allowed
+/// counts as -inf, so the body stays a plain max-reduction that the
+/// vectorizer recognizes.
+Value buildMaskedMax(OpBuilder &builder, Location loc,
+                     const SoftmaxConstants &constants, Value score,
+                     AllowedBuilder allowed, Value runningMax);
+
+/// allowed ? exp(score·scale - max) : 0: exactly 0 for a key that is not
+/// allowed, also where the row's max is -inf (no NaN from -inf - -inf).
+Value buildMaskedExp(OpBuilder &builder, Location loc,
+                     const SoftmaxConstants &constants, Value score, Value max,
+                     AllowedBuilder allowed);
+
+/// The online softmax's correction of what was summed under `oldMax` when
+/// the maximum grows by `blockMax`: with m_new = max(oldMax, blockMax),
+/// oldMax == m_new ? 1 : exp(oldMax - m_new), guarded because a row that has
+/// seen no allowed key yet has oldMax = m_new = -inf.
+Value buildCorrection(OpBuilder &builder, Location loc,
+                      const SoftmaxConstants &constants, Value oldMax,
+                      Value blockMax);
+
+/// The weight of a partial softmax with maximum `max` in a merge whose
+/// maximum is `maxAll`: max == -inf ? 0 : exp(max - maxAll). A part that saw
+/// no allowed key weighs nothing, also where maxAll is -inf too.
+Value buildPartWeight(OpBuilder &builder, Location loc,
+                      const SoftmaxConstants &constants, Value max,
+                      Value maxAll);
+
+/// sum == 0 ? 0 : acc / sum: a row that attended no key gives exactly 0.
+Value buildNormalized(OpBuilder &builder, Location loc,
+                      const SoftmaxConstants &constants, Value sum, Value acc);
+
+/// sum > 0 ? 1 / sum : 0, for rows that are then multiplied (the decomposed
+/// path divides the dv outputs of a row, not its S weights).
+Value buildReciprocalOrZero(OpBuilder &builder, Location loc,
+                            const SoftmaxConstants &constants, Value sum);
+
+//===----------------------------------------------------------------------===//
+// linalg.generic on tensors
+//===----------------------------------------------------------------------===//
+
+/// The projection of `numDims` loop dimensions onto `dims`.
+AffineMap getProjection(MLIRContext *context, unsigned numDims,
+                        ArrayRef<unsigned> dims);
+
+/// A `linalg.generic` with one result written into `init`, whose body yields
+/// what `body` returns for the block arguments.
+Value buildGeneric(OpBuilder &builder, Location loc, ValueRange inputs,
+                   Value init, ArrayRef<AffineMap> maps,
+                   ArrayRef<utils::IteratorType> iterators,
+                   function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+} // namespace mha
+} // namespace mlir
+
+#endif // MHA_COMPILER_ATTENTION_ATTENTIONMATH_H
