@@ -454,16 +454,11 @@ constexpr StringLiteral kRowPartAttr = "mha.row_part";
 
 /// The row loop of a contraction whose row count is `?`, when it is not
 /// one block (a decode step's tiles of one token per sequence, or the last
-/// partial tile of a prefill): whole blocks of `rows` rows and then the
-/// rest, fewer than `rows`, one row at a time. Before, the rest was one
-/// block of `rows` rows under a mask, whose masked reads of the left
-/// operand are scalar loads and whose FMAs are mostly on masked lanes: a
-/// decode step's projections computed one row as 8 and spent most of the
-/// step there. Here every part has static rows (8 or 1) and is vectorized
-/// without masks; `cleanup` (the canonicalization patterns) makes the
-/// parts' slices static. Each output element keeps its summation order.
-/// Returns the parts, which carry kRowPartAttr, or failure when `op` was
-/// not split (it is then untouched).
+/// partial tile of a prefill): whole blocks of `rows` rows and the rest,
+/// peeled off. `cleanup` (the canonicalization patterns) makes the whole
+/// blocks' slices static; the rest keeps `?` rows, fewer than `rows`.
+/// Returns the parts, or failure when `op` was not split (it is then
+/// untouched). Each output element keeps its summation order.
 FailureOr<SmallVector<linalg::LinalgOp>>
 splitDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
                  int64_t rows, const FrozenRewritePatternSet &cleanup) {
@@ -484,32 +479,28 @@ splitDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
   rewriter.replaceOp(op, tiled->replacements);
   auto loop = cast<scf::ForOp>(tiled->loops.front().getOperation());
   SmallVector<Operation *> regions = {loop};
-
-  // The last, partial block: its rows one at a time.
+  // Blocks of one row are all whole.
   scf::ForOp partial;
-  if (succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial))) {
+  if (rows > 1 &&
+      succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial))) {
     regions.push_back(partial);
-    linalg::LinalgOp rest;
-    partial.walk([&](linalg::LinalgOp candidate) {
-      if (candidate->hasAttr(kRowPartAttr))
-        rest = candidate;
-    });
-    if (rest) {
-      SmallVector<OpFoldResult> one(rest.getNumLoops(),
-                                    rewriter.getIndexAttr(0));
-      one[row] = rewriter.getIndexAttr(1);
-      scf::SCFTilingOptions byRow;
-      byRow.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
-          .setTileSizes(one);
-      rewriter.setInsertionPoint(rest);
-      FailureOr<scf::SCFTilingResult> rowByRow = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(rest.getOperation()), byRow);
-      if (succeeded(rowByRow))
-        rewriter.replaceOp(rest, rowByRow->replacements);
-    }
+    // Every iteration of `loop` is now a whole block, so its tile size
+    // `min(rows, rest - iv)` is `rows`. The peeling folds that min only
+    // where it is written in the loop's own bound; the rest of a rest
+    // (rows = 4 inside the peeled 8) has it composed with the outer loop's
+    // offsets, which the peeling cannot relate to its bound.
+    for (Operation &nested : llvm::make_early_inc_range(*loop.getBody()))
+      if (auto min = dyn_cast<affine::AffineMinOp>(nested))
+        if (llvm::any_of(min.getAffineMap().getResults(), [&](AffineExpr e) {
+              auto constant = dyn_cast<AffineConstantExpr>(e);
+              return constant && constant.getValue() == rows;
+            })) {
+          rewriter.setInsertionPoint(min);
+          rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(min, rows);
+        }
   }
 
-  // Constant sizes (8 after peeling, 1) become static types.
+  // Constant sizes (`rows` after peeling) become static types.
   SmallVector<Operation *> toClean;
   for (Operation *region : regions)
     region->walk([&](Operation *nested) {
@@ -530,10 +521,44 @@ splitDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
   return parts;
 }
 
+LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
+                          const MhaVectorizeOptions &options,
+                          const FrozenRewritePatternSet *cleanup);
+
+/// Vectorizes a contraction whose row count (loop `row`) is `?`: whole
+/// blocks of `rows` rows, then the rest (fewer than `rows`) split the same
+/// way in blocks of rows/2, rows/4, ... and 1 row: 5 rows are a block of 4
+/// and one of 1, 7 are 4, 2 and 1. Every part has static rows and is
+/// vectorized without masks. Before, the rest was one block of `rows` rows
+/// under a mask, whose masked reads of the left operand are scalar loads
+/// and whose FMAs are mostly on masked lanes (a decode step's projections
+/// computed one row as 8); then it was one row at a time, which reads the
+/// weight row of each reduction step once per row: a block of 4 rows has
+/// 4 × 4 column registers (columnLimit) and reads it once for 4 FMAs.
+/// Returns failure when `op` was not split (it is then untouched).
+LogicalResult vectorizeDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   unsigned row, int64_t rows,
+                                   const MhaVectorizeOptions &options,
+                                   const FrozenRewritePatternSet &cleanup) {
+  FailureOr<SmallVector<linalg::LinalgOp>> parts =
+      splitDynamicRows(rewriter, op, row, rows, cleanup);
+  if (failed(parts))
+    return failure();
+  for (linalg::LinalgOp part : *parts) {
+    // The rest: the same split with half the rows.
+    if (rows > 1 && ShapedType::isDynamic(part.getStaticLoopRanges()[row]) &&
+        succeeded(vectorizeDynamicRows(rewriter, part, row, rows / 2, options,
+                                       cleanup)))
+      continue;
+    (void)vectorizeOp(rewriter, part, options, /*cleanup=*/nullptr);
+  }
+  return success();
+}
+
 /// Tiles `op` to its register blocks and vectorizes them. Leaves `op`
 /// untouched when it cannot be vectorized. With `cleanup`, a contraction
 /// with a `?` row count is first split into parts of static rows
-/// (splitDynamicRows), each vectorized on its own.
+/// (vectorizeDynamicRows), each vectorized on its own.
 LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
                           const MhaVectorizeOptions &options,
                           const FrozenRewritePatternSet *cleanup) {
@@ -560,13 +585,9 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (succeeded(dims) && !dims->m.empty() &&
         ShapedType::isDynamic(ranges[dims->m.back()])) {
-      FailureOr<SmallVector<linalg::LinalgOp>> parts = splitDynamicRows(
-          rewriter, op, dims->m.back(), options.rows, *cleanup);
-      if (succeeded(parts)) {
-        for (linalg::LinalgOp part : *parts)
-          (void)vectorizeOp(rewriter, part, options, /*cleanup=*/nullptr);
+      if (succeeded(vectorizeDynamicRows(rewriter, op, dims->m.back(),
+                                         options.rows, options, *cleanup)))
         return success();
-      }
     }
   }
   // An op with `?` sizes is checked block by block, with vector sizes.
