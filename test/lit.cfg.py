@@ -61,8 +61,13 @@ if subprocess.run([sys.executable, "-c", "import torch"],
 # f32 fallback (`bf16-dot=auto` or `off`) is what runs.
 try:
     with open("/proc/cpuinfo") as cpuinfo:
-        if "avx512_bf16" in cpuinfo.read().split():
+        cpu_flags = cpuinfo.read().split()
+        if "avx512_bf16" in cpu_flags:
             config.available_features.add("avx512bf16")
+        # AVX-512F: the register blocks that the target rule gives the host
+        # (compiler/codegen/Strategy.h) are 8 x 32.
+        if "avx512f" in cpu_flags:
+            config.available_features.add("avx512f")
 except OSError:
     pass
 
