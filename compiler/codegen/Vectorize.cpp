@@ -21,6 +21,16 @@
 // Bounds): every block but that one has static sizes and the code above;
 // the peeled block is vectorized with masks to the whole block's shape.
 //
+// A contraction whose row count is `?` is cut into whole blocks of `rows`
+// rows and a rest in blocks of rows/2, rows/4, ... 1 row, all static
+// (vectorizeDynamicRows).
+//
+// The pass has three stages: the ops cut into blocks and vectorized
+// (vectorizeLinalgOps), the vector ops simplified into the forms the
+// lowering expects (simplifyVectorOps), the accumulators hoisted out of
+// the reduction loops (hoistAccumulators). The block sizes come from the
+// target rule (compiler/codegen/Strategy.h) through the pipeline options.
+//
 // What is not vectorized stays for convert-linalg-to-loops: ops on boolean
 // masks, reductions whose body is not one combining op, and generics over
 // more than three loops (the decomposed path).
@@ -664,6 +674,65 @@ struct MaskedReductionAsSelect : OpRewritePattern<vector::MaskOp> {
   }
 };
 
+/// Stage 1: every linalg op on tensors cut into its register blocks, each
+/// vectorized (vectorizeOp).
+void vectorizeLinalgOps(func::FuncOp func,
+                        const MhaVectorizeOptions &options) {
+  MLIRContext *context = func.getContext();
+  SmallVector<linalg::LinalgOp> ops;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics())
+      ops.push_back(op);
+  });
+  // The canonicalization patterns, for the parts of split row loops.
+  RewritePatternSet canonicalization(context);
+  for (Dialect *dialect : context->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(canonicalization);
+  for (RegisteredOperationName name : context->getRegisteredOperations())
+    name.getCanonicalizationPatterns(canonicalization, context);
+  FrozenRewritePatternSet cleanup(std::move(canonicalization));
+  IRRewriter rewriter(context);
+  for (linalg::LinalgOp op : ops)
+    (void)vectorizeOp(rewriter, op, options, &cleanup);
+}
+
+/// Stage 2: the vector ops in the forms the later lowering expects.
+/// Slices read or written by the vector ops fold into their transfers,
+/// contractions recognized in reductions of products become
+/// vector.contract, and the polynomial exp keeps softmax in vectors (the
+/// libm call would scalarize it).
+LogicalResult simplifyVectorOps(func::FuncOp func) {
+  MLIRContext *context = func.getContext();
+  RewritePatternSet patterns(context);
+  tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+  vector::populateVectorReductionToContractPatterns(patterns);
+  vector::populateSinkVectorOpsPatterns(patterns);
+  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+  // Masked reads and writes of peeled blocks become transfers that take
+  // the mask as an operand, which bufferize like any other transfer.
+  vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+  patterns.add<MaskedReductionAsSelect>(context);
+  populateMathPolynomialApproximationPatterns(
+      patterns, [](StringRef name) { return name == "math.exp"; });
+  return applyPatternsGreedily(func, std::move(patterns));
+}
+
+/// Stage 3: the accumulator block of each contraction is read and written
+/// at the same place in every step of its reduction loop: it moves out of
+/// the loop and is carried in registers. Innermost loops first, so that a
+/// hoisted block can move out of the next loop too.
+void hoistAccumulators(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops) {
+    moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+    rewriter.setInsertionPoint(loop);
+    (void)hoistLoopInvariantSubsets(
+        rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
+  }
+}
+
 struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
   using MhaVectorizeBase::MhaVectorizeBase;
 
@@ -677,54 +746,10 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
                        << " lanes=" << int64_t(lanes);
       return signalPassFailure();
     }
-    MhaVectorizeOptions options{rows, cols, maxVectorLength, lanes};
-
-    SmallVector<linalg::LinalgOp> ops;
-    func.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics())
-        ops.push_back(op);
-    });
-    // The canonicalization patterns, for the parts of split row loops.
-    RewritePatternSet canonicalization(&getContext());
-    for (Dialect *dialect : getContext().getLoadedDialects())
-      dialect->getCanonicalizationPatterns(canonicalization);
-    for (RegisteredOperationName name : getContext().getRegisteredOperations())
-      name.getCanonicalizationPatterns(canonicalization, &getContext());
-    FrozenRewritePatternSet cleanup(std::move(canonicalization));
-    IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : ops)
-      (void)vectorizeOp(rewriter, op, options, &cleanup);
-
-    // Slices read or written by the vector ops fold into their transfers,
-    // contractions recognized in reductions of products become
-    // vector.contract, and the polynomial exp keeps softmax in vectors
-    // (the libm call would scalarize it).
-    RewritePatternSet patterns(&getContext());
-    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
-    vector::populateVectorReductionToContractPatterns(patterns);
-    vector::populateSinkVectorOpsPatterns(patterns);
-    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-    // Masked reads and writes of peeled blocks become transfers that take
-    // the mask as an operand, which bufferize like any other transfer.
-    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
-    patterns.add<MaskedReductionAsSelect>(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == "math.exp"; });
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    vectorizeLinalgOps(func, {rows, cols, maxVectorLength, lanes});
+    if (failed(simplifyVectorOps(func)))
       return signalPassFailure();
-
-    // The accumulator block of each contraction is read and written at the
-    // same place in every step of its reduction loop: it moves out of the
-    // loop and is carried in registers. Innermost loops first, so that a
-    // hoisted block can move out of the next loop too.
-    SmallVector<scf::ForOp> loops;
-    func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops) {
-      moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
-      rewriter.setInsertionPoint(loop);
-      (void)hoistLoopInvariantSubsets(
-          rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
-    }
+    hoistAccumulators(func);
   }
 };
 } // namespace
