@@ -394,8 +394,13 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
       vectors (the libm call would be scalarized).
 
     Tile sizes are the largest divisors of each loop's extent within these
-    limits, so every block is static and no masks are needed. Ops with
-    dynamic shapes are left for `convert-linalg-to-loops`.
+    limits, so every block is static and no masks are needed. A contraction
+    with a `?` row count runs whole blocks of `rows` rows, then its rest in
+    blocks of rows/2, rows/4, ... and 1 row, each static.
+
+    The defaults are what the target rule (`compiler/codegen/Strategy.h`,
+    docs/pipeline.md "Sizes from the target") gives an AVX-512 CPU; the
+    named pipelines pass the rule's sizes for their target.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"8",

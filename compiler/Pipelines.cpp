@@ -45,6 +45,16 @@ MhaPipelineOptions::getTileProjectionsOptions() const {
   return tile;
 }
 
+MhaVectorizeOptions MhaPipelineOptions::getVectorizeOptions() const {
+  CodegenStrategy strategy = deriveCodegenStrategy(target);
+  MhaVectorizeOptions vectorize;
+  vectorize.rows = registerRows > 0 ? int64_t(registerRows) : strategy.rows;
+  vectorize.cols = registerCols > 0 ? int64_t(registerCols) : strategy.cols;
+  vectorize.maxVectorLength = strategy.maxVectorLength;
+  vectorize.lanes = strategy.lanes;
+  return vectorize;
+}
+
 bool mlir::mha::hostHasAVX512BF16() {
   return llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
 }
@@ -84,8 +94,14 @@ BF16Path MhaPipelineOptions::getBF16Path() const {
 llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
   if (auto error = checkTileAttentionOptions(getTileAttentionOptions(), prefix))
     return error;
-  return checkTileProjectionsOptions(getTileProjectionsOptions(),
-                                     (prefix + "projection-").str());
+  if (auto error = checkTileProjectionsOptions(getTileProjectionsOptions(),
+                                               (prefix + "projection-").str()))
+    return error;
+  if (auto error = checkOptionRange((prefix + "register-rows").str(),
+                                    registerRows, 0, 64))
+    return error;
+  return checkOptionRange((prefix + "register-cols").str(), registerCols, 0,
+                          64);
 }
 
 /// The rest of `mha-to-linalg`: attention tiled, everything lowered to
@@ -171,7 +187,7 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
                                                   : dot.colTile;
       funcPm.addPass(createMhaBF16Dot(dot));
     }
-    funcPm.addPass(createMhaVectorize());
+    funcPm.addPass(createMhaVectorize(options.getVectorizeOptions()));
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
   }

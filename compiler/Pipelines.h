@@ -5,6 +5,7 @@
 
 #include "compiler/Passes.h"
 #include "compiler/attention/AttentionPath.h"
+#include "compiler/codegen/Strategy.h"
 
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/Support/Error.h"
@@ -91,12 +92,24 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   Option<int64_t> projectionRowTile{
       *this, "projection-row-tile",
       llvm::cl::desc("Rows per parallel tile of the projections (0: all)"),
-      llvm::cl::init(MhaTileProjectionsOptions().rowTile)};
+      llvm::cl::init(hostCodegenStrategy().projectionRowTile)};
   /// Columns per parallel tile of the projections.
   Option<int64_t> projectionColTile{
       *this, "projection-col-tile",
       llvm::cl::desc("Columns per parallel tile of the projections (0: all)"),
-      llvm::cl::init(MhaTileProjectionsOptions().colTile)};
+      llvm::cl::init(hostCodegenStrategy().projectionColTile)};
+  /// Rows and columns of a contraction's register block (`mha-vectorize`);
+  /// 0 takes them from the target (deriveCodegenStrategy).
+  Option<int64_t> registerRows{
+      *this, "register-rows",
+      llvm::cl::desc("Rows of a contraction's register block (0: from the "
+                     "target's vector registers)"),
+      llvm::cl::init(0)};
+  Option<int64_t> registerCols{
+      *this, "register-cols",
+      llvm::cl::desc("Columns of a contraction's register block (0: from the "
+                     "target's vector registers)"),
+      llvm::cl::init(0)};
   /// Vectorize the static tiles (`mha-vectorize`); off gives the scalar
   /// loops, to measure what vectorization buys or to debug it.
   Option<bool> vectorize{*this, "vectorize",
@@ -142,10 +155,20 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   /// these ask for.
   MhaTileAttentionOptions getTileAttentionOptions() const;
   MhaTileProjectionsOptions getTileProjectionsOptions() const;
+  /// The options of `mha-vectorize`: the rule of deriveCodegenStrategy for
+  /// `target`, with register-rows and register-cols where they are set.
+  MhaVectorizeOptions getVectorizeOptions() const;
+
+  /// The CPU the code is compiled for: the host (the JIT's), or the
+  /// `--cpu` of mha-compile, which sets it (and the projection tiles that
+  /// its command line leaves at their defaults) before it builds the
+  /// pipeline.
+  TargetDescription target = TargetDescription::host();
 
   /// Checks every numeric option against its range (compiler/OptionRanges.h):
   /// query-tile and key-tile in [1, 4096], key-splits in [1, 1024],
-  /// projection-row-tile and projection-col-tile in [0, 4096]. The message
+  /// projection-row-tile and projection-col-tile in [0, 4096],
+  /// register-rows and register-cols in [0, 64]. The message
   /// names the first value out of range as `<prefix><option>`, e.g.
   /// `--key-splits must be between 1 and 1024, got 0` with prefix "--". Every
   /// tool calls it before it builds a pipeline, so that a bad value is a

@@ -66,6 +66,10 @@ except OSError:
     cpu_flags = []
 if "avx512_bf16" in cpu_flags:
     config.available_features.add("avx512bf16")
+# AVX-512F: the register blocks that the target rule gives the host
+# (compiler/codegen/Strategy.h) are 8 x 32.
+if "avx512f" in cpu_flags:
+    config.available_features.add("avx512f")
 
 # AMX-BF16 (TDPBF16PS): tests that run the AMX path of the bf16 projections
 # (`bf16-dot=amx`, and `auto` on such a CPU) need it and Linux's permission

@@ -21,6 +21,16 @@
 // Bounds): every block but that one has static sizes and the code above;
 // the peeled block is vectorized with masks to the whole block's shape.
 //
+// A contraction whose row count is `?` is cut into whole blocks of `rows`
+// rows and a rest in blocks of rows/2, rows/4, ... 1 row, all static
+// (vectorizeDynamicRows).
+//
+// The pass has three stages: the ops cut into blocks and vectorized
+// (vectorizeLinalgOps), the vector ops simplified into the forms the
+// lowering expects (simplifyVectorOps), the accumulators hoisted out of
+// the reduction loops (hoistAccumulators). The block sizes come from the
+// target rule (compiler/codegen/Strategy.h) through the pipeline options.
+//
 // What is not vectorized stays for convert-linalg-to-loops: ops on boolean
 // masks, reductions whose body is not one combining op, and generics over
 // more than three loops (the decomposed path).
@@ -455,16 +465,11 @@ constexpr StringLiteral kRowPartAttr =
 
 /// The row loop of a contraction whose row count is `?`, when it is not
 /// one block (a decode step's tiles of one token per sequence, or the last
-/// partial tile of a prefill): whole blocks of `rows` rows and then the
-/// rest, fewer than `rows`, one row at a time. Before, the rest was one
-/// block of `rows` rows under a mask, whose masked reads of the left
-/// operand are scalar loads and whose FMAs are mostly on masked lanes: a
-/// decode step's projections computed one row as 8 and spent most of the
-/// step there. Here every part has static rows (8 or 1) and is vectorized
-/// without masks; `cleanup` (the canonicalization patterns) makes the
-/// parts' slices static. Each output element keeps its summation order.
-/// Returns the parts, which carry kRowPartAttr, or failure when `op` was
-/// not split (it is then untouched).
+/// partial tile of a prefill): whole blocks of `rows` rows and the rest,
+/// peeled off. `cleanup` (the canonicalization patterns) makes the whole
+/// blocks' slices static; the rest keeps `?` rows, fewer than `rows`.
+/// Returns the parts, or failure when `op` was not split (it is then
+/// untouched). Each output element keeps its summation order.
 FailureOr<SmallVector<linalg::LinalgOp>>
 splitDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
                  int64_t rows, const FrozenRewritePatternSet &cleanup) {
@@ -485,32 +490,28 @@ splitDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
   rewriter.replaceOp(op, tiled->replacements);
   auto loop = cast<scf::ForOp>(tiled->loops.front().getOperation());
   SmallVector<Operation *> regions = {loop};
-
-  // The last, partial block: its rows one at a time.
+  // Blocks of one row are all whole.
   scf::ForOp partial;
-  if (succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial))) {
+  if (rows > 1 &&
+      succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial))) {
     regions.push_back(partial);
-    linalg::LinalgOp rest;
-    partial.walk([&](linalg::LinalgOp candidate) {
-      if (candidate->hasAttr(kRowPartAttr))
-        rest = candidate;
-    });
-    if (rest) {
-      SmallVector<OpFoldResult> one(rest.getNumLoops(),
-                                    rewriter.getIndexAttr(0));
-      one[row] = rewriter.getIndexAttr(1);
-      scf::SCFTilingOptions byRow;
-      byRow.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
-          .setTileSizes(one);
-      rewriter.setInsertionPoint(rest);
-      FailureOr<scf::SCFTilingResult> rowByRow = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(rest.getOperation()), byRow);
-      if (succeeded(rowByRow))
-        rewriter.replaceOp(rest, rowByRow->replacements);
-    }
+    // Every iteration of `loop` is now a whole block, so its tile size
+    // `min(rows, rest - iv)` is `rows`. The peeling folds that min only
+    // where it is written in the loop's own bound; the rest of a rest
+    // (rows = 4 inside the peeled 8) has it composed with the outer loop's
+    // offsets, which the peeling cannot relate to its bound.
+    for (Operation &nested : llvm::make_early_inc_range(*loop.getBody()))
+      if (auto min = dyn_cast<affine::AffineMinOp>(nested))
+        if (llvm::any_of(min.getAffineMap().getResults(), [&](AffineExpr e) {
+              auto constant = dyn_cast<AffineConstantExpr>(e);
+              return constant && constant.getValue() == rows;
+            })) {
+          rewriter.setInsertionPoint(min);
+          rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(min, rows);
+        }
   }
 
-  // Constant sizes (8 after peeling, 1) become static types.
+  // Constant sizes (`rows` after peeling) become static types.
   SmallVector<Operation *> toClean;
   for (Operation *region : regions)
     region->walk([&](Operation *nested) {
@@ -531,10 +532,44 @@ splitDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
   return parts;
 }
 
+LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
+                          const MhaVectorizeOptions &options,
+                          const FrozenRewritePatternSet *cleanup);
+
+/// Vectorizes a contraction whose row count (loop `row`) is `?`: whole
+/// blocks of `rows` rows, then the rest (fewer than `rows`) split the same
+/// way in blocks of rows/2, rows/4, ... and 1 row: 5 rows are a block of 4
+/// and one of 1, 7 are 4, 2 and 1. Every part has static rows and is
+/// vectorized without masks. Before, the rest was one block of `rows` rows
+/// under a mask, whose masked reads of the left operand are scalar loads
+/// and whose FMAs are mostly on masked lanes (a decode step's projections
+/// computed one row as 8); then it was one row at a time, which reads the
+/// weight row of each reduction step once per row: a block of 4 rows has
+/// 4 × 4 column registers (columnLimit) and reads it once for 4 FMAs.
+/// Returns failure when `op` was not split (it is then untouched).
+LogicalResult vectorizeDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   unsigned row, int64_t rows,
+                                   const MhaVectorizeOptions &options,
+                                   const FrozenRewritePatternSet &cleanup) {
+  FailureOr<SmallVector<linalg::LinalgOp>> parts =
+      splitDynamicRows(rewriter, op, row, rows, cleanup);
+  if (failed(parts))
+    return failure();
+  for (linalg::LinalgOp part : *parts) {
+    // The rest: the same split with half the rows.
+    if (rows > 1 && ShapedType::isDynamic(part.getStaticLoopRanges()[row]) &&
+        succeeded(vectorizeDynamicRows(rewriter, part, row, rows / 2, options,
+                                       cleanup)))
+      continue;
+    (void)vectorizeOp(rewriter, part, options, /*cleanup=*/nullptr);
+  }
+  return success();
+}
+
 /// Tiles `op` to its register blocks and vectorizes them. Leaves `op`
 /// untouched when it cannot be vectorized. With `cleanup`, a contraction
 /// with a `?` row count is first split into parts of static rows
-/// (splitDynamicRows), each vectorized on its own.
+/// (vectorizeDynamicRows), each vectorized on its own.
 LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
                           const MhaVectorizeOptions &options,
                           const FrozenRewritePatternSet *cleanup) {
@@ -561,13 +596,9 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (succeeded(dims) && !dims->m.empty() &&
         ShapedType::isDynamic(ranges[dims->m.back()])) {
-      FailureOr<SmallVector<linalg::LinalgOp>> parts = splitDynamicRows(
-          rewriter, op, dims->m.back(), options.rows, *cleanup);
-      if (succeeded(parts)) {
-        for (linalg::LinalgOp part : *parts)
-          (void)vectorizeOp(rewriter, part, options, /*cleanup=*/nullptr);
+      if (succeeded(vectorizeDynamicRows(rewriter, op, dims->m.back(),
+                                         options.rows, options, *cleanup)))
         return success();
-      }
     }
   }
   // An op with `?` sizes is checked block by block, with vector sizes.
@@ -644,6 +675,65 @@ struct MaskedReductionAsSelect : OpRewritePattern<vector::MaskOp> {
   }
 };
 
+/// Stage 1: every linalg op on tensors cut into its register blocks, each
+/// vectorized (vectorizeOp).
+void vectorizeLinalgOps(func::FuncOp func,
+                        const MhaVectorizeOptions &options) {
+  MLIRContext *context = func.getContext();
+  SmallVector<linalg::LinalgOp> ops;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics())
+      ops.push_back(op);
+  });
+  // The canonicalization patterns, for the parts of split row loops.
+  RewritePatternSet canonicalization(context);
+  for (Dialect *dialect : context->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(canonicalization);
+  for (RegisteredOperationName name : context->getRegisteredOperations())
+    name.getCanonicalizationPatterns(canonicalization, context);
+  FrozenRewritePatternSet cleanup(std::move(canonicalization));
+  IRRewriter rewriter(context);
+  for (linalg::LinalgOp op : ops)
+    (void)vectorizeOp(rewriter, op, options, &cleanup);
+}
+
+/// Stage 2: the vector ops in the forms the later lowering expects.
+/// Slices read or written by the vector ops fold into their transfers,
+/// contractions recognized in reductions of products become
+/// vector.contract, and the polynomial exp keeps softmax in vectors (the
+/// libm call would scalarize it).
+LogicalResult simplifyVectorOps(func::FuncOp func) {
+  MLIRContext *context = func.getContext();
+  RewritePatternSet patterns(context);
+  tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+  vector::populateVectorReductionToContractPatterns(patterns);
+  vector::populateSinkVectorOpsPatterns(patterns);
+  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+  // Masked reads and writes of peeled blocks become transfers that take
+  // the mask as an operand, which bufferize like any other transfer.
+  vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+  patterns.add<MaskedReductionAsSelect>(context);
+  populateMathPolynomialApproximationPatterns(
+      patterns, [](StringRef name) { return name == "math.exp"; });
+  return applyPatternsGreedily(func, std::move(patterns));
+}
+
+/// Stage 3: the accumulator block of each contraction is read and written
+/// at the same place in every step of its reduction loop: it moves out of
+/// the loop and is carried in registers. Innermost loops first, so that a
+/// hoisted block can move out of the next loop too.
+void hoistAccumulators(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops) {
+    moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+    rewriter.setInsertionPoint(loop);
+    (void)hoistLoopInvariantSubsets(
+        rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
+  }
+}
+
 struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
   using MhaVectorizeBase::MhaVectorizeBase;
 
@@ -657,54 +747,10 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
                        << " lanes=" << int64_t(lanes);
       return signalPassFailure();
     }
-    MhaVectorizeOptions options{rows, cols, maxVectorLength, lanes};
-
-    SmallVector<linalg::LinalgOp> ops;
-    func.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics())
-        ops.push_back(op);
-    });
-    // The canonicalization patterns, for the parts of split row loops.
-    RewritePatternSet canonicalization(&getContext());
-    for (Dialect *dialect : getContext().getLoadedDialects())
-      dialect->getCanonicalizationPatterns(canonicalization);
-    for (RegisteredOperationName name : getContext().getRegisteredOperations())
-      name.getCanonicalizationPatterns(canonicalization, &getContext());
-    FrozenRewritePatternSet cleanup(std::move(canonicalization));
-    IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : ops)
-      (void)vectorizeOp(rewriter, op, options, &cleanup);
-
-    // Slices read or written by the vector ops fold into their transfers,
-    // contractions recognized in reductions of products become
-    // vector.contract, and the polynomial exp keeps softmax in vectors
-    // (the libm call would scalarize it).
-    RewritePatternSet patterns(&getContext());
-    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
-    vector::populateVectorReductionToContractPatterns(patterns);
-    vector::populateSinkVectorOpsPatterns(patterns);
-    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-    // Masked reads and writes of peeled blocks become transfers that take
-    // the mask as an operand, which bufferize like any other transfer.
-    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
-    patterns.add<MaskedReductionAsSelect>(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == "math.exp"; });
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    vectorizeLinalgOps(func, {rows, cols, maxVectorLength, lanes});
+    if (failed(simplifyVectorOps(func)))
       return signalPassFailure();
-
-    // The accumulator block of each contraction is read and written at the
-    // same place in every step of its reduction loop: it moves out of the
-    // loop and is carried in registers. Innermost loops first, so that a
-    // hoisted block can move out of the next loop too.
-    SmallVector<scf::ForOp> loops;
-    func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops) {
-      moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
-      rewriter.setInsertionPoint(loop);
-      (void)hoistLoopInvariantSubsets(
-          rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
-    }
+    hoistAccumulators(func);
   }
 };
 } // namespace

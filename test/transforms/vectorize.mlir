@@ -204,9 +204,11 @@ func.func @transpose(%x: tensor<32x64xf32>, %o: tensor<64x32xf32>) -> tensor<64x
 
 // A `?` number of rows (a partial tile, a `?` sequence, a decode step's one
 // token per sequence): whole 8x32 blocks while at least 8 rows are left,
-// then the rest one row at a time, each row a static block of 64 columns
-// (4 registers: as many FMA chains as one row has) without masks. Both
-// accumulators stay in registers.
+// then the rest (fewer than 8) as at most one block of 4 rows, one of 2 and
+// then single rows, each static and without masks, with wider columns as
+// the rows get fewer (4x64, 2x64, 1x64: the block's 64 columns), so that
+// each weight row read serves as many FMAs as the block has rows. Every
+// accumulator stays in registers.
 // CANON-LABEL: func.func @dynamic_matmul
 //       CANON:   %[[ROWS:.+]] = tensor.dim
 //       CANON:   %[[FULL:.+]] = affine.apply #{{.+}}()[%[[ROWS]]]
@@ -216,15 +218,25 @@ func.func @transpose(%x: tensor<32x64xf32>, %o: tensor<64x32xf32>) -> tensor<64x
 //       CANON:     vector.transfer_read {{.+}} : tensor<8x64xf32>, vector<8x32xf32>
 //       CANON:     scf.for {{.+}} -> (vector<8x32xf32>)
 //       CANON:       vector.contract {{.+}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-//       CANON:   scf.for %[[I:.+]] = %[[FULL]] to %[[ROWS]] step
-//       CANON:     %[[LEFT:.+]] = affine.apply #{{.+}}(%[[I]])[%[[ROWS]]]
-//       CANON:     scf.for %{{.+}} = %{{.+}} to %[[LEFT]] step %c1
+//       CANON:   scf.for %{{.+}} = %[[FULL]] to %[[ROWS]] step %c8
+//       CANON:     scf.for {{.+}} step %c4
 //   CANON-NOT:       vector.mask
 //   CANON-NOT:       create_mask
-//       CANON:       vector.transfer_read {{.+}} : tensor<1x64xf32>, vector<64xf32>
-//       CANON:       scf.for {{.+}} -> (vector<64xf32>)
-//       CANON:         vector.contract {{.+}} : vector<1xf32>, vector<1x64xf32> into vector<64xf32>
-//       CANON:       vector.transfer_write {{.+}} : vector<64xf32>, tensor<1x64xf32>
+//       CANON:       vector.transfer_read {{.+}} : tensor<4x64xf32>, vector<4x64xf32>
+//       CANON:       scf.for {{.+}} -> (vector<4x64xf32>)
+//       CANON:         vector.contract {{.+}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
+//       CANON:     scf.for {{.+}} step %c4
+//       CANON:       scf.for {{.+}} step %c2
+//       CANON:         vector.transfer_read {{.+}} : tensor<2x64xf32>, vector<2x64xf32>
+//       CANON:           vector.contract {{.+}} : vector<2x1xf32>, vector<1x64xf32> into vector<2x64xf32>
+//       CANON:       scf.for {{.+}} step %c2
+//       CANON:         scf.for {{.+}} step %c1
+//   CANON-NOT:           vector.mask
+//   CANON-NOT:           create_mask
+//       CANON:           vector.transfer_read {{.+}} : tensor<1x64xf32>, vector<64xf32>
+//       CANON:           scf.for {{.+}} -> (vector<64xf32>)
+//       CANON:             vector.contract {{.+}} : vector<1xf32>, vector<1x64xf32> into vector<64xf32>
+//       CANON:           vector.transfer_write {{.+}} : vector<64xf32>, tensor<1x64xf32>
 //   CANON-NOT:   vector.mask
 //       CANON:   return
 // CHECK-LABEL: func.func @dynamic_matmul

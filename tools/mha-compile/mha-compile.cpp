@@ -141,6 +141,31 @@ int main(int argc, char **argv) {
     return kBadInput;
   if (auto error = pipelineOptions.validate("--"))
     return fail(std::move(error), kBadInput);
+  // The register blocks and projection tiles follow --cpu's vector
+  // registers (deriveCodegenStrategy); options given by hand stay.
+  if (cpu != "native") {
+    std::optional<llvm::Error> featureError;
+    pipelineOptions.target = mlir::mha::TargetDescription::fromFeatures(
+        [&](llvm::StringRef feature) {
+          llvm::Expected<bool> has = ::mha::compile::cpuHasFeature(cpu, feature);
+          if (!has) {
+            if (!featureError)
+              featureError = has.takeError();
+            else
+              llvm::consumeError(has.takeError());
+            return false;
+          }
+          return *has;
+        });
+    if (featureError)
+      return fail(std::move(*featureError), kCompileFailed);
+    mlir::mha::CodegenStrategy strategy =
+        mlir::mha::deriveCodegenStrategy(pipelineOptions.target);
+    if (!pipelineOptions.projectionRowTile.getNumOccurrences())
+      pipelineOptions.projectionRowTile = strategy.projectionRowTile;
+    if (!pipelineOptions.projectionColTile.getNumOccurrences())
+      pipelineOptions.projectionColTile = strategy.projectionColTile;
+  }
   // The library runs on --cpu, not necessarily on this machine: the bf16
   // dot paths need that CPU's instructions, or the library could not run,
   // and `auto` takes AMX where that CPU has it.

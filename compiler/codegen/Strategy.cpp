@@ -1,0 +1,84 @@
+//===- Strategy.cpp - Tile and register-block sizes from the target -------===//
+
+#include "compiler/codegen/Strategy.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <algorithm>
+#include <unistd.h>
+
+using namespace mlir::mha;
+
+namespace {
+/// A cache size from sysconf, or `fallback` where the host reports none
+/// (0 or -1: some kernels and containers do not say).
+int64_t hostCacheBytes(int name, int64_t fallback) {
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  long bytes = sysconf(name);
+  if (bytes > 0)
+    return bytes;
+#else
+  (void)name;
+#endif
+  return fallback;
+}
+} // namespace
+
+TargetDescription TargetDescription::fromFeatures(
+    llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
+  TargetDescription target;
+  if (hasFeature("avx512f")) {
+    target.vectorBits = 512;
+    target.vectorRegisters = 32;
+  } else if (hasFeature("avx2") || hasFeature("avx")) {
+    target.vectorBits = 256;
+    target.vectorRegisters = 16;
+  } else {
+    target.vectorBits = 128;
+    target.vectorRegisters = 16;
+  }
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  target.l1Bytes = hostCacheBytes(_SC_LEVEL1_DCACHE_SIZE, target.l1Bytes);
+  target.l2Bytes = hostCacheBytes(_SC_LEVEL2_CACHE_SIZE, target.l2Bytes);
+#endif
+  return target;
+}
+
+const TargetDescription &TargetDescription::host() {
+  static const TargetDescription host = [] {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    return fromFeatures(
+        [&](llvm::StringRef name) { return features.lookup(name); });
+  }();
+  return host;
+}
+
+CodegenStrategy mlir::mha::deriveCodegenStrategy(const TargetDescription &target) {
+  CodegenStrategy strategy;
+  strategy.lanes = std::max<int64_t>(target.vectorBits / 32, 1);
+  // Two registers of columns; accumulators in half of the registers.
+  int64_t columnRegisters = 2;
+  strategy.cols = columnRegisters * strategy.lanes;
+  strategy.rows =
+      std::max<int64_t>(target.vectorRegisters / 2 / columnRegisters, 1);
+  strategy.maxVectorLength = target.vectorRegisters / 2 * strategy.lanes;
+  // 4 x 4 register blocks per parallel tile.
+  strategy.projectionRowTile = 4 * strategy.rows;
+  strategy.projectionColTile = 4 * strategy.cols;
+  // The weight panel of a tile, [K, columns] for K up to 1024, stays in
+  // half of L2 while the tile's row blocks pass over it.
+  constexpr int64_t kPanelDepth = 1024;
+  int64_t panelColumns = target.l2Bytes / 2 / (kPanelDepth * 4);
+  int64_t fitting = panelColumns / strategy.cols * strategy.cols;
+  strategy.projectionColTile = std::clamp<int64_t>(
+      fitting, strategy.cols, strategy.projectionColTile);
+  return strategy;
+}
+
+const CodegenStrategy &mlir::mha::hostCodegenStrategy() {
+  static const CodegenStrategy strategy =
+      deriveCodegenStrategy(TargetDescription::host());
+  return strategy;
+}
