@@ -18,9 +18,21 @@
 // `mha.bf16_dot` that reads x's bf16 pairs and the packed buffer; its body
 // unpacks the pair member its `p` loop selects, so it is correct as it
 // stands (scalar) and mha-bf16-dot turns it into vdpbf16ps register blocks.
-// The output projection's input is attention's f32 output: it stays an f32
-// projection (rounding it to bf16 breaks the accuracy target of test/bf16,
-// docs/dialect.md).
+// The output projection's input is attention's f32 output: rounding it to
+// bf16 breaks the accuracy target of test/bf16 (1.67 times the storage
+// error, docs/dialect.md), so by default it stays an f32 projection. With
+// `split-f32` (the AMX path) it is split in two bf16 terms, hi = bf16(a)
+// and lo = bf16(a - hi) (a - hi is exact in f32; hi + lo is a to a
+// relative 2^-17), and a·W = hi·W + lo·W: the input [hi | lo] is
+// concatenated along K ([B, T, 2K]) and the prepared weight packed twice
+// along K ([W; W], at prepare time). Why that form and not a kernel that
+// adds two products into the same accumulators: the generic keeps its
+// meaning and shape, so matchBF16Projection, both kernels and the
+// `?`/padded-row handling apply unchanged; the cost is the output
+// projection's weight stored twice and its B tiles loaded twice (from
+// the same panels, 1 KiB each), with the same loads per TDPBF16PS as a
+// K of 2K. A kernel that reused each B tile for the hi and lo A tiles
+// would load 6 tiles per 8 TDPBF16PS instead of 8.
 //
 //===----------------------------------------------------------------------===//
 
