@@ -334,8 +334,8 @@ Value splitInBF16Terms(OpBuilder &b, Location loc, Value a) {
       dynamicSizes.push_back(tensor::DimOp::create(b, loc, a, i));
   }
   halfSizes.push_back(b.getIndexAttr(k));
-  Value terms = bufferization::AllocTensorOp::create(b, loc, termsType,
-                                                     dynamicSizes);
+  Value terms =
+      bufferization::AllocTensorOp::create(b, loc, termsType, dynamicSizes);
   auto half = [&](Value from, int64_t index) {
     return tensor::ExtractSliceOp::create(
         b, loc, from,
@@ -498,8 +498,8 @@ struct MhaBF16ProjectionsPass
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
     auto weightType = cast<RankedTensorType>(op.getWeight().getType());
     auto resultType = cast<RankedTensorType>(op.getType());
-    if (!inputType.getElementType().isF32() ||
-        !weightType.hasStaticShape() || resultType.getRank() != 3 || !resultType.getElementType().isF32() ||
+    if (!inputType.getElementType().isF32() || !weightType.hasStaticShape() ||
+        resultType.getRank() != 3 || !resultType.getElementType().isF32() ||
         ShapedType::isDynamic(resultType.getDimSize(2)) ||
         resultType.getDimSize(2) % kColumnBlock != 0 ||
         !isF32Bias(op.getBias()))
