@@ -182,6 +182,14 @@ def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
     of 16, an odd K, per-head weights and f32 inputs (the output
     projection reads attention's f32 output) are left as they are.
 
+    With `split-f32` (the AMX path), the output projection `a·W (+ b)`
+    (prepared bf16 weights, f32 input: attention's output) becomes the
+    same generic on `[hi | lo]` (`[B, T, 2K]` bf16, hi = bf16(a), lo =
+    bf16(a - hi), both rounded to nearest even; heads `[B, H, T, dv]` are
+    transposed to `[B, T, H·dv]` first) and the weight packed twice along
+    K (`[W; W]`, prepared once): hi·W + lo·W, whose input error (a
+    relative 2^-17) is far below bf16 storage's, at twice the products.
+
     With `panels` (the AMX path), the prepare function returns the pairs
     in panels of 16 columns, `[N/16, K/2, 16]`: each AMX B tile (16 k
     pairs by 16 columns) is 1 KiB in one piece, not 16 rows N·4 bytes
@@ -193,6 +201,10 @@ def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
   let options = [
     Option<"panels", "panels", "bool", /*default=*/"false",
            "Pack the weights in panels of 16 columns (AMX B tiles)">,
+    Option<"splitF32", "split-f32", "bool", /*default=*/"false",
+           "The output projection on the bf16 generic too, its f32 input "
+           "split in two bf16 terms (hi + lo) and its weight packed twice "
+           "along K">,
   ];
   let dependentDialects = [
     "arith::ArithDialect",

@@ -153,10 +153,14 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
     pm.addPass(createMhaPrepareWeights());
   // bf16 projections whose weights were just prepared read them packed in
   // K pairs, for the bf16 dot products (lowered by mha-bf16-dot below).
-  // On AMX, in panels of 16 columns: one B tile per KiB.
+  // On AMX, in panels of 16 columns: one B tile per KiB; and the output
+  // projection too, its f32 input split in bf16 hi + lo (2^-17 relative:
+  // rounding it to bf16 alone would break the accuracy bound).
   if (options.getBF16Path() != BF16Path::F32) {
     MhaBF16ProjectionsOptions projections;
     projections.panels = options.getBF16Path() == BF16Path::Amx;
+    projections.splitF32 =
+        options.getBF16Path() == BF16Path::Amx && options.bf16SplitOutput;
     pm.addPass(createMhaBF16Projections(projections));
   }
   buildTilingAndLinalgPipeline(pm, options);

@@ -142,6 +142,15 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
           clEnumValN(BF16DotMode::Off, "off",
                      "never: bf16 computes in f32 on widened values"))};
 
+  /// On the AMX path, the output projection on AMX too, its f32 input
+  /// (attention's output) split in two bf16 terms, hi + lo
+  /// (mha-bf16-projections' `split-f32`); off keeps it in f32.
+  Option<bool> bf16SplitOutput{
+      *this, "bf16-split-output",
+      llvm::cl::desc("On the AMX path, the output projection on AMX with "
+                     "its f32 input split in bf16 hi + lo (default: on)"),
+      llvm::cl::init(true)};
+
   /// Whether the target of the compiled code has AMX-BF16, which `auto`
   /// reads: this machine's (the JIT's target, hostHasAMXBF16) unless a
   /// tool compiles for another CPU (mha-compile's --cpu sets it).
