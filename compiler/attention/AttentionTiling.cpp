@@ -16,6 +16,14 @@
 using namespace mlir;
 using namespace mlir::mha;
 
+Value SdpaTiling::getBF16Source(Value operand) {
+  auto extf = operand.getDefiningOp<arith::ExtFOp>();
+  if (!extf)
+    return {};
+  auto type = dyn_cast<RankedTensorType>(extf.getIn().getType());
+  return type && type.getElementType().isBF16() ? extf.getIn() : Value();
+}
+
 SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
                        int64_t keyTile)
     : op(op), loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
@@ -28,6 +36,17 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
   keyDim = op.getQuery().getType().getDimSize(3);
   valueDim = op.getValue().getType().getDimSize(3);
   scale = op.getEffectiveScale();
+  // Keys and values of a cache (positions) widened from bf16 are read in
+  // bf16, one key block at a time, and widened inside the tile
+  // (OnlineSoftmax.cpp): half the bytes, and no f32 copy of the whole cache
+  // per call. (Without positions, Kᵀ of every head may be made up front,
+  // transposeKeys, in f32 from the widened keys.)
+  if (positions) {
+    if (Value narrow = getBF16Source(key))
+      key = narrow;
+    if (Value narrow = getBF16Source(value))
+      value = narrow;
+  }
 
   AttentionSizes sizes =
       AttentionSizes::get(builder, loc, query, key, value, mask);
@@ -45,6 +64,18 @@ bool SdpaTiling::isF32(SdpaOp op) {
   };
   return isF32(op.getQuery()) && isF32(op.getKey()) && isF32(op.getValue()) &&
          isF32(op.getResult());
+}
+
+void SdpaTiling::eraseDeadWidenings(RewriterBase &rewriter) const {
+  SmallVector<Operation *> dead;
+  for (Value narrow : {key, value})
+    if (getElementTypeOrSelf(narrow.getType()).isBF16())
+      for (Operation *user : narrow.getUsers())
+        if (isa<arith::ExtFOp>(user) && user->use_empty() &&
+            !llvm::is_contained(dead, user))
+          dead.push_back(user);
+  for (Operation *extf : dead)
+    rewriter.eraseOp(extf);
 }
 
 OpFoldResult SdpaTiling::apply(OpBuilder &builder, AffineExpr expr,

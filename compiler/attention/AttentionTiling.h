@@ -27,6 +27,17 @@ struct SdpaTiling {
   /// True when every operand and the result are f32.
   static bool isF32(SdpaOp op);
 
+  /// The bf16 tensor that `operand` widens (`arith.extf`), else null: the
+  /// key and value that the tiles read (and widen per key block) instead of
+  /// the op's f32 operands.
+  static Value getBF16Source(Value operand);
+
+  /// Erases the unused `arith.extf` of the bf16 key and value once `op` is
+  /// replaced: the tiles read the bf16 sources, and a dead widening of a
+  /// whole cache is not left to later passes. Reads only `key` and `value`,
+  /// so it may run after `op` is erased.
+  void eraseDeadWidenings(RewriterBase &rewriter) const;
+
   /// ⌈T / BQ⌉.
   OpFoldResult getNumQueryTiles(OpBuilder &builder) const;
 
@@ -88,7 +99,8 @@ struct SdpaTiling {
   /// The op, and where the ops that tile it go.
   SdpaOp op;
   Location loc;
-  /// Its operands; `mask` and `positions` are null without them. `keysT`:
+  /// Its operands; `mask` and `positions` are null without them. `key` and
+  /// `value` are bf16 where the op's are widened from bf16 (getBF16Source). `keysT`:
   /// Kᵀ once `transposeKeys` ran, else null.
   Value query, key, value, mask, positions, keysT;
   /// Its `causal`, `causal_bottom_right` and effective scale.

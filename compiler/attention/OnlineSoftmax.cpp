@@ -38,6 +38,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -67,6 +68,20 @@ Value unslice(OpBuilder &b, Location loc, Value source, Value dest,
   SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
   return tensor::InsertSliceOp::create(b, loc, source, dest, offsets, sizes,
                                        strides);
+}
+
+/// `value` in f32: widened (exactly) where it is a bf16 key or value
+/// element, read from a bf16 cache. Widening inside the ops that read a key
+/// block means a step reads the cache's bf16 bytes once, and no f32 copy of
+/// the cache ever exists.
+bool isBF16(Value value) {
+  return getElementTypeOrSelf(value.getType()).isBF16();
+}
+
+Value widen(OpBuilder &b, Location loc, Value value) {
+  if (!value.getType().isBF16())
+    return value;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
 }
 
 /// Builds the linalg ops (on f32 tensors) of the online softmax; their
@@ -121,13 +136,24 @@ struct TileOps {
 } // namespace
 
 SmallVector<Value> OnlineSoftmaxState::asRange() const {
-  return {max, sum, acc, scores, keysT, newMax, correction};
+  SmallVector<Value> values = {max,   sum,    acc,       scores,
+                               keysT, newMax, correction};
+  if (valuesWide)
+    values.push_back(valuesWide);
+  return values;
 }
 
 OnlineSoftmaxState OnlineSoftmaxState::fromRange(ValueRange values) {
-  assert(values.size() == 7 && "expects the values of asRange");
-  return {values[0], values[1], values[2], values[3],
-          values[4], values[5], values[6]};
+  assert((values.size() == 7 || values.size() == 8) &&
+         "expects the values of asRange");
+  return {values[0],
+          values[1],
+          values[2],
+          values[3],
+          values[4],
+          values[5],
+          values[6],
+          values.size() == 8 ? values[7] : Value()};
 }
 
 OnlineSoftmaxBuilder::OnlineSoftmaxBuilder(OpBuilder &builder, Location loc,
@@ -170,6 +196,10 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
   // (updateBlock): the scratch holds the products [keys, dk], not Kᵀ.
   state.keysT = isOneQuery() ? ops.alloc({maxKeys, keyDim})
                              : ops.alloc({keyDim, maxKeys});
+  // A bf16 value block is widened into f32 before P·V (whose contraction
+  // needs one element type); f32 values need none.
+  if (isBF16(tile.value))
+    state.valuesWide = ops.alloc({maxKeys, valueDim});
   state.newMax = ops.alloc({maxRows});
   state.correction = ops.alloc({maxRows});
   return state;
@@ -295,7 +325,9 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
         {queryRow, keys}, keysT,
         {ops.map(2, {1}), ops.map(2, {0, 1}), ops.map(2, {0, 1})}, {kPar, kPar},
         [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult();
+          return arith::MulFOp::create(nb, nloc, args[0],
+                                       widen(nb, nloc, args[1]))
+              .getResult();
         });
     std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
     auto rowType =
@@ -319,9 +351,17 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
     keysT = slice(b, loc, tile.keyT, {zero, keyStart}, {dk, numKeys});
   } else {
     keysT = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
-    keysT = linalg::TransposeOp::create(b, loc, keys, keysT,
-                                        ArrayRef<int64_t>{1, 0})
-                ->getResult(0);
+    if (isBF16(keys))
+      // Transposed and widened in one pass over the bf16 block.
+      keysT = ops.generic({keys}, keysT, {ops.map(2, {1, 0}), ops.map(2, {0, 1})},
+                          {kPar, kPar},
+                          [](OpBuilder &nb, Location nloc, ValueRange args) {
+                            return widen(nb, nloc, args[0]);
+                          });
+    else
+      keysT = linalg::TransposeOp::create(b, loc, keys, keysT,
+                                          ArrayRef<int64_t>{1, 0})
+                  ->getResult(0);
   }
 
   // S = Q · Kᵀ over (query i, dk k, key j).
@@ -400,6 +440,20 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
         return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
       });
 
+  // A bf16 block of values, widened into the scratch: read once from the
+  // cache, then P·V reads f32 from L1.
+  Value valuesWide;
+  if (isBF16(values)) {
+    valuesWide = slice(b, loc, state.valuesWide, {zero, zero}, {numKeys, dv});
+    valuesWide = ops.generic({values}, valuesWide,
+                             {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
+                             {kPar, kPar},
+                             [](OpBuilder &nb, Location nloc, ValueRange args) {
+                               return widen(nb, nloc, args[0]);
+                             });
+    values = valuesWide;
+  }
+
   // acc = acc·corr + P · V over (query i, key j, value column n).
   Value acc =
       ops.generic({correction}, state.acc,
@@ -425,6 +479,10 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
   next.correction =
       unslice(b, loc, correction, state.correction, {zero}, {rows});
+  next.valuesWide =
+      valuesWide ? unslice(b, loc, valuesWide, state.valuesWide, {zero, zero},
+                           {numKeys, dv})
+                 : state.valuesWide;
   return next;
 }
 

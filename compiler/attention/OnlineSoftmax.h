@@ -23,7 +23,8 @@ struct AttentionTile {
   /// The tile's queries, [tq, dk].
   Value query;
   /// The keys and values of the key/value head the tile reads, [S, dk] and
-  /// [S, dv]; blocks of them are sliced per iteration, never copied.
+  /// [S, dv]; blocks of them are sliced per iteration, never copied. f32,
+  /// or bf16 (a bf16 cache): each block is then widened in the tile.
   Value key, value;
   /// The same keys transposed, [dk, S], when the caller made them once for
   /// all tiles of the head; null: each key block is transposed itself.
@@ -51,8 +52,12 @@ struct OnlineSoftmaxState {
   /// through the loop so that they are allocated once per tile, not once per
   /// key block.
   Value scores, keysT, newMax, correction;
+  /// [BK, dv] f32: a block of bf16 values widened; null with f32 values
+  /// (then not carried).
+  Value valuesWide;
 
-  /// The values in a fixed order (loop-carried values of scf.for).
+  /// The values in a fixed order (loop-carried values of scf.for);
+  /// `valuesWide` last, where there is one.
   SmallVector<Value> asRange() const;
   /// The inverse of `asRange`.
   static OnlineSoftmaxState fromRange(ValueRange values);

@@ -206,6 +206,7 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
     rewriter.replaceOp(op, combineKeySplits(rewriter, loc, forall.getResult(0),
                                             forall.getResult(1),
                                             forall.getResult(2), init));
+    tiling.eraseDeadWidenings(rewriter);
     return success();
   }
 

@@ -116,6 +116,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
       if (isOpTriviallyDead(&nested))
         rewriter.eraseOp(&nested);
     rewriter.replaceOp(op, tiled->replacements);
+    tiling.eraseDeadWidenings(rewriter);
     return success();
   }
 
