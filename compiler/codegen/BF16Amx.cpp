@@ -410,39 +410,12 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
           << " k-chunk=" << int64_t(kChunk);
       return signalPassFailure();
     }
-    SmallVector<BF16Projection> projections;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (std::optional<BF16Projection> match = matchBF16Projection(op))
-        projections.push_back(*match);
-    });
-    for (BF16Projection &projection : projections) {
-      ImplicitLocOpBuilder b(projection.op.getLoc(), projection.op);
-      AmxKernelBuilder kernel(b, projection, rowTile, colTile, kChunk);
-      Value result = kernel.build();
-      projection.op.getResult(0).replaceAllUsesWith(result);
-      Operation *init = projection.op.getDpsInits()[0].getDefiningOp();
-      Operation *weight = projection.op.getDpsInputs()[1].getDefiningOp();
-      projection.op.erase();
-      if (init && init->use_empty())
-        init->erase();
-      // The reads of the panels back to [K/2, N] are dead now: erased here,
-      // before mha-vectorize would spend vector code on them.
-      eraseDeadChain(weight);
-    }
-  }
-
-  /// Erases `op` if it has no uses and no side effects, then the operand
-  /// definitions that it leaves so.
-  static void eraseDeadChain(Operation *op) {
-    if (!op || !op->use_empty() || !isMemoryEffectFree(op))
-      return;
-    SmallVector<Operation *> operands;
-    for (Value operand : op->getOperands())
-      if (Operation *definition = operand.getDefiningOp())
-        operands.push_back(definition);
-    op->erase();
-    for (Operation *definition : operands)
-      eraseDeadChain(definition);
+    replaceBF16Projections(
+        getOperation(),
+        [&](ImplicitLocOpBuilder &b, BF16Projection &projection) {
+          return AmxKernelBuilder(b, projection, rowTile, colTile, kChunk)
+              .build();
+        });
   }
 };
 } // namespace

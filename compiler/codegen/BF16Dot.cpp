@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::mha {
 #define GEN_PASS_DEF_MHABF16DOT
@@ -101,6 +102,42 @@ int64_t mlir::mha::bf16ColumnTile(int64_t extent, int64_t limit, int64_t step) {
     if (extent % size == 0)
       return size;
   return step;
+}
+
+/// Erases `op` if it has no uses and no side effects, then the operand
+/// definitions that it leaves so.
+static void eraseDeadChain(Operation *op) {
+  if (!op || !op->use_empty() || !isMemoryEffectFree(op))
+    return;
+  SmallVector<Operation *> operands;
+  for (Value operand : op->getOperands())
+    if (Operation *definition = operand.getDefiningOp())
+      operands.push_back(definition);
+  op->erase();
+  for (Operation *definition : operands)
+    eraseDeadChain(definition);
+}
+
+void mlir::mha::replaceBF16Projections(
+    Operation *root,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, BF16Projection &)>
+        buildKernel) {
+  SmallVector<BF16Projection> projections;
+  root->walk([&](linalg::GenericOp op) {
+    if (std::optional<BF16Projection> match = matchBF16Projection(op))
+      projections.push_back(*match);
+  });
+  for (BF16Projection &projection : projections) {
+    ImplicitLocOpBuilder b(projection.op.getLoc(), projection.op);
+    Value result = buildKernel(b, projection);
+    projection.op.getResult(0).replaceAllUsesWith(result);
+    Operation *init = projection.op.getDpsInits()[0].getDefiningOp();
+    Operation *weight = projection.op.getDpsInputs()[1].getDefiningOp();
+    projection.op.erase();
+    if (init && init->use_empty())
+      init->erase();
+    eraseDeadChain(weight);
+  }
 }
 
 namespace {
@@ -312,21 +349,11 @@ struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {
           << " rows=" << int64_t(rows);
       return signalPassFailure();
     }
-    SmallVector<BF16Projection> projections;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (std::optional<BF16Projection> match = matchBF16Projection(op))
-        projections.push_back(*match);
-    });
-    for (BF16Projection &projection : projections) {
-      ImplicitLocOpBuilder b(projection.op.getLoc(), projection.op);
-      KernelBuilder kernel(b, projection, rowTile, colTile, rows);
-      Value result = kernel.build();
-      projection.op.getResult(0).replaceAllUsesWith(result);
-      Operation *init = projection.op.getDpsInits()[0].getDefiningOp();
-      projection.op.erase();
-      if (init && init->use_empty())
-        init->erase();
-    }
+    replaceBF16Projections(
+        getOperation(),
+        [&](ImplicitLocOpBuilder &b, BF16Projection &projection) {
+          return KernelBuilder(b, projection, rowTile, colTile, rows).build();
+        });
   }
 };
 } // namespace

@@ -11,6 +11,7 @@
 #define MHA_COMPILER_CODEGEN_BF16PROJECTION_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <optional>
 
@@ -41,6 +42,16 @@ std::optional<BF16Projection> matchBF16Projection(linalg::GenericOp op);
 /// `limit` (at least `step`, which divides `extent`): the columns of a
 /// parallel tile.
 int64_t bf16ColumnTile(int64_t extent, int64_t limit, int64_t step);
+
+/// Replaces each `mha.bf16_dot` projection under `root` by the value that
+/// `buildKernel` builds for it (before the generic), then erases the generic
+/// and what it leaves unused: its init and the side-effect-free ops that
+/// only computed its weight operand (e.g. the reads of AMX panels back to
+/// [K/2, N]), before mha-vectorize would spend vector code on them.
+void replaceBF16Projections(
+    Operation *root,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, BF16Projection &)>
+        buildKernel);
 
 } // namespace mlir::mha
 
