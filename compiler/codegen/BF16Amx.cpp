@@ -103,9 +103,6 @@ public:
   }
 
   Value build() {
-    Value init = p.op.getDpsInits()[0];
-    Value empty = tensor::EmptyOp::create(
-        b, tensor::getMixedSizes(b, b.getLoc(), init), b.getF32Type());
     // The operands' buffers, read only.
     auto toBuffer = [&](Value tensor) -> Value {
       auto type = cast<RankedTensorType>(tensor.getType());
@@ -116,28 +113,16 @@ public:
     packedBuffer = toBuffer(p.panels ? p.panels : p.packed);
     if (p.bias)
       biasBuffer = toBuffer(p.bias);
-    Value batch = tensor::DimOp::create(b, p.x, 0);
-    Value tokens = tensor::DimOp::create(b, p.x, 1);
-    Value rowTiles = arith::CeilDivUIOp::create(b, tokens, index(rowTile));
-    SmallVector<OpFoldResult> counts = {b.getIndexAttr(columns / tileColumns),
-                                        rowTiles, batch};
-    auto forall = scf::ForallOp::create(b, counts, ValueRange{empty},
-                                        /*mapping=*/std::nullopt);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(forall.getTerminator());
-    Value column =
-        arith::MulIOp::create(b, forall.getInductionVar(0), index(tileColumns));
-    row0 = arith::MulIOp::create(b, forall.getInductionVar(1), index(rowTile));
-    batchIndex = forall.getInductionVar(2);
-    Value rows = arith::MinUIOp::create(b, index(rowTile),
-                                        arith::SubIOp::create(b, tokens, row0));
-    columnGlobal0 = column;
-    if (p.heads) {
-      head = arith::DivUIOp::create(b, column, index(headColumns));
-      column0 = arith::RemUIOp::create(b, column, index(headColumns));
-    } else {
-      column0 = column;
-    }
+    BF16TileLoop loop =
+        buildBF16TileLoop(b, p, columns, headColumns, tileColumns, rowTile);
+    scf::ForallOp forall = loop.forall;
+    Value rows = loop.rows;
+    row0 = loop.row0;
+    batchIndex = loop.batchIndex;
+    head = loop.head;
+    column0 = loop.column0;
+    columnGlobal0 = loop.column;
 
     // The tile's results accumulate here, on the stack.
     auto scratchType = MemRefType::get({rowTile, tileColumns}, b.getF32Type());
@@ -410,12 +395,10 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
           << " k-chunk=" << int64_t(kChunk);
       return signalPassFailure();
     }
-    replaceBF16Projections(
-        getOperation(),
-        [&](ImplicitLocOpBuilder &b, BF16Projection &projection) {
-          return AmxKernelBuilder(b, projection, rowTile, colTile, kChunk)
-              .build();
-        });
+    replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
+                                               BF16Projection &projection) {
+      return AmxKernelBuilder(b, projection, rowTile, colTile, kChunk).build();
+    });
   }
 };
 } // namespace

@@ -104,6 +104,45 @@ int64_t mlir::mha::bf16ColumnTile(int64_t extent, int64_t limit, int64_t step) {
   return step;
 }
 
+BF16TileLoop mlir::mha::buildBF16TileLoop(ImplicitLocOpBuilder &b,
+                                          const BF16Projection &projection,
+                                          int64_t columns, int64_t headColumns,
+                                          int64_t tileColumns,
+                                          int64_t rowTile) {
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, value);
+  };
+  // The result's sizes are the accumulator's (the op's own result does not
+  // exist yet where the kernel goes).
+  linalg::GenericOp op = projection.op;
+  Value init = op.getDpsInits()[0];
+  Value empty = tensor::EmptyOp::create(
+      b, tensor::getMixedSizes(b, b.getLoc(), init), b.getF32Type());
+  Value batch = tensor::DimOp::create(b, projection.x, 0);
+  Value tokens = tensor::DimOp::create(b, projection.x, 1);
+  Value rowTiles = arith::CeilDivUIOp::create(b, tokens, index(rowTile));
+  SmallVector<OpFoldResult> counts = {b.getIndexAttr(columns / tileColumns),
+                                      rowTiles, batch};
+  BF16TileLoop loop;
+  loop.forall = scf::ForallOp::create(b, counts, ValueRange{empty},
+                                      /*mapping=*/std::nullopt);
+  b.setInsertionPoint(loop.forall.getTerminator());
+  loop.column = arith::MulIOp::create(b, loop.forall.getInductionVar(0),
+                                      index(tileColumns));
+  loop.row0 =
+      arith::MulIOp::create(b, loop.forall.getInductionVar(1), index(rowTile));
+  loop.batchIndex = loop.forall.getInductionVar(2);
+  loop.rows = arith::MinUIOp::create(
+      b, index(rowTile), arith::SubIOp::create(b, tokens, loop.row0));
+  if (projection.heads) {
+    loop.head = arith::DivUIOp::create(b, loop.column, index(headColumns));
+    loop.column0 = arith::RemUIOp::create(b, loop.column, index(headColumns));
+  } else {
+    loop.column0 = loop.column;
+  }
+  return loop;
+}
+
 /// Erases `op` if it has no uses and no side effects, then the operand
 /// definitions that it leaves so.
 static void eraseDeadChain(Operation *op) {
@@ -162,32 +201,15 @@ public:
   }
 
   Value build() {
-    // The result's sizes are the accumulator's (the op's own result does
-    // not exist yet where the kernel goes).
-    Value init = p.op.getDpsInits()[0];
-    Value empty = tensor::EmptyOp::create(
-        b, tensor::getMixedSizes(b, b.getLoc(), init), b.getF32Type());
-    Value batch = tensor::DimOp::create(b, p.x, 0);
-    Value tokens = tensor::DimOp::create(b, p.x, 1);
-    Value rowTiles = arith::CeilDivUIOp::create(b, tokens, index(rowTile));
-    SmallVector<OpFoldResult> counts = {b.getIndexAttr(columns / tileColumns),
-                                        rowTiles, batch};
-    auto forall = scf::ForallOp::create(b, counts, ValueRange{empty},
-                                        /*mapping=*/std::nullopt);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(forall.getTerminator());
-    Value column =
-        arith::MulIOp::create(b, forall.getInductionVar(0), index(tileColumns));
-    row0 = arith::MulIOp::create(b, forall.getInductionVar(1), index(rowTile));
-    batchIndex = forall.getInductionVar(2);
-    Value rows = arith::MinUIOp::create(b, index(rowTile),
-                                        arith::SubIOp::create(b, tokens, row0));
-    if (p.heads) {
-      head = arith::DivUIOp::create(b, column, index(headColumns));
-      column0 = arith::RemUIOp::create(b, column, index(headColumns));
-    } else {
-      column0 = column;
-    }
+    BF16TileLoop loop =
+        buildBF16TileLoop(b, p, columns, headColumns, tileColumns, rowTile);
+    scf::ForallOp forall = loop.forall;
+    Value rows = loop.rows;
+    row0 = loop.row0;
+    batchIndex = loop.batchIndex;
+    head = loop.head;
+    column0 = loop.column0;
     // The tile [rows, tileColumns] of the result.
     SmallVector<OpFoldResult> offsets, sizes;
     if (p.heads) {
@@ -349,11 +371,10 @@ struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {
           << " rows=" << int64_t(rows);
       return signalPassFailure();
     }
-    replaceBF16Projections(
-        getOperation(),
-        [&](ImplicitLocOpBuilder &b, BF16Projection &projection) {
-          return KernelBuilder(b, projection, rowTile, colTile, rows).build();
-        });
+    replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
+                                               BF16Projection &projection) {
+      return KernelBuilder(b, projection, rowTile, colTile, rows).build();
+    });
   }
 };
 } // namespace

@@ -11,6 +11,7 @@
 #define MHA_COMPILER_CODEGEN_BF16PROJECTION_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <optional>
@@ -42,6 +43,28 @@ std::optional<BF16Projection> matchBF16Projection(linalg::GenericOp op);
 /// `limit` (at least `step`, which divides `extent`): the columns of a
 /// parallel tile.
 int64_t bf16ColumnTile(int64_t extent, int64_t limit, int64_t step);
+
+/// The parallel loop of a bf16 projection kernel: an `scf.forall` over
+/// (column tile, row tile, batch) into a new [B, T, N] (or [B, H, T, d])
+/// f32 result, each output element summed by one thread in one order (so
+/// results do not depend on the thread count), and the tile's coordinates.
+struct BF16TileLoop {
+  scf::ForallOp forall;
+  /// The tile's first row, its row count (min(row-tile, T - row0)) and its
+  /// batch element.
+  Value row0, rows, batchIndex;
+  /// The tile's first column of the whole result; with heads, its head and
+  /// first column within the head (else `column0` is `column`).
+  Value column, head, column0;
+};
+
+/// Builds the loop of `projection`'s kernel, whose tiles are `rowTile` rows
+/// by `tileColumns` columns (`headColumns` per head, `columns` in all), and
+/// leaves the builder inside it, before its terminator.
+BF16TileLoop buildBF16TileLoop(ImplicitLocOpBuilder &b,
+                               const BF16Projection &projection,
+                               int64_t columns, int64_t headColumns,
+                               int64_t tileColumns, int64_t rowTile);
 
 /// Replaces each `mha.bf16_dot` projection under `root` by the value that
 /// `buildKernel` builds for it (before the generic), then erases the generic
