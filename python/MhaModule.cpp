@@ -573,8 +573,20 @@ private:
               .cast<std::string>()));
     auto array = py::reinterpret_borrow<py::array>(value);
     NpyArray header;
+    // A bf16 cache is updated in place, so it cannot be a rounded copy of
+    // a float32 array: it is passed as its bfloat16 bits (uint16), as the
+    // C API's uint16_t caches are.
+    bool bf16Cache =
+        updated[index] && elementTypeOf(argument) == ElementType::BF16;
     header.elementType = callerTypeOf(argument);
-    py::dtype expected = dtypeOf(header.elementType);
+    py::dtype expected =
+        dtypeOf(bf16Cache ? ElementType::BF16 : header.elementType);
+    if (bf16Cache && !array.dtype().equal(expected))
+      throw py::value_error(llvm::formatv(
+          "input '{0}' (NumPy array): a bf16 cache is updated in place, so "
+          "it takes the bfloat16 bits as a uint16 array (mha.to_bf16_bits "
+          "rounds float32 to them); found {1}",
+          argument.name, py::str(array.dtype()).cast<std::string>()));
     // Another dtype is refused, not converted: a float64 array is a
     // mistake to report, not a copy to hide.
     if (!array.dtype().equal(expected))
@@ -587,18 +599,9 @@ private:
       throw py::value_error(message(std::move(error)));
     bool direct = (array.flags() & py::array::c_style) &&
                   (array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
-    // A bf16 argument takes a rounded copy. A bf16 cache cannot: the copy
-    // would take the update in place, not the caller's float32 array (mha-run
-    // runs such graphs; docs/tools.md).
-    if (elementTypeOf(argument) == ElementType::BF16) {
-      if (updated[index])
-        throw py::type_error(
-            "argument '" + name(index) +
-            "' is a bf16 cache, updated in place by every call: the Python "
-            "module takes bf16 arguments as rounded float32 copies, so it "
-            "does not run graphs with bf16 caches (mha-run --prefill does)");
+    // Any other bf16 argument takes a copy rounded to nearest even.
+    if (elementTypeOf(argument) == ElementType::BF16 && !bf16Cache)
       return roundToBF16(direct ? array : copyToC(array));
-    }
     // The compiled code writes a cache through its buffer: a copy would
     // take the update, and the caller's array would not.
     if (updated[index]) {
@@ -611,9 +614,9 @@ private:
       if (why)
         throw py::value_error(llvm::formatv(
             "input '{0}' (NumPy array): the layer updates it in place, so "
-            "it must be a writable, C-contiguous, aligned float32 array; "
-            "this one is {1}",
-            argument.name, why));
+            "it must be a writable, C-contiguous, aligned {1} array; "
+            "this one is {2}",
+            argument.name, bf16Cache ? "uint16 (bf16 bits)" : "float32", why));
       return array;
     }
     if (forceCopy || !direct)
@@ -844,12 +847,6 @@ std::string layerGraph(const py::kwargs &kwargs) {
   });
   if (!config)
     throw py::value_error(message(config.takeError()));
-  // See checkArray: the caches of a bf16 layer would be updated in copies.
-  if (config->bf16 && config->kvCache)
-    throw py::value_error("kv_cache with dtype='bf16': the Python module "
-                          "does not run bf16 caches yet (mha-run --prefill "
-                          "does); use dtype='f32'");
-
   mlir::MLIRContext context;
   context.loadDialect<mlir::mha::MhaDialect, mlir::func::FuncDialect>();
   std::string log;
@@ -894,4 +891,26 @@ PYBIND11_MODULE(_mha, m) {
       omp_set_num_threads(omp_get_num_procs());
   });
   m.def("get_num_threads", [] { return omp_get_max_threads(); });
+  // The runtime's rounding (runtime/BFloat16.h), which mha-run, the C API
+  // and a call's bf16 arguments use: a bf16 cache's rows written by the
+  // caller round as the layer's own inputs do.
+  m.def("to_bf16_bits", [](py::handle value) {
+    if (!py::isinstance<py::array>(value) ||
+        !py::reinterpret_borrow<py::array>(value).dtype().equal(
+            py::dtype::of<float>()))
+      throw py::value_error(
+          "to_bf16_bits: expected a float32 NumPy array, got " +
+          (py::isinstance<py::array>(value)
+               ? py::str(py::reinterpret_borrow<py::array>(value).dtype())
+                     .cast<std::string>()
+               : py::str(py::type::handle_of(value).attr("__name__"))
+                     .cast<std::string>()));
+    py::module_ numpy = py::module_::import("numpy");
+    auto array = numpy.attr("ascontiguousarray")(value).cast<py::array>();
+    py::array_t<uint16_t> bits(
+        std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()));
+    floatsToBF16Bits(static_cast<const float *>(array.data()),
+                     bits.mutable_data(), array.size());
+    return bits;
+  });
 }

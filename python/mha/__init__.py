@@ -24,7 +24,8 @@ os.environ.setdefault("KMP_BLOCKTIME", "200us")
 from . import _mha  # noqa: E402 (after the environment it reads)
 
 __all__ = ["compile", "layer", "layer_graph", "Layer", "DecodeSession",
-           "set_num_threads", "get_num_threads"]
+           "set_num_threads", "get_num_threads", "to_bf16_bits",
+           "from_bf16_bits"]
 
 #: A compiled layer (mha._mha.Layer): call it, prepare() it.
 Layer = _mha.Layer
@@ -108,11 +109,30 @@ def get_num_threads():
     return _mha.get_num_threads()
 
 
+def to_bf16_bits(array):
+    """The bfloat16 bits (a uint16 array of the same shape) of a float32
+    array, rounded to nearest even as the layer rounds its bf16 inputs: what
+    a bf16 cache holds."""
+    return _mha.to_bf16_bits(array)
+
+
+def from_bf16_bits(bits):
+    """The float32 values (exact) of bfloat16 bits held in a uint16 array,
+    e.g. a bf16 cache's."""
+    import numpy
+    bits = numpy.asarray(bits)
+    if bits.dtype != numpy.uint16:
+        raise ValueError("from_bf16_bits: expected a uint16 array of "
+                         "bfloat16 bits, got %s" % bits.dtype)
+    return (bits.astype(numpy.uint32) << 16).view(numpy.float32)
+
+
 class DecodeSession:
     """Decodes with a cache graph (mha.layer(kv_cache=C, ...)): owns or
-    borrows the key/value caches [B, Hkv, C, d] and the lengths [B] (int64,
-    the tokens each sequence holds), calls the layer on the new tokens and
-    advances the lengths. Made by Layer.session(batch=...)."""
+    borrows the key/value caches [B, Hkv, C, d] (float32, or uint16
+    bfloat16 bits where the layer's caches are bf16) and the lengths [B]
+    (int64, the tokens each sequence holds), calls the layer on the new
+    tokens and advances the lengths. Made by Layer.session(batch=...)."""
 
     def __init__(self, layer, batch=None, k_cache=None, v_cache=None,
                  lengths=None):
@@ -155,7 +175,10 @@ class DecodeSession:
                         "dimension %d of %s is `?`" % (name, dim, name))
             wanted = (batch,) + tuple(shape[1:])
             if given is None:
-                caches[name] = numpy.zeros(wanted, numpy.float32)
+                # bf16 caches hold the bits; zero bits are +0.0.
+                dtype = (numpy.uint16 if args[name][1] == "bfloat16"
+                         else numpy.float32)
+                caches[name] = numpy.zeros(wanted, dtype)
             else:
                 # Borrowed: the layer checks dtype and layout at each call;
                 # the shape is checked here, once.
