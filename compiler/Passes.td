@@ -634,4 +634,23 @@ def MhaExtractAttentionWeights
   let dependentDialects = ["mha::MhaDialect", "arith::ArithDialect"];
 }
 
+def MhaOmpSchedule : Pass<"mha-omp-schedule", "func::FuncOp"> {
+  let summary = "Set the schedule of the OpenMP worksharing loops";
+  let description = [{
+    Sets `schedule_kind` on every `omp.wsloop` that convert-scf-to-openmp
+    made (it gives them the default, static). With `dynamic` (the
+    pipeline's default) or `guided`, the threads take iterations as they
+    come free, so a thread that starts late (woken from sleep by a call's
+    first parallel region) or shares its core with another process does
+    not hold up the loop; `runtime` leaves the choice to `OMP_SCHEDULE`.
+    Each iteration computes its own tile in its own order, so the results
+    do not depend on the schedule or the thread count.
+  }];
+  let options = [
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"static\"",
+           "static, dynamic, guided or runtime (OMP_SCHEDULE)">,
+  ];
+  let dependentDialects = ["omp::OpenMPDialect"];
+}
+
 #endif // MHA_COMPILER_PASSES_TD

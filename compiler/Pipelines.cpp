@@ -100,6 +100,11 @@ llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
   if (auto error = checkOptionRange((prefix + "register-rows").str(),
                                     registerRows, 0, 64))
     return error;
+  if (!llvm::is_contained({"static", "dynamic", "guided", "runtime"},
+                          ompSchedule.getValue()))
+    return llvm::createStringError(
+        "%somp-schedule must be static, dynamic, guided or runtime, got '%s'",
+        prefix.str().c_str(), ompSchedule.getValue().c_str());
   return checkOptionRange((prefix + "register-cols").str(), registerCols, 0,
                           64);
 }
@@ -259,11 +264,13 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMhaExpandShapeMetadata());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  // scf.parallel -> omp.parallel + omp.wsloop (static schedule, the body
+  // scf.parallel -> omp.parallel + omp.wsloop (the body
   // in a memref.alloca_scope); libomp runs it with the process's thread
   // count. The alloca scope must hold one block, so memref ops (the scope
   // included) are lowered before scf.for becomes branches.
   pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addNestedPass<func::FuncOp>(
+      createMhaOmpSchedule(MhaOmpScheduleOptions{options.ompSchedule}));
   // Buffers come from `_mlir_memref_to_llvm_alloc`, `..._aligned_alloc` and
   // `..._free`, not from malloc: the runtime that runs the code provides
   // them (the JIT from runtime/BufferCache, a library of mha-compile from a

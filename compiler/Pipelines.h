@@ -151,6 +151,15 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "its f32 input split in bf16 hi + lo (default: on)"),
       llvm::cl::init(true)};
 
+  /// The schedule of the parallel loops (`mha-omp-schedule`): dynamic by
+  /// default, so that a thread that starts late or shares its core does not
+  /// hold up a loop; static is what convert-scf-to-openmp gives.
+  Option<std::string> ompSchedule{
+      *this, "omp-schedule",
+      llvm::cl::desc("Schedule of the OpenMP loops: static, dynamic, guided "
+                     "or runtime (OMP_SCHEDULE) (default: static)"),
+      llvm::cl::init("static")};
+
   /// Whether the target of the compiled code has AMX-BF16, which `auto`
   /// reads: this machine's (the JIT's target, hostHasAMXBF16) unless a
   /// tool compiles for another CPU (mha-compile's --cpu sets it).
