@@ -41,12 +41,12 @@
 // LLVM-LABEL: llvm.func @sdpa(
 //       LLVM:   llvm.call @_mlir_memref_to_llvm_alloc
 //       LLVM:   omp.parallel {
-//  LLVM-NEXT:     omp.wsloop {
+//  LLVM-NEXT:     omp.wsloop schedule(static) {
 //  LLVM-NEXT:       omp.loop_nest (%{{.+}}, %{{.+}}) : i64 = ({{.+}}) to ({{.+}}) step ({{.+}}) collapse(2) {
 //       LLVM:     omp.terminator
 //       LLVM:   llvm.call @_mlir_memref_to_llvm_alloc
 //       LLVM:   omp.parallel {
-//  LLVM-NEXT:     omp.wsloop {
+//  LLVM-NEXT:     omp.wsloop schedule(static) {
 //  LLVM-NEXT:       omp.loop_nest (%{{.+}}, %{{.+}}, %{{.+}}) : i64 = ({{.+}}) to ({{.+}}) step ({{.+}}) collapse(3) {
 //  LLVM-NEXT:         %[[STACK:.+]] = llvm.intr.stacksave
 //       LLVM:         llvm.call @_mlir_memref_to_llvm_alloc
