@@ -399,6 +399,9 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
       (`hoistLoopInvariantSubsets`), so it stays in registers, and the
       contraction later lowers to `rows` broadcast-FMAs per step
       (`convert-vector-to-llvm{vector-contract-lowering=outerproduct}`);
+      the reduction loop is then unrolled by `unroll` (the steps of one
+      iteration in their original order, the rest of a trip count that
+      `unroll` does not divide in a loop of its own);
     - every other linalg op (elementwise, row reductions, fill, copy,
       broadcast, transpose) is tiled by 1 in all dimensions but the last,
       which becomes one vector of at most `max-vector-length` elements;
@@ -419,6 +422,8 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
            "Rows of a contraction's register block">,
     Option<"cols", "cols", "int64_t", /*default=*/"32",
            "Columns of a contraction's register block (2 zmm registers)">,
+    Option<"unroll", "unroll", "int64_t", /*default=*/"2",
+           "Reduction steps per iteration of a register block's loop">,
     Option<"maxVectorLength", "max-vector-length", "int64_t",
            /*default=*/"256",
            "Longest vector along the last loop of a non-contraction op">,

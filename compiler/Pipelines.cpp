@@ -50,6 +50,8 @@ MhaVectorizeOptions MhaPipelineOptions::getVectorizeOptions() const {
   MhaVectorizeOptions vectorize;
   vectorize.rows = registerRows > 0 ? int64_t(registerRows) : strategy.rows;
   vectorize.cols = registerCols > 0 ? int64_t(registerCols) : strategy.cols;
+  vectorize.unroll =
+      registerUnroll > 0 ? int64_t(registerUnroll) : strategy.reductionUnroll;
   vectorize.maxVectorLength = strategy.maxVectorLength;
   vectorize.lanes = strategy.lanes;
   return vectorize;
@@ -105,6 +107,9 @@ llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
     return llvm::createStringError(
         "%somp-schedule must be static, dynamic, guided or runtime, got '%s'",
         prefix.str().c_str(), ompSchedule.getValue().c_str());
+  if (auto error = checkOptionRange((prefix + "register-unroll").str(),
+                                    registerUnroll, 0, 16))
+    return error;
   return checkOptionRange((prefix + "register-cols").str(), registerCols, 0,
                           64);
 }

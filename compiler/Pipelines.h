@@ -110,6 +110,13 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
       llvm::cl::desc("Columns of a contraction's register block (0: from the "
                      "target's vector registers)"),
       llvm::cl::init(0)};
+  /// Reduction steps per iteration of a register block's loop
+  /// (`mha-vectorize` `unroll`); 0 takes it from the target.
+  Option<int64_t> registerUnroll{
+      *this, "register-unroll",
+      llvm::cl::desc("Reduction steps per iteration of a contraction's "
+                     "register-block loop (0: from the target)"),
+      llvm::cl::init(0)};
   /// Vectorize the static tiles (`mha-vectorize`); off gives the scalar
   /// loops, to measure what vectorization buys or to debug it.
   Option<bool> vectorize{*this, "vectorize",

@@ -58,19 +58,27 @@ const TargetDescription &TargetDescription::host() {
 CodegenStrategy mlir::mha::deriveCodegenStrategy(const TargetDescription &target) {
   CodegenStrategy strategy;
   strategy.lanes = std::max<int64_t>(target.vectorBits / 32, 1);
-  // Two registers of columns; accumulators in half of the registers.
-  int64_t columnRegisters = 2;
+  // An eighth of the registers hold a row of the right operand (4 zmm of
+  // 32, 2 ymm of 16); the accumulators take what is left but that row and
+  // 2 registers for broadcasts.
+  int64_t columnRegisters = std::max<int64_t>(target.vectorRegisters / 8, 2);
   strategy.cols = columnRegisters * strategy.lanes;
-  strategy.rows =
-      std::max<int64_t>(target.vectorRegisters / 2 / columnRegisters, 1);
+  strategy.rows = std::max<int64_t>(
+      (target.vectorRegisters - columnRegisters - 2) / columnRegisters, 1);
+  // FMAs per step: one per accumulator register; enough steps per
+  // iteration for at least as many FMAs as registers.
+  int64_t accumulators = strategy.rows * columnRegisters;
+  strategy.reductionUnroll =
+      llvm::divideCeil(target.vectorRegisters, accumulators);
   strategy.maxVectorLength = target.vectorRegisters / 2 * strategy.lanes;
-  // 4 x 4 register blocks per parallel tile.
-  strategy.projectionRowTile = 4 * strategy.rows;
+  // 8 row blocks by at most 4 column blocks per parallel tile.
+  strategy.projectionRowTile = 8 * strategy.rows;
   strategy.projectionColTile = 4 * strategy.cols;
-  // The weight panel of a tile, [K, columns] for K up to 1024, stays in
-  // half of L2 while the tile's row blocks pass over it.
+  // The weight panel of a tile, [K, columns] for K up to 1024, stays in a
+  // quarter of L2 while the tile's row blocks pass over it, beside the
+  // tile's rows of the input and the next tile's panel.
   constexpr int64_t kPanelDepth = 1024;
-  int64_t panelColumns = target.l2Bytes / 2 / (kPanelDepth * 4);
+  int64_t panelColumns = target.l2Bytes / 4 / (kPanelDepth * 4);
   int64_t fitting = panelColumns / strategy.cols * strategy.cols;
   strategy.projectionColTile = std::clamp<int64_t>(
       fitting, strategy.cols, strategy.projectionColTile);

@@ -48,6 +48,9 @@ struct CodegenStrategy {
   /// Rows and columns of a contraction's register block (mha-vectorize
   /// `rows` and `cols`).
   int64_t rows, cols;
+  /// Reduction steps per iteration of a contraction's innermost loop
+  /// (mha-vectorize `unroll`).
+  int64_t reductionUnroll;
   /// Longest vector along the last loop of a non-contraction op
   /// (mha-vectorize `max-vector-length`).
   int64_t maxVectorLength;
@@ -57,18 +60,22 @@ struct CodegenStrategy {
 };
 
 /// The rule (docs/pipeline.md, "Sizes from the target"):
-/// - a register block is 2 registers of columns, so that each broadcast of
-///   a left-operand element feeds 2 FMAs, and as many rows as fill half of
-///   the registers with accumulators; the other half holds the broadcasts
-///   and the right operand's rows that the unrolled reduction step loads
-///   ahead (AVX-512: 8 x 32 floats in 16 of 32 zmm; AVX2: 4 x 16 in 8 of
-///   16 ymm);
+/// - a register block is an eighth of the registers wide in columns (at
+///   least 2), so that each broadcast of a left-operand element feeds that
+///   many FMAs, and as many rows as the registers hold in accumulators
+///   beside one right-operand row and 2 broadcasts (AVX-512: 6 x 64 floats
+///   in 24 of 32 zmm; AVX2: 6 x 16 in 12 of 16 ymm, BLIS's Haswell block):
+///   a reduction step then loads rows + column registers values for
+///   rows x column registers FMAs;
+/// - a contraction's reduction loop does as many steps per iteration as
+///   make its FMAs at least as many as the registers (2 on both), so that
+///   the loop's own increments and branch come once per 2 steps;
 /// - a non-contraction row is at most half the registers long;
-/// - a projection tile is 4 x 4 register blocks: each weight row loaded
-///   from L2 serves 4 row blocks and each input row in L1 4 column blocks,
-///   and a tile is small enough that 2 threads get many (8 heads x T/32);
-///   its columns are fewer where a [1024, cols] weight panel would not fit
-///   in half of L2.
+/// - a projection tile is 8 row blocks by up to 4 column blocks: each
+///   weight row loaded from L2 serves 8 row blocks, and a tile is small
+///   enough that 2 threads get many (8 heads x T/48); its columns are
+///   fewer where a [1024, cols] weight panel would not fit in a quarter of
+///   L2 (AVX-512 with 2 MiB: 48 x 128).
 CodegenStrategy deriveCodegenStrategy(const TargetDescription &target);
 
 /// deriveCodegenStrategy(TargetDescription::host()), computed once.

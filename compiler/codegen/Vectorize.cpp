@@ -25,10 +25,11 @@
 // rows and a rest in blocks of rows/2, rows/4, ... 1 row, all static
 // (vectorizeDynamicRows).
 //
-// The pass has three stages: the ops cut into blocks and vectorized
+// The pass has four stages: the ops cut into blocks and vectorized
 // (vectorizeLinalgOps), the vector ops simplified into the forms the
 // lowering expects (simplifyVectorOps), the accumulators hoisted out of
-// the reduction loops (hoistAccumulators). The block sizes come from the
+// the reduction loops (hoistAccumulators), and those loops unrolled
+// (unrollReductions). The block sizes and the unrolling come from the
 // target rule (compiler/codegen/Strategy.h) through the pipeline options.
 //
 // What is not vectorized stays for convert-linalg-to-loops: ops on boolean
@@ -49,6 +50,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -734,23 +736,73 @@ void hoistAccumulators(func::FuncOp func) {
   }
 }
 
+/// Stage 4: each reduction loop of a register block (an innermost loop
+/// that carries only its accumulators, in vectors, and contracts into
+/// them) does `unroll` steps per iteration. One step is a block of FMAs
+/// that wait on one row of the right operand: with one step per
+/// iteration, the loop's increments, compare and branch and the next row's
+/// loads sit between every two such blocks, and LLVM does not unroll a
+/// loop of this size by itself. Each accumulator sums in the same order:
+/// the results do not change. A trip count that `unroll` does not divide
+/// leaves its last steps to a loop of their own (loopUnrollByFactor).
+void unrollReductions(func::FuncOp func, int64_t unroll) {
+  if (unroll <= 1)
+    return;
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp loop) {
+    Block *body = loop.getBody();
+    bool contracts = false, nested = false;
+    for (Operation &op : *body) {
+      contracts |= isa<vector::ContractionOp>(op);
+      nested |= op.getNumRegions() > 0;
+    }
+    // Before canonicalization the loop still carries the tensor whose
+    // block it accumulates, unchanged.
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    bool vectorsOnly =
+        llvm::any_of(
+            loop.getRegionIterArgs(),
+            [](BlockArgument arg) { return isa<VectorType>(arg.getType()); }) &&
+        llvm::all_of(loop.getRegionIterArgs(), [&](BlockArgument arg) {
+          return isa<VectorType>(arg.getType()) ||
+                 yield.getOperand(arg.getArgNumber() -
+                                  loop.getNumInductionVars()) == arg;
+        });
+    std::optional<APInt> trips = loop.getStaticTripCount();
+    if (contracts && !nested && vectorsOnly && trips &&
+        trips->getSExtValue() >= unroll)
+      loops.push_back(loop);
+  });
+  for (scf::ForOp loop : loops)
+    (void)loopUnrollByFactor(loop, unroll);
+}
+
 struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
   using MhaVectorizeBase::MhaVectorizeBase;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (rows < 1 || cols < 1 || maxVectorLength < 1 || lanes < 1) {
-      func.emitError() << "mha-vectorize expects rows, cols, "
+    if (rows < 1 || cols < 1 || unroll < 1 || maxVectorLength < 1 ||
+        lanes < 1) {
+      func.emitError() << "mha-vectorize expects rows, cols, unroll, "
                           "max-vector-length and lanes >= 1, got rows="
                        << int64_t(rows) << " cols=" << int64_t(cols)
+                       << " unroll=" << int64_t(unroll)
                        << " max-vector-length=" << int64_t(maxVectorLength)
                        << " lanes=" << int64_t(lanes);
       return signalPassFailure();
     }
-    vectorizeLinalgOps(func, {rows, cols, maxVectorLength, lanes});
+    MhaVectorizeOptions options;
+    options.rows = rows;
+    options.cols = cols;
+    options.unroll = unroll;
+    options.maxVectorLength = maxVectorLength;
+    options.lanes = lanes;
+    vectorizeLinalgOps(func, options);
     if (failed(simplifyVectorOps(func)))
       return signalPassFailure();
     hoistAccumulators(func);
+    unrollReductions(func, unroll);
   }
 };
 } // namespace

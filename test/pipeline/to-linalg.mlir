@@ -18,9 +18,9 @@
 //       CHECK:   %[[PACKED:.+]] = tensor.concat dim(1) %[[WQ]], %[[WK]], %[[WV]] : (tensor<16x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x32xf32>
 //       CHECK:   tensor.concat dim(0) %[[BQ]], %{{.+}}, %{{.+}} : (tensor<16xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<32xf32>
 //       CHECK:   %[[W3:.+]] = tensor.expand_shape %[[PACKED]] {{\[}}[0], [1, 2]] output_shape [16, 8, 4] : tensor<16x32xf32> into tensor<16x8x4xf32>
-// One parallel projection into 4 + 2 + 2 heads: one tile per (head, 32
+// One parallel projection into 4 + 2 + 2 heads: one tile per (head, 48
 // tokens, batch), each a matmul of the tokens by the head's 4 columns.
-//       CHECK:   %[[QKV:.+]] = scf.forall (%[[H:.+]], %[[T:.+]], %[[B:.+]]) = (0, 0, 0) to (8, %{{.+}}, %{{.+}}) step (1, 32, 1) shared_outs(%{{.+}}) -> (tensor<?x8x?x4xf32>)
+//       CHECK:   %[[QKV:.+]] = scf.forall (%[[H:.+]], %[[T:.+]], %[[B:.+]]) = (0, 0, 0) to (8, %{{.+}}, %{{.+}}) step (1, 48, 1) shared_outs(%{{.+}}) -> (tensor<?x8x?x4xf32>)
 //   CHECK-DAG:     %[[XT:.+]] = tensor.extract_slice %[[X]][%[[B]], %[[T]], 0] [1, %{{.+}}, 16] [1, 1, 1] : tensor<?x?x16xf32> to tensor<1x?x16xf32>
 //   CHECK-DAG:     %[[WT:.+]] = tensor.extract_slice %[[W3]][0, %[[H]], 0] [16, 1, 4] [1, 1, 1] : tensor<16x8x4xf32> to tensor<16x1x4xf32>
 //       CHECK:     linalg.broadcast
@@ -43,10 +43,11 @@
 //       FUSED:     tensor.extract_slice %[[Q]]
 //       FUSED:     scf.for
 //       FUSED:       math.exp
-// The output projection of the heads: parallel tiles of 32 tokens, each a
-// sum over heads and value columns (batch_reduce_matmul).
+// The output projection of the heads: parallel tiles of 48 tokens (the
+// host rule on AVX-512), each a sum over heads and value columns
+// (batch_reduce_matmul).
 //       CHECK:   %[[WO3:.+]] = tensor.expand_shape %[[WO]] {{\[}}[0, 1], [2]] output_shape [4, 4, 16] : tensor<16x16xf32> into tensor<4x4x16xf32>
-//       CHECK:   %[[Y:.+]] = scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (%{{.+}}, %{{.+}}) step (32, 1) shared_outs(%{{.+}}) -> (tensor<?x?x16xf32>)
+//       CHECK:   %[[Y:.+]] = scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (%{{.+}}, %{{.+}}) step (48, 1) shared_outs(%{{.+}}) -> (tensor<?x?x16xf32>)
 //       CHECK:     linalg.fill
 //       CHECK:     linalg.batch_reduce_matmul ins(%{{.+}}, %[[WO3]] : tensor<4x?x4xf32>, tensor<4x4x16xf32>) outs(%{{.+}} : tensor<?x16xf32>)
 //       CHECK:   return %[[Y]] : tensor<?x?x16xf32>

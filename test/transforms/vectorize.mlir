@@ -1,12 +1,18 @@
-// RUN: mha-opt %s -split-input-file -mha-vectorize | FileCheck %s
-// RUN: mha-opt %s -split-input-file -mha-vectorize="rows=4 cols=16" | FileCheck %s --check-prefix=BLOCK
-// RUN: mha-opt %s -split-input-file -mha-vectorize=max-vector-length=48 | FileCheck %s --check-prefix=LEN
-// RUN: mha-opt %s -split-input-file -mha-vectorize -canonicalize -cse | FileCheck %s --check-prefix=CANON
+// RUN: mha-opt %s -split-input-file -mha-vectorize=unroll=1 | FileCheck %s
+// RUN: mha-opt %s -split-input-file -mha-vectorize="rows=4 cols=16 unroll=1" | FileCheck %s --check-prefix=BLOCK
+// RUN: mha-opt %s -split-input-file -mha-vectorize="max-vector-length=48 unroll=1" | FileCheck %s --check-prefix=LEN
+// RUN: mha-opt %s -split-input-file -mha-vectorize=unroll=1 -canonicalize -cse | FileCheck %s --check-prefix=CANON
+// RUN: mha-opt %s -split-input-file -mha-vectorize -canonicalize -cse | FileCheck %s --check-prefix=UNROLL
 // RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=rows=0 2>&1 | FileCheck %s --check-prefix=ERR
 // RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=max-vector-length=-2 2>&1 | FileCheck %s --check-prefix=ERRLEN
+// RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=unroll=0 2>&1 | FileCheck %s --check-prefix=ERRUNROLL
 
-// ERR: error: mha-vectorize expects rows, cols, max-vector-length and lanes >= 1, got rows=0 cols=32 max-vector-length=256 lanes=16
-// ERRLEN: error: mha-vectorize expects rows, cols, max-vector-length and lanes >= 1, got rows=8 cols=32 max-vector-length=-2 lanes=16
+// ERR: error: mha-vectorize expects rows, cols, unroll, max-vector-length and lanes >= 1, got rows=0 cols=32 unroll=2 max-vector-length=256 lanes=16
+// ERRLEN: error: mha-vectorize expects rows, cols, unroll, max-vector-length and lanes >= 1, got rows=8 cols=32 unroll=2 max-vector-length=-2 lanes=16
+// ERRUNROLL: error: mha-vectorize expects rows, cols, unroll, max-vector-length and lanes >= 1, got rows=8 cols=32 unroll=0 max-vector-length=256 lanes=16
+
+// (The cases below but the UNROLL ones check one reduction step per
+// iteration, unroll=1; the pass's default is 2.)
 
 // A matmul: 8x32 blocks of C (2 row blocks x 2 column blocks), each summed
 // over k one step at a time. The block of C is read before the k loop and
@@ -50,6 +56,19 @@
 //       CANON:     %[[NEXT:.+]] = vector.contract {{.+}}, %[[ACC]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 //       CANON:     scf.yield %[[NEXT]] : vector<8x32xf32>
 //       CANON:   vector.transfer_write %[[SUM]], {{.+}} : vector<8x32xf32>, tensor<16x64xf32>
+// By default the k loop does 2 steps per iteration, in their order: the
+// second outer product adds to the first's result.
+// UNROLL-LABEL: func.func @matmul
+//   UNROLL-DAG:   %[[C2:.+]] = arith.constant 2 : index
+//   UNROLL-DAG:   %[[C64:.+]] = arith.constant 64 : index
+//       UNROLL:   %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %[[C64]] step %[[C2]] iter_args(%[[ACC:.+]] = %{{.+}}) -> (vector<8x32xf32>)
+//       UNROLL:     %[[COL:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %[[K]]]
+//       UNROLL:     %[[S1:.+]] = vector.contract {{.+}} %[[COL]], %{{.+}}, %[[ACC]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//       UNROLL:     %[[K1:.+]] = arith.addi %[[K]], %{{.+}} : index
+//       UNROLL:     %[[COL1:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %[[K1]]]
+//       UNROLL:     %[[S2:.+]] = vector.contract {{.+}} %[[COL1]], %{{.+}}, %[[S1]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//       UNROLL:     scf.yield %[[S2]] : vector<8x32xf32>
+//       UNROLL:   vector.transfer_write %[[SUM]], {{.+}} : vector<8x32xf32>, tensor<16x64xf32>
 func.func @matmul(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
   return %r : tensor<16x64xf32>
@@ -374,4 +393,23 @@ func.func @bounded_dynamic_row(%s: tensor<?xf32>, %o: tensor<?xf32>, %at: index)
   } -> tensor<?xf32>
   %r = tensor.insert_slice %e into %o[%at] [%size] [1] : tensor<?xf32> into tensor<?xf32>
   return %r : tensor<?xf32>
+}
+
+// -----
+
+// 5 reduction steps, 2 per iteration: the loop does the first 4, the last
+// one follows it, still before the block is written.
+// UNROLL-LABEL: func.func @matmul_odd_steps
+//   UNROLL-DAG:   %[[C2:.+]] = arith.constant 2 : index
+//   UNROLL-DAG:   %[[C4:.+]] = arith.constant 4 : index
+//       UNROLL:   %[[SUM:.+]] = scf.for %{{.+}} = %{{.+}} to %[[C4]] step %[[C2]] iter_args(%{{.+}} = %{{.+}}) -> (vector<8x32xf32>)
+//       UNROLL:     vector.contract
+//       UNROLL:     vector.contract
+//       UNROLL:     scf.yield
+//       UNROLL:   %[[COL:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %[[C4]]]
+//       UNROLL:   %[[LAST:.+]] = vector.contract {{.+}} %[[COL]], %{{.+}}, %[[SUM]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//       UNROLL:   vector.transfer_write %[[LAST]]
+func.func @matmul_odd_steps(%a: tensor<8x5xf32>, %b: tensor<5x32xf32>, %c: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<8x5xf32>, tensor<5x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
 }
