@@ -199,6 +199,9 @@ struct TileOps {
 /// Erases `value`'s slice, and the slices it was cut from, where nothing
 /// else reads them (defined below).
 void eraseDeadSlices(RewriterBase &rewriter, Value value);
+
+/// Dimension `dim` of `value`, static where known (defined below).
+OpFoldResult getSize(OpBuilder &b, Location loc, Value value, unsigned dim = 0);
 } // namespace
 
 SmallVector<Value> OnlineSoftmaxState::asRange() const {
@@ -374,14 +377,71 @@ static FailureOr<SmallVector<Value>> decomposeBlock(RewriterBase &rewriter,
   return results;
 }
 
+/// Restates the key count of `op`, a peeled loop's short block, as
+/// min(`bound`, count): peeling leaves it `ub - iv`, whose bound the
+/// vectorizer cannot see, and would vectorize the few keys as a whole
+/// scratch row; with the min it masks vectors of `bound` keys, as for any
+/// short block.
+static void boundKeys(RewriterBase &rewriter, OnlineAttentionOp op,
+                      int64_t bound) {
+  Location loc = op.getLoc();
+  OpFoldResult count = getSize(rewriter, loc, op.getKey());
+  if (getConstantIntValue(count))
+    return;
+  MLIRContext *context = rewriter.getContext();
+  OpFoldResult bounded = affine::makeComposedFoldedAffineMin(
+      rewriter, loc,
+      AffineMap::get(
+          1, 0,
+          {getAffineConstantExpr(bound, context), getAffineDimExpr(0, context)},
+          context),
+      {count});
+  // The block's views cut again with the bounded count (from what they
+  // were cut from, so that each stays one view).
+  auto resized = [&](Value view, unsigned dim) -> Value {
+    auto made = view.getDefiningOp<tensor::ExtractSliceOp>();
+    if (made && made.getSourceType().getRank() == made.getType().getRank()) {
+      SmallVector<OpFoldResult> sizes = made.getMixedSizes();
+      sizes[dim] = bounded;
+      return tensor::ExtractSliceOp::create(rewriter, loc, made.getSource(),
+                                            made.getMixedOffsets(), sizes,
+                                            made.getMixedStrides());
+    }
+    OpFoldResult zero = rewriter.getIndexAttr(0);
+    SmallVector<OpFoldResult> sizes = {getSize(rewriter, loc, view, 0),
+                                       getSize(rewriter, loc, view, 1)};
+    sizes[dim] = bounded;
+    return slice(rewriter, loc, view, {zero, zero}, sizes);
+  };
+  auto rowSlice = [&](Value view) { return resized(view, 0); };
+  auto columnSlice = [&](Value view) { return resized(view, 1); };
+  SmallVector<Value> views = op->getOperands();
+  rewriter.modifyOpInPlace(op, [&] {
+    op.getKeyMutable().assign(rowSlice(op.getKey()));
+    op.getValueMutable().assign(rowSlice(op.getValue()));
+    if (Value keysT = op.getKeysT())
+      op.getKeysTMutable().assign(columnSlice(keysT));
+    if (Value mask = op.getMask())
+      op.getMaskMutable().assign(columnSlice(mask));
+  });
+  for (Value view : views)
+    eraseDeadSlices(rewriter, view);
+}
+
 FailureOr<SmallVector<Value>> mlir::mha::tileKeys(RewriterBase &rewriter,
                                                   OnlineAttentionOp op,
                                                   ArrayRef<int64_t> blockSizes,
-                                                  bool fullBlocks) {
+                                                  bool fullBlocks,
+                                                  int64_t bound) {
   OpBuilder::InsertionGuard guard(rewriter);
   // One block of every key (fewer than the smallest block size).
-  if (blockSizes.empty())
+  if (blockSizes.empty()) {
+    if (bound) {
+      rewriter.setInsertionPoint(op);
+      boundKeys(rewriter, op, bound);
+    }
     return decomposeBlock(rewriter, op);
+  }
   // The key loop: the keys are the op's reduction, the state its
   // destinations, which the loop carries (FullReduction).
   scf::SCFTilingOptions options;
@@ -427,8 +487,8 @@ FailureOr<SmallVector<Value>> mlir::mha::tileKeys(RewriterBase &rewriter,
       // The short block, in blocks of the next size, and so on.
       OnlineAttentionOp rest;
       partial.walk([&](OnlineAttentionOp nested) { rest = nested; });
-      if (rest &&
-          failed(tileKeys(rewriter, rest, blockSizes.drop_front(), false)))
+      if (rest && failed(tileKeys(rewriter, rest, blockSizes.drop_front(),
+                                  /*fullBlocks=*/false, blockSizes.front())))
         return failure();
     }
   }
@@ -451,8 +511,7 @@ bool isOneQuery(const AttentionTile &tile) {
 /// Dimension `dim` of `value`: static where the type or the slice that made
 /// it says so (a peeled loop's blocks are slices of a constant size, typed
 /// `?` by the tiling that made them before the peeling).
-OpFoldResult getSize(OpBuilder &b, Location loc, Value value,
-                     unsigned dim = 0) {
+OpFoldResult getSize(OpBuilder &b, Location loc, Value value, unsigned dim) {
   auto type = cast<RankedTensorType>(value.getType());
   if (!type.isDynamicDim(dim))
     return b.getIndexAttr(type.getDimSize(dim));

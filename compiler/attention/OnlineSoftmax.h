@@ -152,12 +152,14 @@ private:
 /// other block has static shapes, and tiled again by the next block size,
 /// and so on; without block sizes, `op` is one block. `fullBlocks`: the
 /// caller knows that the keys are whole blocks of the first size, so the
-/// short block is dropped. Every block is then decomposed. Returns the
-/// final state (in `op`'s result order), which replaces `op`.
+/// short block is dropped. Every block is then decomposed. `bound`, where
+/// not 0, is a size that the keys of `op` are known to be below (the peeled
+/// block of a loop of blocks of that size). Returns the final state (in
+/// `op`'s result order), which replaces `op`.
 FailureOr<SmallVector<Value>> tileKeys(RewriterBase &rewriter,
                                        OnlineAttentionOp op,
                                        ArrayRef<int64_t> blockSizes,
-                                       bool fullBlocks);
+                                       bool fullBlocks, int64_t bound = 0);
 
 /// One block of `mha.online_attention` as linalg ops on tensors (the
 /// online-softmax update; their bodies AttentionMath's), written into its

@@ -15,8 +15,9 @@
 // The key loop of each range is the same `mha.online_attention` tiled by
 // scf::tileUsingSCF as in the query tiles (OnlineSoftmax.h); the forall over
 // (split, batch, head, query tile) and the merge are still built here:
-// `PartialReductionOpInterface` on mha.online_attention, so that
-// tileUsingSCF's PartialReductionOuterParallel made them, is not written yet.
+// `PartialReductionOpInterface` on mha.sdpa (partial states of key ranges,
+// merged by combineKeySplits), so that tileUsingSCF's
+// PartialReductionOuterParallel made them in one forall, is not written yet.
 //
 //===----------------------------------------------------------------------===//
 

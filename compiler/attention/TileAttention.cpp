@@ -30,7 +30,7 @@
 // of the forall's query offset after tiling. SplitKeys.cpp adds a pattern
 // for attention with too few query tiles to keep the cores busy, which
 // also splits the keys; its forall over key ranges is still its own (it
-// would need PartialReductionOpInterface on mha.online_attention).
+// would need PartialReductionOpInterface on mha.sdpa).
 //
 //===----------------------------------------------------------------------===//
 

@@ -24,13 +24,14 @@ func.func @whole_blocks(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x256x16xf32>, %
 
 // S = 100 keys: one loop of whole 64-key blocks (static shapes) up to the
 // last multiple of 64, and the last 36 keys peeled into a loop of their own
-// (dynamic shapes), which carries the first loop's state.
+// (dynamic shapes, at most 64 keys: an affine.min that the vectorizer
+// bounds), which carries the first loop's state.
 // CHECK-LABEL: func.func @peeled_block(
 //       CHECK:     %[[WHOLE:.+]]:7 = scf.for %{{.+}} = %{{.+}} to %[[SPLIT:[^ ]+]] step
 //       CHECK:       tensor.extract_slice %{{.+}} [64, 16] [1, 1] : tensor<100x16xf32> to tensor<64x16xf32>
 //       CHECK:       scf.yield
 //       CHECK:     %[[REST:.+]]:7 = scf.for %[[S:.+]] = %[[SPLIT]] to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[WHOLE]]#0,
-//       CHECK:       %[[N:.+]] = affine.apply #{{.+}}(%[[S]])
+//       CHECK:       %[[N:.+]] = affine.min #{{.+}}(%[[S]])
 //       CHECK:       tensor.extract_slice %{{.+}}[%[[S]], 0] [%[[N]], 16] [1, 1] : tensor<100x16xf32> to tensor<?x16xf32>
 //       CHECK:       scf.yield
 //       CHECK:     linalg.generic {{.*}} ins(%[[REST]]#1 : tensor<64xf32>) outs(%[[REST]]#2 : tensor<64x16xf32>)

@@ -203,7 +203,7 @@ func.func @tile_causal_remainder(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf
 //       CHECK:         %[[E:.+]] = math.exp
 //       CHECK:         arith.select %{{.+}}, %[[E]], %{{.+}} : f32
 //       CHECK:     scf.for %[[S1:.+]] = %[[SPLIT]] to %[[S]] step %{{.+}} iter_args(%{{.+}} = %[[WHOLE]]#0,
-//       CHECK:       %[[TK:.+]] = affine.apply #{{.+}}(%[[S1]])[%[[S]]]
+//       CHECK:       %[[TK:.+]] = affine.min #{{.+}}(%[[S1]])[%[[S]]]
 //       CHECK:       tensor.extract_slice %[[MROWS]][0, %[[S1]]] [%[[TQ]], %[[TK]]] [1, 1] : tensor<?x?xi1> to tensor<?x?xi1>
 
 // The key length is dynamic: the rule picks the fused path.
