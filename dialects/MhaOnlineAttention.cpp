@@ -62,10 +62,6 @@ MutableOperandRange OnlineAttentionOp::getDpsInitsMutable() {
                              getOperation()->getNumOperands() - begin);
 }
 
-bool OnlineAttentionOp::isOneQuery() {
-  return !getKeysT() && getQuery().getType().getDimSize(0) == 1;
-}
-
 LogicalResult OnlineAttentionOp::verify() {
   Checker check{*this};
   struct Ranked {

@@ -94,9 +94,6 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     /// max, sum, acc and the scratch are the destinations
     /// (DestinationStyleOpInterface), in this order.
     MutableOperandRange getDpsInitsMutable();
-    /// True for one query whose scores are dot products along the key rows
-    /// (no `keys_t`): its key scratch is `[BK, dk]`, the products.
-    bool isOneQuery();
   }];
   let hasVerifier = 1;
 }
