@@ -3,6 +3,7 @@
 #include "compiler/Registration.h"
 #include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
+#include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/SdpaTilingInterface.h"
 #include "dialects/MhaDialect.h"
 
@@ -63,6 +64,7 @@ void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
   // mha-tile-attention mha.sdpa.
   linalg::registerTilingInterfaceExternalModels(registry);
   registerSdpaTilingInterfaceExternalModels(registry);
+  registerOnlineAttentionTilingInterfaceExternalModels(registry);
 
   // One-shot bufferization of linalg on tensors and of function boundaries.
   arith::registerBufferizableOpInterfaceExternalModels(registry);

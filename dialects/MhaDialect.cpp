@@ -1,6 +1,7 @@
 //===- MhaDialect.cpp - The mha dialect -----------------------------------===//
 
 #include "dialects/MhaDialect.h"
+#include "dialects/MhaOnlineAttention.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -16,6 +17,10 @@ void MhaDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/MhaOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/MhaOnlineAttention.cpp.inc"
       >();
 }
 

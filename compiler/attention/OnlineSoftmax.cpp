@@ -10,7 +10,11 @@
 //   acc   = acc·corr + P · V_block
 //
 // and at the end out = l == 0 ? 0 : acc / l (combineKeySplits merges the
-// states of several key ranges first). The correction is guarded
+// states of several key ranges first). A range of keys is one
+// `mha.online_attention`: scf::tileUsingSCF makes its key loop through the
+// TilingInterface below (the keys a reduction into the whole state),
+// scf::peelForLoopAndSimplifyBounds peels the short last block, and each
+// block decomposes into the ops above (updateBlock). The correction is guarded
 // because a row that has seen no allowed key yet has m = m_new = -inf, and
 // exp(-inf - -inf) is NaN; P is selected, not computed from -inf, for the
 // same reason. Every step is a linalg op on tensors written into a
@@ -28,17 +32,25 @@
 
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/AttentionMath.h"
+#include "dialects/MhaDialect.h"
+#include "dialects/MhaOnlineAttention.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -68,6 +80,57 @@ Value unslice(OpBuilder &b, Location loc, Value source, Value dest,
   SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
   return tensor::InsertSliceOp::create(b, loc, source, dest, offsets, sizes,
                                        strides);
+}
+
+/// `size` as an attribute where it is a constant: also the constant
+/// `affine.apply` that loop peeling leaves for a full block's size.
+OpFoldResult foldSize(OpFoldResult size) {
+  auto value = dyn_cast<Value>(size);
+  if (!value)
+    return size;
+  if (auto apply = value.getDefiningOp<affine::AffineApplyOp>())
+    if (apply.getAffineMap().isSingleConstant())
+      return OpBuilder(apply).getIndexAttr(
+          apply.getAffineMap().getSingleConstantResult());
+  return getAsOpFoldResult(value);
+}
+
+/// The sizes of `value` as far as its type or the slice that made it says
+/// (without creating ops): an attribute where static, the slice's size value
+/// where that made it, else null.
+SmallVector<OpFoldResult> getKnownSizes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes(type.getRank());
+  SmallVector<OpFoldResult> made;
+  if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    for (auto [index, size] : llvm::enumerate(slice.getMixedSizes()))
+      if (!dropped.test(index))
+        made.push_back(foldSize(size));
+  }
+  Builder b(value.getContext());
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    sizes[dim] = !type.isDynamicDim(dim) ? b.getIndexAttr(type.getDimSize(dim))
+                 : made.empty()          ? OpFoldResult()
+                                         : made[dim];
+  return sizes;
+}
+
+/// `slice`, or `source` itself where that is the whole of it from 0 (the
+/// whole of a block, or the keys of a range that is all of them).
+Value sliceUnlessWhole(OpBuilder &b, Location loc, Value source,
+                       ArrayRef<OpFoldResult> offsets,
+                       ArrayRef<OpFoldResult> sizes) {
+  bool whole = llvm::all_of(offsets, [](OpFoldResult offset) {
+    return isConstantIntValue(offset, 0);
+  });
+  SmallVector<OpFoldResult> known = getKnownSizes(source);
+  for (auto [size, knownSize] : llvm::zip_equal(sizes, known))
+    whole = whole && knownSize &&
+            (knownSize == size ||
+             (getConstantIntValue(size) &&
+              getConstantIntValue(size) == getConstantIntValue(knownSize)));
+  return whole ? source : slice(b, loc, source, offsets, sizes);
 }
 
 /// `value` in f32: widened (exactly) where it is a bf16 key or value
@@ -133,6 +196,12 @@ struct TileOps {
         b, loc, RankedTensorType::get(shape, b.getF32Type()), dynamicSizes);
   }
 };
+/// Erases `value`'s slice, and the slices it was cut from, where nothing
+/// else reads them (defined below).
+void eraseDeadSlices(RewriterBase &rewriter, Value value);
+
+/// Dimension `dim` of `value`, static where known (defined below).
+OpFoldResult getSize(OpBuilder &b, Location loc, Value value, unsigned dim = 0);
 } // namespace
 
 SmallVector<Value> OnlineSoftmaxState::asRange() const {
@@ -205,74 +274,358 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
   return state;
 }
 
+OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
+    RewriterBase &rewriter, const OnlineSoftmaxState &state, OpFoldResult begin,
+    OpFoldResult count, bool causal) {
+  OpFoldResult zero = rewriter.getIndexAttr(0);
+  OpFoldResult dk = rewriter.getIndexAttr(keyDim),
+               dv = rewriter.getIndexAttr(valueDim);
+  // The range's keys, values and mask: views of the tile's.
+  Value keys =
+      sliceUnlessWhole(rewriter, loc, tile.key, {begin, zero}, {count, dk});
+  Value values =
+      sliceUnlessWhole(rewriter, loc, tile.value, {begin, zero}, {count, dv});
+  Value keysT, mask;
+  if (tile.keyT)
+    keysT =
+        sliceUnlessWhole(rewriter, loc, tile.keyT, {zero, begin}, {dk, count});
+  if (tile.maskRows)
+    mask = sliceUnlessWhole(rewriter, loc, tile.maskRows, {zero, begin},
+                            {tile.numQueries, count});
+  SmallVector<Value> inits = state.asRange();
+  return OnlineAttentionOp::create(
+      rewriter, loc, ValueRange(inits).getTypes(), tile.query, keys, values,
+      keysT, mask, tile.queryStart,
+      getValueOrCreateConstantIndexOp(rewriter, loc, begin),
+      causal ? tile.causalOffset : Value(),
+      rewriter.getF64FloatAttr(tile.scale),
+      causal ? rewriter.getUnitAttr() : nullptr, inits[0], inits[1], inits[2],
+      inits[3], inits[4], inits[5], inits[6],
+      state.valuesWide ? state.valuesWide : Value());
+}
+
+OnlineSoftmaxState OnlineSoftmaxBuilder::updateByKeys(
+    const OnlineSoftmaxState &state, OpFoldResult begin, OpFoldResult end,
+    bool causal, ArrayRef<int64_t> blockSizes, bool fullBlocks) {
+  IRRewriter rewriter(builder);
+  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
+  // An empty range (end < begin) has no keys; all the keys need no clamp.
+  OpFoldResult count = end;
+  if (!isConstantIntValue(begin, 0) || end != getKnownSizes(tile.key)[0])
+    count = affine::makeComposedFoldedAffineMax(
+        rewriter, loc,
+        AffineMap::get(2, 0, {d1 - d0, builder.getAffineConstantExpr(0)},
+                       builder.getContext()),
+        {begin, end});
+  if (isConstantIntValue(count, 0))
+    return state;
+  OnlineAttentionOp update =
+      createUpdate(rewriter, state, begin, count, causal);
+  FailureOr<SmallVector<Value>> results =
+      tileKeys(rewriter, update, blockSizes, fullBlocks);
+  // tileUsingSCF fails only on a malformed op, which createUpdate does not
+  // make.
+  assert(succeeded(results) && "expects the key loop to tile");
+  return OnlineSoftmaxState::fromRange(*results);
+}
+
 OnlineSoftmaxState
 OnlineSoftmaxBuilder::iterateKeyRange(const OnlineSoftmaxState &state,
                                       OpFoldResult begin, OpFoldResult end,
                                       bool causal) {
-  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
-  // An empty range (end < begin) stays empty in every loop below.
-  end = affine::makeComposedFoldedAffineMax(
-      builder, loc, AffineMap::get(2, 0, {d0, d1}, builder.getContext()),
-      {begin, end});
-  // The end of the whole blocks of `block` keys from `from`.
-  auto wholeBlocksEnd = [&](OpFoldResult from, int64_t block) {
-    return affine::makeComposedFoldedAffineApply(
-        builder, loc, d0 + (d1 - d0).floorDiv(block) * block, {from, end});
-  };
   // A block size larger than a static key count would slice past the
   // scratch (sized by the keys): no such block fits anyway.
   int64_t keys = cast<RankedTensorType>(tile.key.getType()).getDimSize(0);
   auto fits = [&](int64_t block) {
     return ShapedType::isDynamic(keys) || block <= keys;
   };
-  OnlineSoftmaxState next = state;
-  OpFoldResult from = begin;
-  if (fits(keyTile)) {
-    OpFoldResult fullEnd = wholeBlocksEnd(from, keyTile);
-    next = iterateKeyBlocks(next, from, fullEnd, causal, /*fullBlocks=*/true);
-    from = fullEnd;
-  }
-  if (keyTile > kTailKeys && fits(kTailKeys)) {
-    OpFoldResult tailEnd = wholeBlocksEnd(from, kTailKeys);
-    next = iterateKeyBlocks(next, from, tailEnd, causal,
-                            /*fullBlocks=*/true, kTailKeys);
-    from = tailEnd;
-  }
-  return iterateKeyBlocks(next, from, end, causal, /*fullBlocks=*/false,
-                          std::min(keyTile, kTailKeys));
+  SmallVector<int64_t> blockSizes;
+  if (fits(keyTile))
+    blockSizes.push_back(keyTile);
+  if (keyTile > kTailKeys && fits(kTailKeys))
+    blockSizes.push_back(kTailKeys);
+  return updateByKeys(state, begin, end, causal, blockSizes,
+                      /*fullBlocks=*/false);
 }
 
 OnlineSoftmaxState OnlineSoftmaxBuilder::iterateKeyBlocks(
     const OnlineSoftmaxState &state, OpFoldResult begin, OpFoldResult end,
     bool causal, bool fullBlocks, int64_t blockKeys) {
-  int64_t keyTile = blockKeys ? blockKeys : this->keyTile;
-  Value lower = getValueOrCreateConstantIndexOp(builder, loc, begin);
-  Value upper = getValueOrCreateConstantIndexOp(builder, loc, end);
-  Value step = arith::ConstantIndexOp::create(builder, loc, keyTile);
-  auto loop = scf::ForOp::create(
-      builder, loc, lower, upper, step, state.asRange(),
-      [&](OpBuilder &b, Location nloc, Value keyStart, ValueRange carried) {
-        // The last block of a range that is not a multiple of BK is short.
-        OpFoldResult numKeys = b.getIndexAttr(keyTile);
-        if (!fullBlocks) {
-          AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
-          numKeys = affine::makeComposedFoldedAffineMin(
-              b, nloc,
-              AffineMap::get(2, 0, {b.getAffineConstantExpr(keyTile), d0 - d1},
-                             b.getContext()),
-              {upper, keyStart});
-        }
-        OnlineSoftmaxState next =
-            updateBlock(b, nloc, OnlineSoftmaxState::fromRange(carried),
-                        keyStart, numKeys, causal);
-        scf::YieldOp::create(b, nloc, next.asRange());
-      });
-  return OnlineSoftmaxState::fromRange(loop.getResults());
+  int64_t block = blockKeys ? blockKeys : keyTile;
+  // The scratch holds no more keys than a static key count.
+  int64_t keys = cast<RankedTensorType>(tile.key.getType()).getDimSize(0);
+  if (!ShapedType::isDynamic(keys))
+    block = std::max<int64_t>(1, std::min(block, keys));
+  return updateByKeys(state, begin, end, causal, {block}, fullBlocks);
 }
 
-OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
-    OpBuilder &b, Location loc, const OnlineSoftmaxState &state, Value keyStart,
-    OpFoldResult numKeys, bool causal) {
+/// Replaces `op`, one block, by its decomposition (linalg's
+/// AggregatedOpInterface), and erases the views it no longer needs.
+static FailureOr<SmallVector<Value>> decomposeBlock(RewriterBase &rewriter,
+                                                   OnlineAttentionOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  FailureOr<SmallVector<Value>> results =
+      cast<linalg::AggregatedOpInterface>(op.getOperation())
+          .decomposeOperation(rewriter);
+  if (failed(results))
+    return failure();
+  SmallVector<Value> operands = op->getOperands();
+  rewriter.replaceOp(op, *results);
+  for (Value operand : operands)
+    eraseDeadSlices(rewriter, operand);
+  return results;
+}
+
+/// Restates the key count of `op`, a peeled loop's short block, as
+/// min(`bound`, count): peeling leaves it `ub - iv`, whose bound the
+/// vectorizer cannot see, and would vectorize the few keys as a whole
+/// scratch row; with the min it masks vectors of `bound` keys, as for any
+/// short block.
+static void boundKeys(RewriterBase &rewriter, OnlineAttentionOp op,
+                      int64_t bound) {
+  Location loc = op.getLoc();
+  OpFoldResult count = getSize(rewriter, loc, op.getKey());
+  if (getConstantIntValue(count))
+    return;
+  MLIRContext *context = rewriter.getContext();
+  OpFoldResult bounded = affine::makeComposedFoldedAffineMin(
+      rewriter, loc,
+      AffineMap::get(
+          1, 0,
+          {getAffineConstantExpr(bound, context), getAffineDimExpr(0, context)},
+          context),
+      {count});
+  // The block's views cut again with the bounded count (from what they
+  // were cut from, so that each stays one view).
+  auto resized = [&](Value view, unsigned dim) -> Value {
+    auto made = view.getDefiningOp<tensor::ExtractSliceOp>();
+    if (made && made.getSourceType().getRank() == made.getType().getRank()) {
+      SmallVector<OpFoldResult> sizes = made.getMixedSizes();
+      sizes[dim] = bounded;
+      return tensor::ExtractSliceOp::create(rewriter, loc, made.getSource(),
+                                            made.getMixedOffsets(), sizes,
+                                            made.getMixedStrides());
+    }
+    OpFoldResult zero = rewriter.getIndexAttr(0);
+    SmallVector<OpFoldResult> sizes = {getSize(rewriter, loc, view, 0),
+                                       getSize(rewriter, loc, view, 1)};
+    sizes[dim] = bounded;
+    return slice(rewriter, loc, view, {zero, zero}, sizes);
+  };
+  auto rowSlice = [&](Value view) { return resized(view, 0); };
+  auto columnSlice = [&](Value view) { return resized(view, 1); };
+  SmallVector<Value> views = op->getOperands();
+  rewriter.modifyOpInPlace(op, [&] {
+    op.getKeyMutable().assign(rowSlice(op.getKey()));
+    op.getValueMutable().assign(rowSlice(op.getValue()));
+    if (Value keysT = op.getKeysT())
+      op.getKeysTMutable().assign(columnSlice(keysT));
+    if (Value mask = op.getMask())
+      op.getMaskMutable().assign(columnSlice(mask));
+  });
+  for (Value view : views)
+    eraseDeadSlices(rewriter, view);
+}
+
+FailureOr<SmallVector<Value>> mlir::mha::tileKeys(RewriterBase &rewriter,
+                                                  OnlineAttentionOp op,
+                                                  ArrayRef<int64_t> blockSizes,
+                                                  bool fullBlocks,
+                                                  int64_t bound) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  // One block of every key (fewer than the smallest block size).
+  if (blockSizes.empty()) {
+    if (bound) {
+      rewriter.setInsertionPoint(op);
+      boundKeys(rewriter, op, bound);
+    }
+    return decomposeBlock(rewriter, op);
+  }
+  // The key loop: the keys are the op's reduction, the state its
+  // destinations, which the loop carries (FullReduction).
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+      .setTileSizes({rewriter.getIndexAttr(blockSizes.front())});
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  auto loop = cast<scf::ForOp>(tiled->loops.front().getOperation());
+  // Every tile writes the whole state, which tileUsingSCF inserts into the
+  // carried destinations at offset 0 with their sizes; with dynamic rows it
+  // cannot fold that insert (its sizes are `tensor.dim`s of the inits), and
+  // bufferization would copy the state onto itself per block: the tile's
+  // value is yielded as it is.
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (OpOperand &yielded : yield->getOpOperands()) {
+    auto insert = yielded.get().getDefiningOp<tensor::InsertSliceOp>();
+    if (!insert || insert.getSourceType() != insert.getDestType() ||
+        insert.getDest() !=
+            loop.getRegionIterArgs()[yielded.getOperandNumber()] ||
+        !llvm::all_of(insert.getMixedOffsets(), [](OpFoldResult offset) {
+          return isConstantIntValue(offset, 0);
+        }))
+      continue;
+    rewriter.modifyOpInPlace(yield, [&] { yielded.set(insert.getSource()); });
+    if (insert->use_empty())
+      rewriter.eraseOp(insert);
+  }
+  // Whole blocks have static shapes (what the vectorizer needs): the last,
+  // short block is peeled off the loop, which leaves the others of
+  // exactly `blockSizes.front()` keys.
+  scf::ForOp partial;
+  SmallVector<Value> results = loop.getResults();
+  if (succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial))) {
+    if (fullBlocks) {
+      // The caller knows that the range is whole blocks: the short block
+      // never runs.
+      rewriter.replaceOp(partial, partial.getInitArgs());
+    } else {
+      results = partial.getResults();
+      // The short block, in blocks of the next size, and so on.
+      OnlineAttentionOp rest;
+      partial.walk([&](OnlineAttentionOp nested) { rest = nested; });
+      if (rest && failed(tileKeys(rewriter, rest, blockSizes.drop_front(),
+                                  /*fullBlocks=*/false, blockSizes.front())))
+        return failure();
+    }
+  }
+  // Each block's update is linalg ops on tensors.
+  SmallVector<OnlineAttentionOp> blocks;
+  loop.walk([&](OnlineAttentionOp nested) { blocks.push_back(nested); });
+  for (OnlineAttentionOp block : blocks)
+    if (failed(decomposeBlock(rewriter, block)))
+      return failure();
+  return results;
+}
+
+namespace {
+/// One query without a transposed view of its keys: the scores are dot
+/// products along each key row.
+bool isOneQuery(const AttentionTile &tile) {
+  return !tile.keyT && isConstantIntValue(tile.numQueries, 1);
+}
+
+/// Dimension `dim` of `value`: static where the type or the slice that made
+/// it says so (a peeled loop's blocks are slices of a constant size, typed
+/// `?` by the tiling that made them before the peeling).
+OpFoldResult getSize(OpBuilder &b, Location loc, Value value, unsigned dim) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.isDynamicDim(dim))
+    return b.getIndexAttr(type.getDimSize(dim));
+  if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    SmallVector<OpFoldResult> kept;
+    for (auto [index, size] : llvm::enumerate(slice.getMixedSizes()))
+      if (!dropped.test(index))
+        kept.push_back(size);
+    return foldSize(kept[dim]);
+  }
+  return tensor::getMixedSize(b, loc, value, dim);
+}
+
+/// `value` with the static type its sizes allow: a slice of a constant size
+/// typed `?` (a peeled loop's block, made by tiling before the peeling) is
+/// made again so that the block's ops see static shapes (what the vectorizer
+/// needs). A block sliced out of a range of keys that is itself a slice of
+/// the same rank is taken straight from what the range was sliced from: one
+/// view per block, as the key loop had before it was tiled.
+Value withStaticSizes(OpBuilder &b, Location loc, Value value) {
+  auto slice = value ? value.getDefiningOp<tensor::ExtractSliceOp>()
+                     : tensor::ExtractSliceOp();
+  if (!slice)
+    return value;
+  auto range = slice.getSource().getDefiningOp<tensor::ExtractSliceOp>();
+  if (range && range.getSourceType().getRank() != range.getType().getRank())
+    range = {};
+  SmallVector<OpFoldResult> sizes;
+  for (OpFoldResult size : slice.getMixedSizes())
+    sizes.push_back(foldSize(size));
+  // The same rank reduction, with the sizes that are constants static.
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  SmallVector<int64_t> shape;
+  for (auto [index, size] : llvm::enumerate(sizes))
+    if (!dropped.test(index))
+      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  auto type = RankedTensorType::get(shape, slice.getType().getElementType());
+  if (type == slice.getType() && !range)
+    return value;
+  Value source = slice.getSource();
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets(),
+                            strides = slice.getMixedStrides();
+  if (range) {
+    SmallVector<OpFoldResult> combinedOffsets, combinedSizes, combinedStrides;
+    if (succeeded(affine::mergeOffsetsSizesAndStrides(
+            b, loc, range.getMixedOffsets(), range.getMixedSizes(),
+            range.getMixedStrides(), range.getDroppedDims(), offsets, sizes,
+            strides, combinedOffsets, combinedSizes, combinedStrides))) {
+      source = range.getSource();
+      offsets = combinedOffsets;
+      sizes = combinedSizes;
+      strides = combinedStrides;
+    }
+  }
+  return tensor::ExtractSliceOp::create(b, loc, type, source, offsets, sizes,
+                                        strides);
+}
+
+void eraseDeadSlices(RewriterBase &rewriter, Value value) {
+  while (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!slice->use_empty())
+      return;
+    value = slice.getSource();
+    rewriter.eraseOp(slice);
+  }
+}
+
+/// The update of `state` by the block of `numKeys` keys from `keyStart`:
+/// `tile`'s keys, values, Kᵀ and mask are those of the block.
+OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
+                               const AttentionTile &tile,
+                               const OnlineSoftmaxState &state, Value keyStart,
+                               OpFoldResult numKeys, bool causal);
+} // namespace
+
+FailureOr<SmallVector<Value>>
+mlir::mha::decomposeOnlineAttention(OpBuilder &b, OnlineAttentionOp op) {
+  Location loc = op.getLoc();
+  AttentionTile tile;
+  tile.query = op.getQuery();
+  tile.key = withStaticSizes(b, loc, op.getKey());
+  tile.value = withStaticSizes(b, loc, op.getValue());
+  tile.keyT = withStaticSizes(b, loc, op.getKeysT());
+  tile.maskRows = withStaticSizes(b, loc, op.getMask());
+  tile.queryStart = op.getQueryStart();
+  tile.causalOffset = op.getCausalOffset();
+  tile.numQueries = getSize(b, loc, op.getQuery());
+  tile.scale = op.getScale().convertToDouble();
+  OpFoldResult numKeys = getSize(b, loc, tile.key);
+  // The block must fit the scratch.
+  auto fitsScratch = [&](Value scratch, unsigned dim) {
+    int64_t capacity =
+        cast<RankedTensorType>(scratch.getType()).getDimSize(dim);
+    std::optional<int64_t> keys = getConstantIntValue(numKeys);
+    return ShapedType::isDynamic(capacity) || !keys || *keys <= capacity;
+  };
+  if (!fitsScratch(op.getScores(), 1))
+    return op.emitOpError("expects a block of at most as many keys as the "
+                          "scores scratch has columns");
+  OnlineSoftmaxState state = OnlineSoftmaxState::fromRange(op.getDpsInits());
+  return updateBlock(b, loc, tile, state, op.getKeyStart(), numKeys,
+                     op.getCausal())
+      .asRange();
+}
+
+namespace {
+OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
+                               const AttentionTile &tile,
+                               const OnlineSoftmaxState &state, Value keyStart,
+                               OpFoldResult numKeys, bool causal) {
+  int64_t keyDim = cast<RankedTensorType>(tile.key.getType()).getDimSize(1);
+  int64_t valueDim = cast<RankedTensorType>(tile.value.getType()).getDimSize(1);
+  bool oneQuery = isOneQuery(tile);
   TileOps ops{b, loc};
   OpFoldResult zero = b.getIndexAttr(0);
   OpFoldResult rows = tile.numQueries;
@@ -283,12 +636,15 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   constants.one = ops.f32(1.0);
   Value zeroF = constants.zero;
 
-  // The block's keys, values and mask: views of the operands, not copies.
-  Value keys = slice(b, loc, tile.key, {keyStart, zero}, {numKeys, dk});
-  Value values = slice(b, loc, tile.value, {keyStart, zero}, {numKeys, dv});
+  // The block's keys, values and mask, with static shapes where the block
+  // size is static.
+  Value keys = sliceUnlessWhole(b, loc, tile.key, {zero, zero}, {numKeys, dk});
+  Value values =
+      sliceUnlessWhole(b, loc, tile.value, {zero, zero}, {numKeys, dv});
   Value mask;
   if (tile.maskRows)
-    mask = slice(b, loc, tile.maskRows, {zero, keyStart}, {rows, numKeys});
+    mask =
+        sliceUnlessWhole(b, loc, tile.maskRows, {zero, zero}, {rows, numKeys});
 
   // Whether key j of the block may be attended by query i: the mask, and
   // for blocks crossing the diagonal key <= query (+ S - T when bottom-right
@@ -314,7 +670,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   Value keysT;
   Value scores;
   Type f32 = b.getF32Type();
-  if (isOneQuery()) {
+  if (oneQuery) {
     SmallVector<OpFoldResult> unit(2, b.getIndexAttr(1));
     Value queryRow = tensor::ExtractSliceOp::create(
         b, loc, RankedTensorType::get({keyDim}, f32), tile.query,
@@ -348,7 +704,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
         b, loc, scoreRow, scores, ArrayRef<OpFoldResult>{zero, zero},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
   } else if (tile.keyT) {
-    keysT = slice(b, loc, tile.keyT, {zero, keyStart}, {dk, numKeys});
+    keysT = sliceUnlessWhole(b, loc, tile.keyT, {zero, zero}, {dk, numKeys});
   } else {
     keysT = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
     if (isBF16(keys))
@@ -365,7 +721,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
   }
 
   // S = Q · Kᵀ over (query i, dk k, key j).
-  if (!isOneQuery()) {
+  if (!oneQuery) {
     scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
     scores = ops.fill(zeroF, scores);
     scores = ops.generic(
@@ -473,7 +829,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
       unslice(b, loc, weights, state.scores, {zero, zero}, {rows, numKeys});
   next.keysT =
       tile.keyT ? state.keysT
-      : isOneQuery()
+      : oneQuery
           ? unslice(b, loc, keysT, state.keysT, {zero, zero}, {numKeys, dk})
           : unslice(b, loc, keysT, state.keysT, {zero, zero}, {dk, numKeys});
   next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
@@ -485,6 +841,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateBlock(
                  : state.valuesWide;
   return next;
 }
+} // namespace
 
 Value OnlineSoftmaxBuilder::finalize(const OnlineSoftmaxState &state) {
   return TileOps{builder, loc}.normalize(state.sum, state.acc);
@@ -556,4 +913,115 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
       overColumnsAndSplits, weighted);
 
   return ops.normalize(sum, acc);
+}
+
+namespace {
+/// `mha.online_attention` as a TilingInterface op: its one loop is the keys,
+/// a reduction into the destinations, so that a tile of keys updates the
+/// whole state (FullReduction tiling makes the key loop, with the state its
+/// loop-carried values).
+struct OnlineAttentionTilingInterface
+    : TilingInterface::ExternalModel<OnlineAttentionTilingInterface,
+                                     OnlineAttentionOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *) const {
+    return {utils::IteratorType::reduction};
+  }
+
+  SmallVector<Range> getIterationDomain(Operation *op, OpBuilder &b) const {
+    auto update = cast<OnlineAttentionOp>(op);
+    // The count that made the keys, except an `affine.apply`: tiling
+    // composes that into each tile's size (`affine.min`), and peeling can
+    // only prove the whole tiles' sizes against the loop's own upper bound,
+    // so the count is then a `tensor.dim`.
+    OpFoldResult keys = getKnownSizes(update.getKey())[0];
+    auto keysValue = dyn_cast_if_present<Value>(keys);
+    if (!keys ||
+        (keysValue && keysValue.getDefiningOp<affine::AffineApplyOp>()))
+      keys = tensor::DimOp::create(b, op->getLoc(), update.getKey(), 0)
+                 .getResult();
+    return {{b.getIndexAttr(0), keys, b.getIndexAttr(1)}};
+  }
+
+  /// The same update by the keys [offset, offset + size): views of the
+  /// keys, values, Kᵀ and mask, the first key's position moved; the
+  /// destinations are the whole state (which tiling has made the loop's).
+  FailureOr<TilingResult>
+  getTiledImplementation(Operation *op, OpBuilder &b,
+                         ArrayRef<OpFoldResult> offsets,
+                         ArrayRef<OpFoldResult> sizes) const {
+    auto update = cast<OnlineAttentionOp>(op);
+    Location loc = op->getLoc();
+    OpFoldResult offset = offsets[0], size = sizes[0];
+    OpFoldResult zero = b.getIndexAttr(0);
+    auto dim = [&](Value value, unsigned index) {
+      return b.getIndexAttr(
+          cast<RankedTensorType>(value.getType()).getDimSize(index));
+    };
+    SmallVector<Operation *> slices;
+    auto sliceOf = [&](Value source, ArrayRef<OpFoldResult> sliceOffsets,
+                       ArrayRef<OpFoldResult> sliceSizes) -> Value {
+      Value result = slice(b, loc, source, sliceOffsets, sliceSizes);
+      slices.push_back(result.getDefiningOp());
+      return result;
+    };
+    // The views first, then the op that reads them.
+    Value key = update.getKey(), value = update.getValue();
+    Value keys = sliceOf(key, {offset, zero}, {size, dim(key, 1)});
+    Value values = sliceOf(value, {offset, zero}, {size, dim(value, 1)});
+    Value keysT, mask;
+    if (Value whole = update.getKeysT())
+      keysT = sliceOf(whole, {zero, offset}, {dim(whole, 0), size});
+    if (Value whole = update.getMask())
+      mask = sliceOf(whole, {zero, offset}, {getSize(b, loc, whole, 0), size});
+    AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+    Value keyStart = getValueOrCreateConstantIndexOp(
+        b, loc,
+        affine::makeComposedFoldedAffineApply(b, loc, d0 + d1,
+                                              {update.getKeyStart(), offset}));
+    auto tiled = cast<OnlineAttentionOp>(b.clone(*op));
+    tiled.getKeyMutable().assign(keys);
+    tiled.getValueMutable().assign(values);
+    if (keysT)
+      tiled.getKeysTMutable().assign(keysT);
+    if (mask)
+      tiled.getMaskMutable().assign(mask);
+    tiled.getKeyStartMutable().assign(keyStart);
+    return TilingResult{
+        {tiled}, SmallVector<Value>(tiled->getResults()), slices};
+  }
+
+  /// Every key tile writes the whole of every destination.
+  LogicalResult
+  getResultTilePosition(Operation *op, OpBuilder &b, unsigned resultNumber,
+                        ArrayRef<OpFoldResult> offsets,
+                        ArrayRef<OpFoldResult> sizes,
+                        SmallVector<OpFoldResult> &resultOffsets,
+                        SmallVector<OpFoldResult> &resultSizes) const {
+    Value init = cast<OnlineAttentionOp>(op).getDpsInits()[resultNumber];
+    resultSizes = tensor::getMixedSizes(b, op->getLoc(), init);
+    resultOffsets.assign(resultSizes.size(), b.getIndexAttr(0));
+    return success();
+  }
+};
+} // namespace
+
+namespace {
+/// One block of `mha.online_attention` decomposes into linalg ops, as
+/// IREE's `online_attention` does through the same interface.
+struct OnlineAttentionDecomposition
+    : linalg::AggregatedOpInterface::ExternalModel<OnlineAttentionDecomposition,
+                                                   OnlineAttentionOp> {
+  FailureOr<SmallVector<Value>> decomposeOperation(Operation *op,
+                                                   OpBuilder &b) const {
+    return decomposeOnlineAttention(b, cast<OnlineAttentionOp>(op));
+  }
+};
+} // namespace
+
+void mlir::mha::registerOnlineAttentionTilingInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, MhaDialect *) {
+    OnlineAttentionOp::attachInterface<OnlineAttentionTilingInterface,
+                                       OnlineAttentionDecomposition>(*context);
+  });
 }

@@ -1,11 +1,14 @@
-//===- OnlineSoftmax.h - Flash-style attention of one query tile -*- C++
-//-*-===//
+//===- OnlineSoftmax.h - Flash attention of one query tile ------*- C++ -*-===//
 //
 // Builds, in linalg on tensors, the attention of one query tile of one head
 // against its keys one block at a time: the running row maximum m, the
 // running sum l and the unnormalized output acc are carried from block to
 // block (online softmax), so that no more than one [tq, tk] block of scores
-// ever exists. `mha-tile-attention` calls it inside its parallel tile loop.
+// ever exists. The update by a range of keys is `mha.online_attention`,
+// whose key loop is scf::tileUsingSCF's (its TilingInterface, attached
+// here) and whose blocks decompose into linalg ops (its
+// AggregatedOpInterface). `mha-tile-attention` calls it inside its parallel
+// tile loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,10 +16,14 @@
 #define MHA_COMPILER_ATTENTION_ONLINESOFTMAX_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
 namespace mha {
+
+class OnlineAttentionOp;
 
 /// One query tile of one head: the operands the online softmax reads.
 struct AttentionTile {
@@ -56,7 +63,8 @@ struct OnlineSoftmaxState {
   /// (then not carried).
   Value valuesWide;
 
-  /// The values in a fixed order (loop-carried values of scf.for);
+  /// The values in a fixed order (the destinations of
+  /// `mha.online_attention`, and so the key loop's carried values);
   /// `valuesWide` last, where there is one.
   SmallVector<Value> asRange() const;
   /// The inverse of `asRange`.
@@ -78,11 +86,14 @@ public:
   OnlineSoftmaxState initialize(Value accInit, Value maxInit = {},
                                 Value sumInit = {});
 
-  /// An scf.for over the key blocks of [begin, end) in steps of BK, each
-  /// updating the state. `causal` applies key <= query (+ the tile's causal
-  /// offset) inside the blocks (only needed for blocks that cross the
-  /// diagonal); `fullBlocks` says
-  /// that every block has exactly BK keys, so their shapes are static.
+  /// The update of the state by the keys [begin, end): an
+  /// `mha.online_attention` whose key loop is scf::tileUsingSCF's (an
+  /// scf.for over blocks of BK keys, or `blockKeys`), each block decomposed
+  /// (decomposeOnlineAttention). `causal` applies key <= query (+ the tile's
+  /// causal offset) inside the blocks (only needed for blocks that cross the
+  /// diagonal). The short last block of a range that BK may not divide is
+  /// peeled off, so the other blocks have static shapes; `fullBlocks` says
+  /// that the range is whole blocks, so there is no short block to peel.
   OnlineSoftmaxState iterateKeyBlocks(const OnlineSoftmaxState &state,
                                       OpFoldResult begin, OpFoldResult end,
                                       bool causal, bool fullBlocks,
@@ -90,10 +101,12 @@ public:
 
   /// The blocks of [begin, end) where `end - begin` is only known at run
   /// time: as many whole blocks of BK keys as fit, then whole blocks of
-  /// `kTailKeys` keys, then the rest (< kTailKeys keys). The first two loops
-  /// have static shapes (so they are vectorized); only the few keys of the
-  /// last have dynamic ones. Decoding needs it: a sequence's keys end at
-  /// its own length, which no tile size divides.
+  /// `kTailKeys` keys, then the rest (< kTailKeys keys): the key loop of BK
+  /// with its last block peeled, that block tiled again by `kTailKeys` and
+  /// peeled (tileKeys). The first two loops have static shapes (so they are
+  /// vectorized); only the few keys of the last have dynamic ones. Decoding
+  /// needs it: a sequence's keys end at its own length, which no tile size
+  /// divides.
   OnlineSoftmaxState iterateKeyRange(const OnlineSoftmaxState &state,
                                      OpFoldResult begin, OpFoldResult end,
                                      bool causal);
@@ -110,11 +123,18 @@ private:
   /// the scores are dot products along each key row.
   bool isOneQuery() const;
 
-  /// The update of `state` by the block of `numKeys` keys from `keyStart`.
-  OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
+  /// The `mha.online_attention` of the state by the `count` keys from
+  /// `begin`.
+  OnlineAttentionOp createUpdate(RewriterBase &rewriter,
                                  const OnlineSoftmaxState &state,
-                                 Value keyStart, OpFoldResult numKeys,
+                                 OpFoldResult begin, OpFoldResult count,
                                  bool causal);
+
+  /// The update by [begin, end), tiled by `tileKeys`.
+  OnlineSoftmaxState updateByKeys(const OnlineSoftmaxState &state,
+                                  OpFoldResult begin, OpFoldResult end,
+                                  bool causal, ArrayRef<int64_t> blockSizes,
+                                  bool fullBlocks);
 
   /// Where the ops go, and what they compute on.
   OpBuilder &builder;
@@ -125,6 +145,33 @@ private:
   /// dk and dv.
   int64_t keyDim, valueDim;
 };
+
+/// Tiles the keys of `op` (scf::tileUsingSCF, FullReduction: an scf.for
+/// that carries the state) by `blockSizes.front()` keys; the last, short
+/// block is peeled off (scf::peelForLoopAndSimplifyBounds), so that every
+/// other block has static shapes, and tiled again by the next block size,
+/// and so on; without block sizes, `op` is one block. `fullBlocks`: the
+/// caller knows that the keys are whole blocks of the first size, so the
+/// short block is dropped. Every block is then decomposed. `bound`, where
+/// not 0, is a size that the keys of `op` are known to be below (the peeled
+/// block of a loop of blocks of that size). Returns the final state (in
+/// `op`'s result order), which replaces `op`.
+FailureOr<SmallVector<Value>> tileKeys(RewriterBase &rewriter,
+                                       OnlineAttentionOp op,
+                                       ArrayRef<int64_t> blockSizes,
+                                       bool fullBlocks, int64_t bound = 0);
+
+/// One block of `mha.online_attention` as linalg ops on tensors (the
+/// online-softmax update; their bodies AttentionMath's), written into its
+/// destinations: the values that replace its results.
+FailureOr<SmallVector<Value>> decomposeOnlineAttention(OpBuilder &builder,
+                                                       OnlineAttentionOp op);
+
+/// Attaches `TilingInterface` (one reduction loop, the keys) and linalg's
+/// `AggregatedOpInterface` (decomposeOnlineAttention) to
+/// `mha.online_attention`.
+void registerOnlineAttentionTilingInterfaceExternalModels(
+    DialectRegistry &registry);
 
 /// Merges the states of P disjoint key ranges of the same rows into the
 /// attention output: with M = max_p m_p and w_p = m_p == -inf ? 0 :

@@ -12,6 +12,12 @@
 // only the first T keys. Bottom-right causal attention is split (decoding:
 // the last query sees every key): each range stops at the tile's causal end
 // T' + S - T (T' the end of the tile) and tests the diagonal in every block.
+// The key loop of each range is the same `mha.online_attention` tiled by
+// scf::tileUsingSCF as in the query tiles (OnlineSoftmax.h); the forall over
+// (split, batch, head, query tile) and the merge are still built here:
+// `PartialReductionOpInterface` on mha.sdpa (partial states of key ranges,
+// merged by combineKeySplits), so that tileUsingSCF's
+// PartialReductionOuterParallel made them in one forall, is not written yet.
 //
 //===----------------------------------------------------------------------===//
 

@@ -9,25 +9,28 @@
 //    of the mask and its key/value head (query head h reads head
 //    h / (H / Hkv): a view, never a copy) and writes its [tq, dv] block of
 //    the result in place;
-// 2. online softmax: the tiled implementation (SdpaTiling::buildTile) runs
-//    `scf.for` loops over key blocks carrying the running maximum, sum and
-//    output (OnlineSoftmax.h); with `causal` the loop ends at the tile's
-//    last query (+ S - T when bottom-right aligned), so blocks wholly above
-//    the diagonal are never visited, and only blocks that cross the
-//    diagonal test key <= query;
-// 3. decompose: each key block's work is linalg ops on tensors (scores,
-//    maximum, exponentials, sums, P·V; their bodies AttentionMath's) in one
-//    loop body, so a [tq, tk] block of scores is all that exists of the
-//    score matrix.
+// 2. online softmax: the tiled implementation (SdpaTiling::buildTile) fills
+//    the running maximum, sum and output and makes an
+//    `mha.online_attention` (IREE's `online_attention`) per range of keys
+//    the tile sees; with `causal` the keys end at the tile's last query
+//    (+ S - T when bottom-right aligned), so blocks wholly above the
+//    diagonal are never visited, and only the range of blocks that cross
+//    the diagonal tests key <= query;
+// 3. tile the keys: `scf::tileUsingSCF` through mha.online_attention's
+//    `TilingInterface` makes the key loop (an scf.for carrying the state),
+//    `scf::peelForLoopAndSimplifyBounds` peels its short last block
+//    (OnlineSoftmax.h, tileKeys);
+// 4. decompose: each key block's update is linalg ops on tensors (scores,
+//    maximum, exponentials, sums, P·V; their bodies AttentionMath's)
+//    through linalg's `AggregatedOpInterface`, so a [tq, tk] block of
+//    scores is all that exists of the score matrix.
 //
 // Ours, where upstream has no mechanism: the causal block skipping (the key
-// loops' bounds, step 2) and the balanced order of causal query tiles, a
-// rewrite of the forall's query offset after tiling. The key loops are
-// still built by OnlineSoftmax.cpp, not by tileReductionUsingScf: the tiled
-// op would need a destination-style online-attention form (IREE's
-// `online_attention`) with PartialReductionOpInterface. SplitKeys.cpp adds
-// a pattern for attention with too few query tiles to keep the cores busy,
-// which also splits the keys.
+// ranges, step 2) and the balanced order of causal query tiles, a rewrite
+// of the forall's query offset after tiling. SplitKeys.cpp adds a pattern
+// for attention with too few query tiles to keep the cores busy, which
+// also splits the keys; its forall over key ranges is still its own (it
+// would need PartialReductionOpInterface on mha.sdpa).
 //
 //===----------------------------------------------------------------------===//
 

@@ -17,11 +17,16 @@
 //       CHECK:     %[[END:.+]] = affine.min #[[$END]](
 //       CHECK:     %[[KEYEND:.+]] = affine.max #[[$CLAMP]](%[[END]])
 //       CHECK:     %[[FULL:.+]] = affine.max #[[$CLAMP]](
-//       CHECK:     scf.for %{{.+}} = %{{.+}} to %[[FULL]] step
+//       CHECK:     %[[FULLKEYS:.+]] = affine.max #{{.+}}(%[[FULL]])
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step
 //   CHECK-NOT:       arith.cmpi sle
-//       CHECK:     scf.for %{{.+}} = %[[FULL]] to %[[KEYEND]] step
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %[[FULLKEYS]] step
+//   CHECK-NOT:       arith.cmpi sle
+//       CHECK:     %[[DIAGKEYS:.+]] = affine.max #{{.+}}(%[[FULL]], %[[KEYEND]])
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step
 //       CHECK:       %[[DIAG:.+]] = arith.addi %{{.+}}, %c-16 : index
 //       CHECK:       arith.cmpi sle, %{{.+}}, %[[DIAG]] : index
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %[[DIAGKEYS]] step
 func.func @tile_bottom_right_fewer_keys(%q: tensor<1x1x40x8xf32>, %k: tensor<1x1x24x8xf32>, %v: tensor<1x1x24x8xf32>) -> tensor<1x1x40x8xf32> {
   %o = mha.sdpa %q, %k, %v causal(bottom_right) : (tensor<1x1x40x8xf32>, tensor<1x1x24x8xf32>, tensor<1x1x24x8xf32>) -> tensor<1x1x40x8xf32>
   return %o : tensor<1x1x40x8xf32>
@@ -57,7 +62,10 @@ func.func @tile_bottom_right_dynamic(%q: tensor<?x1x?x8xf32>, %k: tensor<?x1x?x8
 //       CHECK:   scf.forall (%[[P:.+]], %{{.+}}, %{{.+}}, %{{.+}}) in (2, 1, 1, 1)
 //       CHECK:     %[[BEGIN:.+]] = affine.apply #[[$BEGIN]](%[[P]])
 //       CHECK:     %[[END:.+]] = affine.min #[[$END]](%[[P]])
-//       CHECK:     scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step
+//       CHECK:     %[[COUNT:.+]] = affine.max #{{.+}}(%[[END]], %[[P]])
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step
+//   CHECK-NOT:       arith.cmpi sle
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step
 //   CHECK-NOT:       arith.cmpi sle
 //       CHECK:   return
 func.func @split_keys_decode_bottom_right(%q: tensor<1x1x1x8xf32>, %k: tensor<1x1x300x8xf32>, %v: tensor<1x1x300x8xf32>) -> tensor<1x1x1x8xf32> {
@@ -74,9 +82,11 @@ func.func @split_keys_decode_bottom_right(%q: tensor<1x1x1x8xf32>, %k: tensor<1x
 //       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) in (2, 1, 1, 1)
 //       CHECK:     %[[SPLITEND:.+]] = affine.min
 //       CHECK:     %[[END:.+]] = affine.min #{{.+}}(%[[SPLITEND]],
-//       CHECK:     scf.for %{{.+}} = %{{.+}} to %[[END]] step
+//       CHECK:     %[[COUNT:.+]] = affine.max #{{.+}}(%[[END]],
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step
 //       CHECK:       %[[DIAG:.+]] = arith.addi %{{.+}}, %c295 : index
 //       CHECK:       arith.cmpi sle, %{{.+}}, %[[DIAG]] : index
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step
 func.func @split_keys_bottom_right_few_queries(%q: tensor<1x1x5x8xf32>, %k: tensor<1x1x300x8xf32>, %v: tensor<1x1x300x8xf32>) -> tensor<1x1x5x8xf32> {
   %o = mha.sdpa %q, %k, %v causal(bottom_right) : (tensor<1x1x5x8xf32>, tensor<1x1x300x8xf32>, tensor<1x1x300x8xf32>) -> tensor<1x1x5x8xf32>
   return %o : tensor<1x1x5x8xf32>

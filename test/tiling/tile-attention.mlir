@@ -29,7 +29,6 @@
 //       CHECK:   %[[INIT:.+]] = tensor.empty() : tensor<2x4x32x6xf32>
 //       CHECK:   %[[RES:.+]] = scf.forall (%[[B:.+]], %[[H:.+]], %[[T0:.+]]) = (0, 0, 0) to (2, 4, 32) step (1, 1, 16) shared_outs(%[[OUT:.+]] = %[[INIT]])
 //       CHECK:     %[[QT:.+]] = tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x32x8xf32> to tensor<16x8xf32>
-//       CHECK:     %[[KH:.+]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], 0, 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<16x8xf32>
 //       CHECK:     %[[VH:.+]] = tensor.extract_slice %[[V]][%[[B]], %[[H]], 0, 0] [1, 1, 16, 6] [1, 1, 1, 1] : tensor<2x4x16x6xf32> to tensor<16x6xf32>
 //       CHECK:     %[[KTH:.+]] = tensor.extract_slice %[[KTALL]][%[[B]], %[[H]], 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<2x4x8x16xf32> to tensor<8x16xf32>
 //       CHECK:     %[[OT:.+]] = tensor.extract_slice %[[OUT]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 6] [1, 1, 1, 1] : tensor<2x4x32x6xf32> to tensor<16x6xf32>
@@ -103,8 +102,10 @@ func.func @negative_tiny_auto(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, 
 
 // Causal, T = S = 37 with tiles 16 x 8: remainder tiles (affine.min), query
 // tiles in the order 0, 2, 1 (balanced shares of the parallel loop), keys
-// up to the tile's last query only, and the causal test only in the second
-// loop, which covers the blocks that cross the diagonal.
+// up to the tile's last query only, and the causal test only in the loops
+// over the blocks that cross the diagonal. Each key range is an
+// mha.online_attention tiled by scf::tileUsingSCF (an scf.for of 8-key
+// blocks, static) with its last, short block peeled into a loop of its own.
 //   CHECK-DAG: #[[$PAIR:.+]] = affine_map<(d0) -> ((d0 floordiv 16) floordiv 2)>
 //   CHECK-DAG: #[[$FROMEND:.+]] = affine_map<(d0) -> (-((d0 floordiv 16) floordiv 2) + 2)>
 //   CHECK-DAG: #[[$ODD:.+]] = affine_map<(d0) -> ((d0 floordiv 16) mod 2)>
@@ -112,7 +113,10 @@ func.func @negative_tiny_auto(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, 
 //   CHECK-DAG: #[[$ROWS:.+]] = affine_map<(d0) -> (16, -d0 + 37)>
 //   CHECK-DAG: #[[$KEYEND:.+]] = affine_map<(d0, d1) -> (37, d0 + d1)>
 //   CHECK-DAG: #[[$FULLEND:.+]] = affine_map<(d0, d1) -> (d0, ((d1 + 1) floordiv 8) * 8)>
-//   CHECK-DAG: #[[$BLOCK:.+]] = affine_map<(d0, d1) -> (8, d0 - d1)>
+//   CHECK-DAG: #[[$ATLEASTZERO:.+]] = affine_map<(d0) -> (d0, 0)>
+//   CHECK-DAG: #[[$WHOLE:.+]] = affine_map<()[s0, s1, s2] -> (s1 - (s1 - s0) mod s2)>
+//   CHECK-DAG: #[[$COUNT:.+]] = affine_map<(d0, d1) -> (d1 - d0, 0)>
+//   CHECK-DAG: #[[$SHIFT:.+]] = affine_map<(d0, d1) -> (d0 + d1)>
 // CHECK-LABEL: func.func @tile_causal_remainder(
 //       CHECK:   scf.forall (%{{.+}}, %{{.+}}, %[[I:.+]]) = (0, 0, 0) to (1, 2, 37) step (1, 1, 16)
 //   CHECK-DAG:     %[[PAIR:.+]] = affine.apply #[[$PAIR]](%[[I]])
@@ -126,17 +130,25 @@ func.func @negative_tiny_auto(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, 
 //       CHECK:     bufferization.alloc_tensor(%[[TQ]]) : tensor<?xf32>
 //       CHECK:     %[[END:.+]] = affine.min #[[$KEYEND]](%[[QS]], %[[TQ]])
 //       CHECK:     %[[FULL:.+]] = affine.min #[[$FULLEND]](%[[END]], %[[QS]])
-//       CHECK:     %[[FIRST:.+]]:7 = scf.for %[[S0:.+]] = %{{.+}} to %[[FULL]] step
-//       CHECK:       affine.min #[[$BLOCK]](%[[FULL]], %[[S0]])
+//       CHECK:     %[[FULLKEYS:.+]] = affine.max #[[$ATLEASTZERO]](%[[FULL]])
+//       CHECK:     %[[SPLIT:.+]] = affine.apply #[[$WHOLE]]()[%{{.+}}, %[[FULLKEYS]], %{{.+}}]
+//       CHECK:     %[[FIRST:.+]]:7 = scf.for %{{.+}} = %{{.+}} to %[[SPLIT]] step
+//   CHECK-NOT:       linalg.index
+//       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.+}}, %{{.+}} : tensor<?x8xf32>, tensor<8x8xf32>)
 //   CHECK-NOT:       linalg.index
 //       CHECK:       scf.yield
-//       CHECK:     %[[DIAG:.+]]:7 = scf.for %[[S1:.+]] = %[[FULL]] to %[[END]] step %{{.+}} iter_args(%{{.+}} = %[[FIRST]]#0,
-//       CHECK:       affine.min #[[$BLOCK]](%[[END]], %[[S1]])
+//       CHECK:     %[[FIRSTREST:.+]]:7 = scf.for %{{.+}} = %[[SPLIT]] to %[[FULLKEYS]] step %{{.+}} iter_args(%{{.+}} = %[[FIRST]]#0,
+//   CHECK-NOT:       linalg.index
+//       CHECK:       scf.yield
+//       CHECK:     %[[DIAGKEYS:.+]] = affine.max #[[$COUNT]](%[[FULL]], %[[END]])
+//       CHECK:     %[[DSPLIT:.+]] = affine.apply #[[$WHOLE]]()[%{{.+}}, %[[DIAGKEYS]], %{{.+}}]
+//       CHECK:     %[[DIAG:.+]]:7 = scf.for %[[S1:.+]] = %{{.+}} to %[[DSPLIT]] step %{{.+}} iter_args(%{{.+}} = %[[FIRSTREST]]#0,
+//       CHECK:       %[[K0:.+]] = affine.apply #[[$SHIFT]](%[[FULL]], %[[S1]])
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]}
 //       CHECK:         %[[QI:.+]] = linalg.index 0 : index
 //       CHECK:         %[[QUERY:.+]] = arith.addi %{{.+}}, %[[QI]] : index
 //       CHECK:         %[[KJ:.+]] = linalg.index 1 : index
-//       CHECK:         %[[KEY:.+]] = arith.addi %[[S1]], %[[KJ]] : index
+//       CHECK:         %[[KEY:.+]] = arith.addi %[[K0]], %[[KJ]] : index
 //       CHECK:         %[[OK:.+]] = arith.cmpi ule, %[[KEY]], %[[QUERY]] : index
 //       CHECK:         %[[ALLOWED:.+]] = arith.select %[[OK]], %{{.+}}, %cst
 //       CHECK:         arith.maximumf %{{.+}}, %[[ALLOWED]]
@@ -144,7 +156,10 @@ func.func @negative_tiny_auto(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, 
 //       CHECK:         math.exp
 //       CHECK:         arith.cmpi ule
 //       CHECK:       scf.yield
-//       CHECK:     linalg.generic {{.*}} ins(%[[DIAG]]#1 : tensor<?xf32>) outs(%[[DIAG]]#2 : tensor<?x8xf32>)
+//       CHECK:     %[[DIAGREST:.+]]:7 = scf.for %{{.+}} = %[[DSPLIT]] to %[[DIAGKEYS]] step %{{.+}} iter_args(%{{.+}} = %[[DIAG]]#0,
+//       CHECK:         linalg.index
+//       CHECK:       scf.yield
+//       CHECK:     linalg.generic {{.*}} ins(%[[DIAGREST]]#1 : tensor<?xf32>) outs(%[[DIAGREST]]#2 : tensor<?x8xf32>)
 
 // T*S = 37*37 >= 16: the rule picks the fused path.
 // AUTO-LABEL: func.func @tile_causal_remainder(
@@ -174,17 +189,22 @@ func.func @tile_causal_remainder(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf
 //       CHECK:     tensor.extract_slice %[[K]][%[[B]], %[[G]], 0, 0] [1, 1, %[[S]], 8] [1, 1, 1, 1] : tensor<?x2x?x8xf32> to tensor<?x8xf32>
 //       CHECK:     tensor.extract_slice %[[V]][%[[B]], %[[G]], 0, 0] [1, 1, %[[S]], 8] [1, 1, 1, 1] : tensor<?x2x?x8xf32> to tensor<?x8xf32>
 //       CHECK:     %[[MROWS:.+]] = tensor.extract_slice %[[MASK]][0, %[[T0]], 0] [1, %[[TQ]], %[[S]]] [1, 1, 1] : tensor<1x?x?xi1> to tensor<?x?xi1>
-//       CHECK:     scf.for %[[S0:.+]] = %{{.+}} to %[[S]] step
-//       CHECK:       %[[TK:.+]] = affine.min #{{.+}}(%[[S0]])[%[[S]]]
-//       CHECK:       %[[MBLK:.+]] = tensor.extract_slice %[[MROWS]][0, %[[S0]]] [%[[TQ]], %[[TK]]] [1, 1] : tensor<?x?xi1> to tensor<?x?xi1>
-//       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.+}}, %[[MBLK]] : tensor<?x?xf32>, tensor<?x?xi1>)
+// The key loop runs over whole blocks of 8 keys (static), up to the last
+// multiple of 8; the last, short block is peeled into a loop of its own.
+//       CHECK:     %[[SPLIT:.+]] = affine.apply #{{.+}}()[%{{.+}}, %[[S]], %{{.+}}]
+//       CHECK:     %[[WHOLE:.+]]:7 = scf.for %[[S0:.+]] = %{{.+}} to %[[SPLIT]] step
+//       CHECK:       %[[MBLK:.+]] = tensor.extract_slice %[[MROWS]][0, %[[S0]]] [%[[TQ]], 8] [1, 1] : tensor<?x?xi1> to tensor<?x8xi1>
+//       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.+}}, %[[MBLK]] : tensor<?x8xf32>, tensor<?x8xi1>)
 //       CHECK:         ^bb0(%[[SCORE:.+]]: f32, %[[ALLOW:.+]]: i1, %[[OLD:.+]]: f32):
 //       CHECK:         %[[SCALED:.+]] = arith.mulf %[[SCORE]]
 //       CHECK:         %[[MASKED:.+]] = arith.select %[[ALLOW]], %[[SCALED]], %{{.+}} : f32
 //       CHECK:         arith.maximumf %[[OLD]], %[[MASKED]] : f32
-//       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%{{.+}}, %[[MBLK]] : tensor<?xf32>, tensor<?x?xi1>)
+//       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%{{.+}}, %[[MBLK]] : tensor<?xf32>, tensor<?x8xi1>)
 //       CHECK:         %[[E:.+]] = math.exp
 //       CHECK:         arith.select %{{.+}}, %[[E]], %{{.+}} : f32
+//       CHECK:     scf.for %[[S1:.+]] = %[[SPLIT]] to %[[S]] step %{{.+}} iter_args(%{{.+}} = %[[WHOLE]]#0,
+//       CHECK:       %[[TK:.+]] = affine.min #{{.+}}(%[[S1]])[%[[S]]]
+//       CHECK:       tensor.extract_slice %[[MROWS]][0, %[[S1]]] [%[[TQ]], %[[TK]]] [1, 1] : tensor<?x?xi1> to tensor<?x?xi1>
 
 // The key length is dynamic: the rule picks the fused path.
 // AUTO-LABEL: func.func @tile_dynamic_gqa_mask(
@@ -227,9 +247,11 @@ func.func @tile_mask_dynamic_batch(%q: tensor<?x2x5x8xf32>, %k: tensor<?x2x11x8x
 // Decoding one token of one head: 1 query tile is fewer than the 2 key
 // splits, so the keys are split too, into ranges of whole blocks
 // ([0, 152) and [152, 300)), each running the online softmax into its slice
-// of the partial states; the states are then merged in split order.
+// of the partial states (the range's whole blocks, then its short last
+// block, peeled); the states are then merged in split order.
 //   CHECK-DAG: #[[$BEGIN:.+]] = affine_map<(d0) -> (d0 * 152)>
 //   CHECK-DAG: #[[$END:.+]] = affine_map<(d0) -> (300, d0 * 152 + 152)>
+//   CHECK-DAG: #[[$COUNT:.+]] = affine_map<(d0, d1) -> (d0 - d1 * 152, 0)>
 // CHECK-LABEL: func.func @split_keys_decode(
 //       CHECK:   %[[ACCS:.+]] = bufferization.alloc_tensor() : tensor<2x1x1x1x8xf32>
 //       CHECK:   %[[MAXS:.+]] = bufferization.alloc_tensor() : tensor<2x1x1x1xf32>
@@ -237,7 +259,9 @@ func.func @tile_mask_dynamic_batch(%q: tensor<?x2x5x8xf32>, %k: tensor<?x2x11x8x
 //       CHECK:   %[[PARTS:.+]]:3 = scf.forall (%[[P:.+]], %{{.+}}, %{{.+}}, %{{.+}}) in (2, 1, 1, 1) shared_outs(%[[ACC:.+]] = %[[ACCS]], %[[MAX:.+]] = %[[MAXS]], %[[SUM:.+]] = %[[SUMS]])
 //       CHECK:     %[[BEGIN:.+]] = affine.apply #[[$BEGIN]](%[[P]])
 //       CHECK:     %[[END:.+]] = affine.min #[[$END]](%[[P]])
-//       CHECK:     %[[STATE:.+]]:7 = scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step
+//       CHECK:     %[[COUNT:.+]] = affine.max #[[$COUNT]](%[[END]], %[[P]])
+//       CHECK:     %[[WHOLE:.+]]:7 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step
+//       CHECK:     %[[STATE:.+]]:7 = scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step %{{.+}} iter_args(%{{.+}} = %[[WHOLE]]#0,
 //       CHECK:     scf.forall.in_parallel
 //       CHECK:       tensor.parallel_insert_slice %[[STATE]]#2 into %[[ACC]][%[[P]],
 //       CHECK:       tensor.parallel_insert_slice %[[STATE]]#0 into %[[MAX]][%[[P]],

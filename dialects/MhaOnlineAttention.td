@@ -1,0 +1,101 @@
+//===- MhaOnlineAttention.td - The online-softmax update op --*- tablegen -*-===//
+//
+// The one op of the dialect that only the compiler makes: it is kept apart
+// from MhaOps.td so that the graph ops' users do not depend on it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_ONLINE_ATTENTION_TD
+#define MHA_ONLINE_ATTENTION_TD
+
+include "dialects/MhaDialect.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// mha.online_attention
+//===----------------------------------------------------------------------===//
+
+def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
+    AttrSizedOperandSegments, DestinationStyleOpInterface]> {
+  let summary = "the online-softmax update of one query tile by a range of "
+                "keys";
+  let description = [{
+    The running state of flash attention for the `tq` queries of one head,
+    updated by the keys `[key_start, key_start + n)`: with the scores
+    `s = Q · Kᵀ · scale` (only where the mask and, with `causal`,
+    `key ≤ query + causal_offset` allow),
+
+    - `max = max(max_in, rowmax(s))`,
+    - `sum = sum_in · exp(max_in − max) + rowsum(exp(s − max))`,
+    - `acc = acc_in · exp(max_in − max) + exp(s − max) · V`,
+
+    and the attention of the tile is `acc / sum` once every key is in (see
+    `docs/pipeline.md`). It is what `mha-tile-attention` makes of one query
+    tile of `mha.sdpa`, the destination-style form that IREE's LinalgExt
+    calls `online_attention`: the keys are a reduction whose tiles update
+    the same state, so tiling them (`TilingInterface`) makes the key loop,
+    and each tile decomposes into linalg ops on tensors.
+
+    - `query [tq, dk]` (f32), `key [n, dk]` and `value [n, dv]` (f32, or
+      bf16 read from a cache and widened per block); `keys_t [dk, n]` (f32),
+      where given, are the same keys transposed once for every tile of a
+      head; `mask [tq, n]` (`i1`, `true` = may attend).
+    - `query_start` and `key_start` are the positions of the first query and
+      the first key in the sequence, which causality compares; query `i`
+      sees key `j` when `key_start + j ≤ query_start + i + causal_offset`
+      (0 when absent). Without `causal` they are not read.
+    - `outs`: `max [tq]`, `sum [tq]`, `acc [tq, dv]`, all f32, the state
+      before and (the first three results) after the keys.
+    - `scratch`: the per-block buffers `scores [BQ, BK]`, `keys [dk, BK]`
+      (`[BK, dk]` for one query without `keys_t`), `new_max [BQ]`,
+      `correction [BQ]` and, with bf16 values, `values [BK, dv]`, at least as
+      large as one block; their results hold nothing of use. They are
+      destinations so that the key loop carries them and bufferization
+      allocates them once per tile, not once per key block.
+
+    ```mlir
+    %r:7 = mha.online_attention ins(%q, %k, %v) query_start(%i)
+        key_start(%c0) scale(1.250000e-01)
+        outs(%max, %sum, %acc) scratch(%s, %kt, %nm, %corr)
+        : (tensor<64x64xf32>, tensor<512x64xf32>, tensor<512x64xf32>, index,
+           index, tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>,
+           tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>,
+           tensor<64xf32>)
+        -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>,
+            tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>,
+            tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins
+      RankedTensorOf<[F32]>:$query, RankedTensorOf<[F32, BF16]>:$key,
+      RankedTensorOf<[F32, BF16]>:$value,
+      Optional<RankedTensorOf<[F32]>>:$keys_t,
+      Optional<RankedTensorOf<[I1]>>:$mask, Index:$query_start,
+      Index:$key_start, Optional<Index>:$causal_offset, F64Attr:$scale,
+      UnitAttr:$causal, RankedTensorOf<[F32]>:$max,
+      RankedTensorOf<[F32]>:$sum, RankedTensorOf<[F32]>:$acc,
+      RankedTensorOf<[F32]>:$scores, RankedTensorOf<[F32]>:$keys_scratch,
+      RankedTensorOf<[F32]>:$new_max, RankedTensorOf<[F32]>:$correction,
+      Optional<RankedTensorOf<[F32]>>:$values_scratch);
+  let results = (outs Variadic<RankedTensorOf<[F32]>>:$results);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `)`
+    (`keys_t` `(` $keys_t^ `)`)? (`mask` `(` $mask^ `)`)?
+    `query_start` `(` $query_start `)` `key_start` `(` $key_start `)`
+    (`causal_offset` `(` $causal_offset^ `)`)? `scale` `(` $scale `)`
+    (`causal` $causal^)?
+    `outs` `(` $max `,` $sum `,` $acc `)`
+    `scratch` `(` $scores `,` $keys_scratch `,` $new_max `,` $correction
+    (`,` $values_scratch^)? `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// max, sum, acc and the scratch are the destinations
+    /// (DestinationStyleOpInterface), in this order.
+    MutableOperandRange getDpsInitsMutable();
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MHA_ONLINE_ATTENTION_TD
