@@ -1,6 +1,7 @@
 //===- MhaOnlineAttention.cpp - The online-softmax update op --------------===//
 
 #include "dialects/MhaOnlineAttention.h"
+#include "dialects/ShapeChecker.h"
 
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -10,46 +11,6 @@
 
 using namespace mlir;
 using namespace mlir::mha;
-
-namespace {
-/// Prints one dimension as the IR does: `?` for a dynamic size.
-std::string dimToString(int64_t dim) {
-  return ShapedType::isDynamic(dim) ? "?" : std::to_string(dim);
-}
-
-/// The diagnostics of the op, in the words of MhaOps.cpp's: what was
-/// expected and what was found.
-struct Checker {
-  Operation *op;
-
-  LogicalResult rank(Value value, StringRef name, int64_t rank,
-                     StringRef layout) {
-    int64_t found = cast<RankedTensorType>(value.getType()).getRank();
-    if (found == rank)
-      return success();
-    return op->emitOpError() << "expects " << name << " to have rank " << rank
-                             << " (" << layout << "), got rank " << found;
-  }
-
-  LogicalResult isStatic(Value value, StringRef name, int64_t index,
-                         StringRef dimName) {
-    if (!cast<RankedTensorType>(value.getType()).isDynamicDim(index))
-      return success();
-    return op->emitOpError() << "expects a static " << dimName << " (dimension "
-                             << index << " of " << name << "), got ?";
-  }
-
-  /// `what` has size `expected` (when both sizes are known).
-  LogicalResult dim(StringRef what, int64_t expected, int64_t found) {
-    if (ShapedType::isDynamic(expected) || ShapedType::isDynamic(found) ||
-        expected == found)
-      return success();
-    return op->emitOpError()
-           << "expects " << what << " to be " << dimToString(expected)
-           << ", got " << dimToString(found);
-  }
-};
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // OnlineAttentionOp
@@ -63,7 +24,7 @@ MutableOperandRange OnlineAttentionOp::getDpsInitsMutable() {
 }
 
 LogicalResult OnlineAttentionOp::verify() {
-  Checker check{*this};
+  ShapeChecker check(*this);
   struct Ranked {
     Value value;
     StringRef name;
