@@ -101,6 +101,17 @@ py::dtype dtypeOf(ElementType type) {
   return py::dtype::of<bool>();
 }
 
+/// The bfloat16 bits (uint16) of the float32 C-order `array`'s elements,
+/// rounded to nearest even (runtime/BFloat16.h): a call's bf16 arguments
+/// and mha.to_bf16_bits.
+py::array roundToBF16(const py::array &array) {
+  py::array_t<uint16_t> bits(
+      std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()));
+  floatsToBF16Bits(static_cast<const float *>(array.data()),
+                   bits.mutable_data(), array.size());
+  return bits;
+}
+
 /// A graph compiled for this CPU, called with NumPy arrays.
 class Layer {
 public:
@@ -624,16 +635,6 @@ private:
     return array;
   }
 
-  /// The bfloat16 bits (uint16) of the float32 C-order `array`'s elements,
-  /// rounded to nearest even (runtime/BFloat16.h).
-  static py::array roundToBF16(const py::array &array) {
-    py::array_t<uint16_t> bits(
-        std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()));
-    floatsToBF16Bits(static_cast<const float *>(array.data()),
-                     bits.mutable_data(), array.size());
-    return bits;
-  }
-
   /// A C-order copy of `array`.
   static py::array copyToC(const py::array &array) {
     py::module_ numpy = py::module_::import("numpy");
@@ -906,11 +907,7 @@ PYBIND11_MODULE(_mha, m) {
                : py::str(py::type::handle_of(value).attr("__name__"))
                      .cast<std::string>()));
     py::module_ numpy = py::module_::import("numpy");
-    auto array = numpy.attr("ascontiguousarray")(value).cast<py::array>();
-    py::array_t<uint16_t> bits(
-        std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()));
-    floatsToBF16Bits(static_cast<const float *>(array.data()),
-                     bits.mutable_data(), array.size());
-    return bits;
+    return roundToBF16(
+        numpy.attr("ascontiguousarray")(value).cast<py::array>());
   });
 }

@@ -215,14 +215,10 @@ SmallVector<Value> OnlineSoftmaxState::asRange() const {
 OnlineSoftmaxState OnlineSoftmaxState::fromRange(ValueRange values) {
   assert((values.size() == 7 || values.size() == 8) &&
          "expects the values of asRange");
-  return {values[0],
-          values[1],
-          values[2],
-          values[3],
-          values[4],
-          values[5],
-          values[6],
-          values.size() == 8 ? values[7] : Value()};
+  return {values[0], values[1],
+          values[2], values[3],
+          values[4], values[5],
+          values[6], values.size() == 8 ? values[7] : Value()};
 }
 
 OnlineSoftmaxBuilder::OnlineSoftmaxBuilder(OpBuilder &builder, Location loc,
@@ -362,7 +358,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::iterateKeyBlocks(
 /// Replaces `op`, one block, by its decomposition (linalg's
 /// AggregatedOpInterface), and erases the views it no longer needs.
 static FailureOr<SmallVector<Value>> decomposeBlock(RewriterBase &rewriter,
-                                                   OnlineAttentionOp op) {
+                                                    OnlineAttentionOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   FailureOr<SmallVector<Value>> results =
@@ -512,17 +508,8 @@ bool isOneQuery(const AttentionTile &tile) {
 /// it says so (a peeled loop's blocks are slices of a constant size, typed
 /// `?` by the tiling that made them before the peeling).
 OpFoldResult getSize(OpBuilder &b, Location loc, Value value, unsigned dim) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (!type.isDynamicDim(dim))
-    return b.getIndexAttr(type.getDimSize(dim));
-  if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
-    llvm::SmallBitVector dropped = slice.getDroppedDims();
-    SmallVector<OpFoldResult> kept;
-    for (auto [index, size] : llvm::enumerate(slice.getMixedSizes()))
-      if (!dropped.test(index))
-        kept.push_back(size);
-    return foldSize(kept[dim]);
-  }
+  if (OpFoldResult known = getKnownSizes(value)[dim])
+    return known;
   return tensor::getMixedSize(b, loc, value, dim);
 }
 
@@ -709,11 +696,11 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
     keysT = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
     if (isBF16(keys))
       // Transposed and widened in one pass over the bf16 block.
-      keysT = ops.generic({keys}, keysT, {ops.map(2, {1, 0}), ops.map(2, {0, 1})},
-                          {kPar, kPar},
-                          [](OpBuilder &nb, Location nloc, ValueRange args) {
-                            return widen(nb, nloc, args[0]);
-                          });
+      keysT = ops.generic(
+          {keys}, keysT, {ops.map(2, {1, 0}), ops.map(2, {0, 1})}, {kPar, kPar},
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            return widen(nb, nloc, args[0]);
+          });
     else
       keysT = linalg::TransposeOp::create(b, loc, keys, keysT,
                                           ArrayRef<int64_t>{1, 0})
@@ -801,12 +788,11 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
   Value valuesWide;
   if (isBF16(values)) {
     valuesWide = slice(b, loc, state.valuesWide, {zero, zero}, {numKeys, dv});
-    valuesWide = ops.generic({values}, valuesWide,
-                             {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
-                             {kPar, kPar},
-                             [](OpBuilder &nb, Location nloc, ValueRange args) {
-                               return widen(nb, nloc, args[0]);
-                             });
+    valuesWide = ops.generic(
+        {values}, valuesWide, {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
+        {kPar, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return widen(nb, nloc, args[0]);
+        });
     values = valuesWide;
   }
 
@@ -835,10 +821,9 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
   next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
   next.correction =
       unslice(b, loc, correction, state.correction, {zero}, {rows});
-  next.valuesWide =
-      valuesWide ? unslice(b, loc, valuesWide, state.valuesWide, {zero, zero},
-                           {numKeys, dv})
-                 : state.valuesWide;
+  next.valuesWide = valuesWide ? unslice(b, loc, valuesWide, state.valuesWide,
+                                         {zero, zero}, {numKeys, dv})
+                               : state.valuesWide;
   return next;
 }
 } // namespace

@@ -14,9 +14,9 @@
 //   do not depend on the thread count).
 // - In a tile, blocks of 32 rows by 32 columns: 2 A tiles x 2 B tiles into
 //   4 accumulators, the 8 tile registers (16 columns and 1 B tile where the
-//   columns per head are an odd multiple of 16; 16 rows and 1 A tile for
-//   the rows that 32 does not divide). Per 32 k: 4 tile loads, 4
-//   TDPBF16PS. A K that 32 does not divide ends with smaller tiles (2·r k).
+//   columns per tileLoop.head are an odd multiple of 16; 16 rows and 1 A tile
+//   for the rows that 32 does not divide). Per 32 k: 4 tile loads, 4 TDPBF16PS.
+//   A K that 32 does not divide ends with smaller tiles (2·r k).
 // - The accumulators start at the bias, loaded with a row stride of 0
 //   (every row of the tile is the bias's 16 columns), or at zero.
 // - The k loop is unrolled in chunks of `k-chunk` steps; between chunks
@@ -114,15 +114,10 @@ public:
     if (p.bias)
       biasBuffer = toBuffer(p.bias);
     OpBuilder::InsertionGuard guard(b);
-    BF16TileLoop loop =
+    tileLoop =
         buildBF16TileLoop(b, p, columns, headColumns, tileColumns, rowTile);
-    scf::ForallOp forall = loop.forall;
-    Value rows = loop.rows;
-    row0 = loop.row0;
-    batchIndex = loop.batchIndex;
-    head = loop.head;
-    column0 = loop.column0;
-    columnGlobal0 = loop.column;
+    scf::ForallOp forall = tileLoop.forall;
+    Value rows = tileLoop.rows;
 
     // The tile's results accumulate here, on the stack.
     auto scratchType = MemRefType::get({rowTile, tileColumns}, b.getF32Type());
@@ -157,7 +152,8 @@ public:
       Value from = memref::SubViewOp::create(
           b, xBuffer,
           SmallVector<OpFoldResult>{
-              batchIndex, arith::AddIOp::create(b, row0, whole16).getResult(),
+              tileLoop.batchIndex,
+              arith::AddIOp::create(b, tileLoop.row0, whole16).getResult(),
               b.getIndexAttr(0)},
           SmallVector<OpFoldResult>{b.getIndexAttr(1), restRows,
                                     b.getIndexAttr(2 * pairs)},
@@ -180,10 +176,10 @@ public:
       Value c = columnLoop.getInductionVar();
       auto fromX = [&](Value row) {
         return [this, row](int64_t i, Value k) -> SmallVector<Value> {
-          Value r = arith::AddIOp::create(b, row0, row);
+          Value r = arith::AddIOp::create(b, tileLoop.row0, row);
           if (i)
             r = arith::AddIOp::create(b, r, index(i * kTile));
-          return {batchIndex, r, k};
+          return {tileLoop.batchIndex, r, k};
         };
       };
       auto rowLoop = scf::ForOp::create(b, index(0), whole32, index(2 * kTile));
@@ -213,11 +209,12 @@ public:
     // The tile [rows, tileColumns] of the result.
     SmallVector<OpFoldResult> offsets, sizes;
     if (p.heads) {
-      offsets = {batchIndex, head, row0, column0};
+      offsets = {tileLoop.batchIndex, tileLoop.head, tileLoop.row0,
+                 tileLoop.column0};
       sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
                b.getIndexAttr(tileColumns)};
     } else {
-      offsets = {batchIndex, row0, column0};
+      offsets = {tileLoop.batchIndex, tileLoop.row0, tileLoop.column0};
       sizes = {b.getIndexAttr(1), rows, b.getIndexAttr(tileColumns)};
     }
     SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
@@ -247,11 +244,11 @@ private:
 
   /// Indices of the packed weight at pair `kk` and tile column `c + 16j`.
   SmallVector<Value> weightIndices(Value kk, Value c, int64_t j) {
-    Value col = arith::AddIOp::create(b, column0, c);
+    Value col = arith::AddIOp::create(b, tileLoop.column0, c);
     if (j)
       col = arith::AddIOp::create(b, col, index(j * kTile));
     if (p.heads)
-      return {kk, head, col};
+      return {kk, tileLoop.head, col};
     return {kk, col};
   }
 
@@ -353,7 +350,7 @@ private:
     for (int64_t j = 0; j < bTiles; ++j) {
       if (p.panels) {
         // Panel (column / 16), rows kk.. of 64 bytes: 1 KiB in one piece.
-        Value col = arith::AddIOp::create(b, columnGlobal0, c);
+        Value col = arith::AddIOp::create(b, tileLoop.column, c);
         if (j)
           col = arith::AddIOp::create(b, col, index(j * kTile));
         Value panel = arith::DivUIOp::create(b, col, index(kTile));
@@ -379,8 +376,10 @@ private:
   int64_t fullSteps, tailPairs;
   amx::TileType accType;
   Value xBuffer, packedBuffer, biasBuffer;
-  // Set per tile, inside the forall.
-  Value row0, batchIndex, head, column0, columnGlobal0, scratch, fillRow;
+  /// The tile loop (set by build()): its values are those of one tile, as
+  /// are the scratch buffers.
+  BF16TileLoop tileLoop;
+  Value scratch, fillRow;
 };
 
 struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {

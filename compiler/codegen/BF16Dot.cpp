@@ -181,8 +181,8 @@ void mlir::mha::replaceBF16Projections(
 
 namespace {
 /// f32 lanes of one vector (a zmm register). A block is two vectors wide
-/// (32 columns), or one where the columns (per head) are an odd number of
-/// vectors.
+/// (32 columns), or one where the columns (per tileLoop.head) are an odd number
+/// of vectors.
 constexpr int64_t kLanes = 16;
 
 class KernelBuilder {
@@ -202,22 +202,19 @@ public:
 
   Value build() {
     OpBuilder::InsertionGuard guard(b);
-    BF16TileLoop loop =
+    tileLoop =
         buildBF16TileLoop(b, p, columns, headColumns, tileColumns, rowTile);
-    scf::ForallOp forall = loop.forall;
-    Value rows = loop.rows;
-    row0 = loop.row0;
-    batchIndex = loop.batchIndex;
-    head = loop.head;
-    column0 = loop.column0;
+    scf::ForallOp forall = tileLoop.forall;
+    Value rows = tileLoop.rows;
     // The tile [rows, tileColumns] of the result.
     SmallVector<OpFoldResult> offsets, sizes;
     if (p.heads) {
-      offsets = {batchIndex, head, row0, column0};
+      offsets = {tileLoop.batchIndex, tileLoop.head, tileLoop.row0,
+                 tileLoop.column0};
       sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
                b.getIndexAttr(tileColumns)};
     } else {
-      offsets = {batchIndex, row0, column0};
+      offsets = {tileLoop.batchIndex, tileLoop.row0, tileLoop.column0};
       sizes = {b.getIndexAttr(1), rows, b.getIndexAttr(tileColumns)};
     }
     SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
@@ -266,11 +263,11 @@ private:
   }
 
   /// Indices of packed weights or bias at column `column` of the tile (a
-  /// multiple of 16): [head, column] where the result is heads.
+  /// multiple of 16): [tileLoop.head, column] where the result is heads.
   SmallVector<Value> columnIndices(Value column) {
-    Value c = arith::AddIOp::create(b, column0, column);
+    Value c = arith::AddIOp::create(b, tileLoop.column0, column);
     if (p.heads)
-      return {head, c};
+      return {tileLoop.head, c};
     return {c};
   }
 
@@ -304,7 +301,7 @@ private:
     SmallVector<Value> rowIndices;
     for (int64_t r = 0; r < count; ++r)
       rowIndices.push_back(arith::AddIOp::create(
-          b, row0,
+          b, tileLoop.row0,
           r ? arith::AddIOp::create(b, row, index(r)).getResult() : row));
     auto pairLoop =
         scf::ForOp::create(b, index(0), index(pairs), index(1), accumulators);
@@ -327,7 +324,8 @@ private:
       auto i32Vector = VectorType::get({kLanes}, b.getI32Type());
       SmallVector<Value> next;
       for (int64_t r = 0; r < count; ++r) {
-        Value pair = read(p.x, {batchIndex, rowIndices[r], k}, pairType);
+        Value pair =
+            read(p.x, {tileLoop.batchIndex, rowIndices[r], k}, pairType);
         Value broadcast = vector::BroadcastOp::create(
             b, i32Vector, vector::BitCastOp::create(b, oneI32, pair));
         Value lhs = vector::BitCastOp::create(b, bf16Vector, broadcast);
@@ -355,8 +353,8 @@ private:
   int64_t rowTile, blockRows;
   int64_t pairs, headColumns, columns, tileColumns, vectors;
   VectorType f32Vector, bf16Vector;
-  // Set per tile, inside the forall.
-  Value row0, batchIndex, head, column0;
+  /// The tile loop, set by build().
+  BF16TileLoop tileLoop;
 };
 
 struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {

@@ -55,7 +55,8 @@ const TargetDescription &TargetDescription::host() {
   return host;
 }
 
-CodegenStrategy mlir::mha::deriveCodegenStrategy(const TargetDescription &target) {
+CodegenStrategy
+mlir::mha::deriveCodegenStrategy(const TargetDescription &target) {
   CodegenStrategy strategy;
   strategy.lanes = std::max<int64_t>(target.vectorBits / 32, 1);
   // An eighth of the registers hold a row of the right operand (4 zmm of
@@ -80,8 +81,8 @@ CodegenStrategy mlir::mha::deriveCodegenStrategy(const TargetDescription &target
   constexpr int64_t kPanelDepth = 1024;
   int64_t panelColumns = target.l2Bytes / 4 / (kPanelDepth * 4);
   int64_t fitting = panelColumns / strategy.cols * strategy.cols;
-  strategy.projectionColTile = std::clamp<int64_t>(
-      fitting, strategy.cols, strategy.projectionColTile);
+  strategy.projectionColTile =
+      std::clamp<int64_t>(fitting, strategy.cols, strategy.projectionColTile);
   return strategy;
 }
 

@@ -679,8 +679,7 @@ struct MaskedReductionAsSelect : OpRewritePattern<vector::MaskOp> {
 
 /// Stage 1: every linalg op on tensors cut into its register blocks, each
 /// vectorized (vectorizeOp).
-void vectorizeLinalgOps(func::FuncOp func,
-                        const MhaVectorizeOptions &options) {
+void vectorizeLinalgOps(func::FuncOp func, const MhaVectorizeOptions &options) {
   MLIRContext *context = func.getContext();
   SmallVector<linalg::LinalgOp> ops;
   func.walk([&](linalg::LinalgOp op) {
