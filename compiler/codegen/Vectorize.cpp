@@ -21,9 +21,10 @@
 // Bounds): every block but that one has static sizes and the code above;
 // the peeled block is vectorized with masks to the whole block's shape.
 //
-// A contraction whose row count is `?` is cut into whole blocks of `rows`
-// rows and a rest in blocks of rows/2, rows/4, ... 1 row, all static
-// (vectorizeDynamicRows).
+// A contraction whose row count is `?`, or static but not a multiple of
+// the block's (9 rows of blocks of 6), is cut into whole blocks of `rows`
+// rows and a rest in blocks of its own static size or of rows/2, rows/4,
+// ... 1 row when it is `?` (vectorizeRowParts).
 //
 // The pass has four stages: the ops cut into blocks and vectorized
 // (vectorizeLinalgOps), the vector ops simplified into the forms the
@@ -288,10 +289,11 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
     int64_t rows = options.rows;
     if (ShapedType::isStatic(ranges[row])) {
       int64_t divisor = largestDivisorAtMost(ranges[row], options.rows);
-      // A few rows past a block (9 or 10 of 8) are one block: the
-      // accumulators still fit the registers, and a peeled block of one
-      // row would cost as much as a whole one.
-      if (ranges[row] <= options.rows + options.rows / 2)
+      // A few rows past a block (7 or 8 of 6) are one block: its few
+      // spilled accumulators cost less than a second pass over the right
+      // operand for a block of 1 or 2 rows. From half a block more on (9
+      // of 6), the rest is a block of its own (vectorizeRowParts).
+      if (ranges[row] < options.rows + options.rows / 2)
         rows = ranges[row];
       else if (2 * divisor > options.rows)
         rows = divisor;
@@ -467,14 +469,15 @@ constexpr StringLiteral kRowPartAttr =
 
 /// The row loop of a contraction whose row count is `?`, when it is not
 /// one block (a decode step's tiles of one token per sequence, or the last
-/// partial tile of a prefill): whole blocks of `rows` rows and the rest,
-/// peeled off. `cleanup` (the canonicalization patterns) makes the whole
-/// blocks' slices static; the rest keeps `?` rows, fewer than `rows`.
+/// partial tile of a prefill), or static but not a multiple of `rows`:
+/// whole blocks of `rows` rows and the rest, peeled off. `cleanup` (the
+/// canonicalization patterns) makes the whole blocks' slices static; the
+/// rest keeps `?` rows, fewer than `rows`, or has its static size.
 /// Returns the parts, or failure when `op` was not split (it is then
 /// untouched). Each output element keeps its summation order.
 FailureOr<SmallVector<linalg::LinalgOp>>
-splitDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
-                 int64_t rows, const FrozenRewritePatternSet &cleanup) {
+splitRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
+          int64_t rows, const FrozenRewritePatternSet &cleanup) {
   Operation *parent = op->getParentOp();
   SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(0));
   sizes[row] = rewriter.getIndexAttr(rows);
@@ -538,10 +541,11 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
                           const MhaVectorizeOptions &options,
                           const FrozenRewritePatternSet *cleanup);
 
-/// Vectorizes a contraction whose row count (loop `row`) is `?`: whole
-/// blocks of `rows` rows, then the rest (fewer than `rows`) split the same
-/// way in blocks of rows/2, rows/4, ... and 1 row: 5 rows are a block of 4
-/// and one of 1, 7 are 4, 2 and 1. Every part has static rows and is
+/// Vectorizes a contraction whose row count (loop `row`) is `?`, or static
+/// and no multiple of `rows`: whole blocks of `rows` rows, then the rest
+/// (fewer than `rows`): a static rest is one block of its size (9 rows are
+/// 6 and 3), a `?` one is split the same way in blocks of rows/2, rows/4,
+/// ... and 1 row (6 gives 3 and 1). Every part has static rows and is
 /// vectorized without masks. Before, the rest was one block of `rows` rows
 /// under a mask, whose masked reads of the left operand are scalar loads
 /// and whose FMAs are mostly on masked lanes (a decode step's projections
@@ -549,19 +553,19 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
 /// weight row of each reduction step once per row: a block of 4 rows has
 /// 4 × 4 column registers (columnLimit) and reads it once for 4 FMAs.
 /// Returns failure when `op` was not split (it is then untouched).
-LogicalResult vectorizeDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op,
-                                   unsigned row, int64_t rows,
-                                   const MhaVectorizeOptions &options,
-                                   const FrozenRewritePatternSet &cleanup) {
+LogicalResult vectorizeRowParts(RewriterBase &rewriter, linalg::LinalgOp op,
+                                unsigned row, int64_t rows,
+                                const MhaVectorizeOptions &options,
+                                const FrozenRewritePatternSet &cleanup) {
   FailureOr<SmallVector<linalg::LinalgOp>> parts =
-      splitDynamicRows(rewriter, op, row, rows, cleanup);
+      splitRows(rewriter, op, row, rows, cleanup);
   if (failed(parts))
     return failure();
   for (linalg::LinalgOp part : *parts) {
     // The rest: the same split with half the rows.
     if (rows > 1 && ShapedType::isDynamic(part.getStaticLoopRanges()[row]) &&
-        succeeded(vectorizeDynamicRows(rewriter, part, row, rows / 2, options,
-                                       cleanup)))
+        succeeded(
+            vectorizeRowParts(rewriter, part, row, rows / 2, options, cleanup)))
       continue;
     (void)vectorizeOp(rewriter, part, options, /*cleanup=*/nullptr);
   }
@@ -570,8 +574,9 @@ LogicalResult vectorizeDynamicRows(RewriterBase &rewriter, linalg::LinalgOp op,
 
 /// Tiles `op` to its register blocks and vectorizes them. Leaves `op`
 /// untouched when it cannot be vectorized. With `cleanup`, a contraction
-/// with a `?` row count is first split into parts of static rows
-/// (vectorizeDynamicRows), each vectorized on its own.
+/// whose row count is `?` or not a multiple of its block's is first split
+/// into parts of static rows
+/// (vectorizeRowParts), each vectorized on its own.
 LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
                           const MhaVectorizeOptions &options,
                           const FrozenRewritePatternSet *cleanup) {
@@ -596,10 +601,16 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
     FailureOr<linalg::ContractionDimensions> dims =
         linalg::inferContractionDims(op);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (succeeded(dims) && !dims->m.empty() &&
-        ShapedType::isDynamic(ranges[dims->m.back()])) {
-      if (succeeded(vectorizeDynamicRows(rewriter, op, dims->m.back(),
-                                         options.rows, options, *cleanup)))
+    if (succeeded(dims) && !dims->m.empty()) {
+      // `?` rows, or static rows that the block does not divide (9 of 6):
+      // whole blocks, then the rest as blocks of its own static size, not
+      // one masked block of `rows` whose masked rows are FMAs thrown away.
+      unsigned row = dims->m.back();
+      int64_t blockRows = blocks->sizes[row];
+      bool parts = ShapedType::isDynamic(ranges[row]) ||
+                   (blockRows < ranges[row] && ranges[row] % blockRows != 0);
+      if (parts && succeeded(vectorizeRowParts(rewriter, op, row, options.rows,
+                                               options, *cleanup)))
         return success();
     }
   }

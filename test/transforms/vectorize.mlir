@@ -3,6 +3,7 @@
 // RUN: mha-opt %s -split-input-file -mha-vectorize="max-vector-length=48 unroll=1" | FileCheck %s --check-prefix=LEN
 // RUN: mha-opt %s -split-input-file -mha-vectorize=unroll=1 -canonicalize -cse | FileCheck %s --check-prefix=CANON
 // RUN: mha-opt %s -split-input-file -mha-vectorize -canonicalize -cse | FileCheck %s --check-prefix=UNROLL
+// RUN: mha-opt %s -split-input-file -mha-vectorize="rows=6 cols=64 unroll=1" -canonicalize -cse | FileCheck %s --check-prefix=REST
 // RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=rows=0 2>&1 | FileCheck %s --check-prefix=ERR
 // RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=max-vector-length=-2 2>&1 | FileCheck %s --check-prefix=ERRLEN
 // RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=unroll=0 2>&1 | FileCheck %s --check-prefix=ERRUNROLL
@@ -412,4 +413,22 @@ func.func @bounded_dynamic_row(%s: tensor<?xf32>, %o: tensor<?xf32>, %at: index)
 func.func @matmul_odd_steps(%a: tensor<8x5xf32>, %b: tensor<5x32xf32>, %c: tensor<8x32xf32>) -> tensor<8x32xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<8x5xf32>, tensor<5x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
   return %r : tensor<8x32xf32>
+}
+
+// -----
+
+// 9 static rows with blocks of 6 (an AVX-512 target's): one whole block of
+// 6 rows, then the rest as a static block of 3, both unmasked. A block of
+// 9 rows would spill accumulators; a masked block of 6 would throw away
+// half its FMAs.
+// REST-LABEL: func.func @static_rest
+//   REST-NOT:   vector.mask
+//       REST:   vector.contract {{.+}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
+//   REST-NOT:   vector.mask
+//       REST:   vector.contract {{.+}} : vector<3x1xf32>, vector<1x64xf32> into vector<3x64xf32>
+//   REST-NOT:   vector.mask
+//       REST:   return
+func.func @static_rest(%a: tensor<9x16xf32>, %b: tensor<16x64xf32>, %c: tensor<9x64xf32>) -> tensor<9x64xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<9x16xf32>, tensor<16x64xf32>) outs(%c : tensor<9x64xf32>) -> tensor<9x64xf32>
+  return %r : tensor<9x64xf32>
 }
