@@ -639,12 +639,26 @@ def MhaExtractAttentionWeights
   let dependentDialects = ["mha::MhaDialect", "arith::ArithDialect"];
 }
 
+def MhaNoNaNRowMax : Pass<"mha-no-nan-row-max", "func::FuncOp"> {
+  let summary = "Let the row maxima of softmax be reduced without NaN checks";
+  let description = [{
+    Sets the `nnan` fast-math flag on every `vector.reduction <maxnumf>`:
+    in what mha lowers, the row maxima that softmax subtracts before exp
+    (the attention math writes them as `arith.maxnumf`, other maxima as
+    `arith.maximumf`). LLVM then reduces each vector in a shuffle tree of
+    `vmaxps` instead of a chain of NaN-checked scalar steps. No result
+    changes: a NaN score makes exp(score - max), and with it its row, NaN
+    whatever the maximum is. Run it after `lower-vector-multi-reduction`.
+  }];
+  let dependentDialects = ["vector::VectorDialect"];
+}
+
 def MhaOmpSchedule : Pass<"mha-omp-schedule", "func::FuncOp"> {
   let summary = "Set the schedule of the OpenMP worksharing loops";
   let description = [{
     Sets `schedule_kind` on every `omp.wsloop` that convert-scf-to-openmp
-    made (it gives them the default, static). With `dynamic` (the
-    pipeline's default) or `guided`, the threads take iterations as they
+    made (it gives them the default, static, which is also the pipeline's
+    default). With `dynamic` or `guided`, the threads take iterations as they
     come free, so a thread that starts late (woken from sleep by a call's
     first parallel region) or shares its core with another process does
     not hold up the loop; `runtime` leaves the choice to `OMP_SCHEDULE`.

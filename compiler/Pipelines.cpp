@@ -264,6 +264,7 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
   // vector.reduction ops.
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
       vector::VectorMultiReductionLowering::InnerReduction));
+  pm.addNestedPass<func::FuncOp>(createMhaNoNaNRowMax());
   // Reshapes of buffers become descriptor arithmetic (affine.apply), which
   // lower-affine turns into arith together with the GQA head maps.
   pm.addNestedPass<func::FuncOp>(createMhaExpandShapeMetadata());

@@ -158,9 +158,9 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "its f32 input split in bf16 hi + lo (default: on)"),
       llvm::cl::init(true)};
 
-  /// The schedule of the parallel loops (`mha-omp-schedule`): dynamic by
-  /// default, so that a thread that starts late or shares its core does not
-  /// hold up a loop; static is what convert-scf-to-openmp gives.
+  /// The schedule of the parallel loops (`mha-omp-schedule`): static by
+  /// default, what convert-scf-to-openmp gives; dynamic lets the other
+  /// threads absorb a thread that starts late or shares its core.
   Option<std::string> ompSchedule{
       *this, "omp-schedule",
       llvm::cl::desc("Schedule of the OpenMP loops: static, dynamic, guided "

@@ -149,7 +149,7 @@ Value mlir::mha::buildMaskedMax(OpBuilder &builder, Location loc,
   if (Value allowed = getAllowed())
     scaled = arith::SelectOp::create(builder, loc, allowed, scaled,
                                      constants.minusInfinity);
-  return arith::MaximumFOp::create(builder, loc, runningMax, scaled);
+  return arith::MaxNumFOp::create(builder, loc, runningMax, scaled);
 }
 
 Value mlir::mha::buildMaskedExp(OpBuilder &builder, Location loc,

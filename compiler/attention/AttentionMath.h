@@ -113,7 +113,9 @@ using AllowedBuilder = function_ref<Value()>;
 
 /// max(runningMax, allowed ? score·scale : -inf). A key that is not allowed
 /// counts as -inf, so the body stays a plain max-reduction that the
-/// vectorizer recognizes.
+/// vectorizer recognizes. The max is `arith.maxnumf`, the one of the
+/// attention math: mha-no-nan-row-max lets LLVM reduce it without NaN
+/// checks (compiler/codegen/NoNaNRowMax.cpp says why no result changes).
 Value buildMaskedMax(OpBuilder &builder, Location loc,
                      const SoftmaxConstants &constants, Value score,
                      AllowedBuilder allowed, Value runningMax);
