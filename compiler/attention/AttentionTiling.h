@@ -73,6 +73,14 @@ struct SdpaTiling {
   Value buildTile(OpBuilder &builder, Value b, Value h, OpFoldResult queryStart,
                   OpFoldResult tileRows, Value out) const;
 
+  /// The unnormalized states (acc, m, l) of key split `split` of `splits`
+  /// for every query tile of every head, written into `parts`: this
+  /// split's [1, B, H, T, dv], [1, B, H, T] and [1, B, H, T] slices of the
+  /// partial states. The split's range is whole key blocks (each sequence's
+  /// own with `positions`; SplitKeys.cpp, which defines it).
+  SmallVector<Value> buildKeySplit(OpBuilder &builder, Value split,
+                                   int64_t splits, ValueRange parts) const;
+
   /// positions[b] as an index (`tensor.extract` at the builder's insertion
   /// point); requires `positions`.
   Value loadPosition(OpBuilder &builder, Value b) const;
@@ -100,8 +108,8 @@ struct SdpaTiling {
   SdpaOp op;
   Location loc;
   /// Its operands; `mask` and `positions` are null without them. `key` and
-  /// `value` are bf16 where the op's are widened from bf16 (getBF16Source). `keysT`:
-  /// Kᵀ once `transposeKeys` ran, else null.
+  /// `value` are bf16 where the op's are widened from bf16 (getBF16Source).
+  /// `keysT`: Kᵀ once `transposeKeys` ran, else null.
   Value query, key, value, mask, positions, keysT;
   /// Its `causal`, `causal_bottom_right` and effective scale.
   bool causal, causalBottomRight;

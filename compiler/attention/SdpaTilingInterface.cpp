@@ -7,7 +7,9 @@
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOps.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -62,7 +64,7 @@ struct SdpaTilingInterface
 
   /// One (batch, head) and every key per tile: the online softmax runs over
   /// one head's rows, and splitting the keys needs a merge of partial
-  /// states (SplitKeys.cpp), not a tile of this op.
+  /// states (SdpaPartialReduction below), not a tile of this op.
   FailureOr<TilingResult>
   getTiledImplementation(Operation *op, OpBuilder &b,
                          ArrayRef<OpFoldResult> offsets,
@@ -108,6 +110,119 @@ struct SdpaTilingInterface
   }
 };
 
+/// The keys split into P ranges whose unnormalized states (acc, m, l) are
+/// merged: tileUsingSCF's PartialReductionOuterParallel with P threads on
+/// the key dimension (SplitKeys.cpp). LLVM 22 tiles no parallel dimension
+/// with it, so every tile is one split of every (batch, head, query).
+struct SdpaPartialReduction
+    : PartialReductionOpInterface::ExternalModel<SdpaPartialReduction, SdpaOp> {
+  /// acc [P, B, H, T, dv], m and l [P, B, H, T], from `sizes` (B, H, T, P).
+  /// alloc_tensor rather than tensor.empty, which CSE would merge into one
+  /// buffer for two outputs. Each split initializes its own slices.
+  FailureOr<SmallVector<Value>> generateInitialTensorForPartialReduction(
+      Operation *op, OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+      const SetVector<unsigned> &reductionDims) const {
+    if (!isKeysOnly(reductionDims))
+      return failure();
+    auto sdpa = cast<SdpaOp>(op);
+    SmallVector<OpFoldResult> partSizes = {sizes[kSdpaKeyDim], sizes[0],
+                                           sizes[1], sizes[2]};
+    auto alloc = [&](ArrayRef<OpFoldResult> shape) -> Value {
+      auto [staticShape, dynamicSizes] = decomposeMixedValues(shape);
+      return bufferization::AllocTensorOp::create(
+          b, loc, RankedTensorType::get(staticShape, b.getF32Type()),
+          dynamicSizes);
+    };
+    SmallVector<OpFoldResult> accSizes = partSizes;
+    accSizes.push_back(b.getIndexAttr(sdpa.getType().getDimSize(3)));
+    return SmallVector<Value>{alloc(accSizes), alloc(partSizes),
+                              alloc(partSizes)};
+  }
+
+  /// Split `splitReductionIvs[0]` of P (the parts' leading size): its own
+  /// range of whole key blocks (SdpaTiling::buildKeySplit), not the key
+  /// `offsets` and `sizes` of the tile, which are equal parts of S.
+  FailureOr<TilingResult>
+  tileToPartialReduction(Operation *op, OpBuilder &b, Location loc,
+                         ReductionTilingStrategy strategy, ValueRange init,
+                         ArrayRef<OpFoldResult> offsets,
+                         ArrayRef<OpFoldResult> sizes,
+                         const SetVector<unsigned> &reductionDims,
+                         ArrayRef<OpFoldResult> splitReductionIvs) const {
+    auto sdpa = cast<SdpaOp>(op);
+    if (strategy != ReductionTilingStrategy::PartialReductionOuterParallel ||
+        !isKeysOnly(reductionDims))
+      return op->emitOpError("expects the keys split into parallel ranges");
+    for (unsigned dim : {0u, 1u, 2u})
+      if (!isConstantIntValue(offsets[dim], 0))
+        return op->emitOpError("expects every batch element, head and query "
+                               "in each key split");
+    int64_t splits = cast<RankedTensorType>(init[0].getType()).getDimSize(0);
+    if (ShapedType::isDynamic(splits))
+      return op->emitOpError("expects a static number of key splits");
+    std::optional<SdpaTiling> own;
+    const SdpaTiling *tiling = SdpaTilingScope::getCurrent();
+    if (!tiling) {
+      own.emplace(b, sdpa, kDefaultQueryTile, kDefaultKeyTile);
+      tiling = &*own;
+    }
+    Value split = getValueOrCreateConstantIndexOp(b, loc, splitReductionIvs[0]);
+    SmallVector<Value> parts;
+    for (auto [i, partial] : llvm::enumerate(init)) {
+      SmallVector<OpFoldResult> partOffsets, partSizes;
+      (void)getPartialResultTilePosition(op, b, i, strategy, offsets, sizes,
+                                         reductionDims, splitReductionIvs,
+                                         partOffsets, partSizes);
+      SmallVector<OpFoldResult> strides(partSizes.size(), b.getIndexAttr(1));
+      parts.push_back(tensor::ExtractSliceOp::create(
+          b, loc, partial, partOffsets, partSizes, strides));
+    }
+    SmallVector<Value> states = tiling->buildKeySplit(b, split, splits, parts);
+    return TilingResult{{states[0].getDefiningOp()}, states, {}};
+  }
+
+  /// combineKeySplits: the splits added in order, so the result does not
+  /// depend on which thread computed which.
+  FailureOr<MergeResult>
+  mergeReductions(Operation *op, OpBuilder &b, Location loc,
+                  ValueRange partialReduce,
+                  const SetVector<unsigned> &reductionDims) const {
+    auto sdpa = cast<SdpaOp>(op);
+    AttentionSizes sizes = getSizes(sdpa, b);
+    SmallVector<OpFoldResult> resultSizes = {
+        sizes.batch, b.getIndexAttr(sdpa.getType().getDimSize(1)),
+        sizes.queries, b.getIndexAttr(sdpa.getType().getDimSize(3))};
+    Value init = tensor::EmptyOp::create(b, loc, resultSizes, b.getF32Type());
+    Value merged = combineKeySplits(b, loc, partialReduce[0], partialReduce[1],
+                                    partialReduce[2], init);
+    return MergeResult{{merged.getDefiningOp()}, {merged}};
+  }
+
+  /// Split p's slice of each part: [p, 0, 0, 0(, 0)] of [1, B, H, T(, dv)].
+  LogicalResult getPartialResultTilePosition(
+      Operation *op, OpBuilder &b, unsigned resultNumber,
+      ReductionTilingStrategy strategy, ArrayRef<OpFoldResult> offsets,
+      ArrayRef<OpFoldResult> sizes, const SetVector<unsigned> &reductionDims,
+      ArrayRef<OpFoldResult> splitReductionIvs,
+      SmallVector<OpFoldResult> &resultOffsets,
+      SmallVector<OpFoldResult> &resultSizes) const {
+    OpFoldResult zero = b.getIndexAttr(0);
+    resultOffsets = {splitReductionIvs[0], zero, zero, zero};
+    resultSizes = {b.getIndexAttr(1), sizes[0], sizes[1], sizes[2]};
+    if (resultNumber == 0) {
+      resultOffsets.push_back(zero);
+      resultSizes.push_back(
+          b.getIndexAttr(cast<SdpaOp>(op).getType().getDimSize(3)));
+    }
+    return success();
+  }
+
+private:
+  static bool isKeysOnly(const SetVector<unsigned> &reductionDims) {
+    return reductionDims.size() == 1 && reductionDims[0] == kSdpaKeyDim;
+  }
+};
+
 /// [B, H, T, dv], for the destination that tiling creates when sizes are
 /// dynamic.
 struct SdpaReifyShapes
@@ -136,6 +251,7 @@ const SdpaTiling *SdpaTilingScope::getCurrent() { return currentTiling; }
 void mlir::mha::registerSdpaTilingInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, MhaDialect *) {
-    SdpaOp::attachInterface<SdpaTilingInterface, SdpaReifyShapes>(*context);
+    SdpaOp::attachInterface<SdpaTilingInterface, SdpaPartialReduction,
+                            SdpaReifyShapes>(*context);
   });
 }

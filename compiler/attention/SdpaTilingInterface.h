@@ -8,6 +8,12 @@
 // attention of those rows (`SdpaTiling::buildTile`: the online softmax over
 // key blocks), written into the loop's shared output.
 //
+// It also implements `PartialReductionOpInterface` for the keys, so that
+// tileUsingSCF's `PartialReductionOuterParallel` splits them (SplitKeys.cpp):
+// the partial states of a split are acc [P, B, H, T, dv], m and l
+// [P, B, H, T] (P the splits, the forall's threads on the key dimension),
+// and `mergeReductions` is `combineKeySplits`.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MHA_COMPILER_ATTENTION_SDPATILINGINTERFACE_H
@@ -20,8 +26,12 @@ namespace mha {
 
 struct SdpaTiling;
 
-/// Attaches `TilingInterface` and `ReifyRankedShapedTypeOpInterface` to
-/// `mha.sdpa`.
+/// The key dimension of mha.sdpa's iteration domain (batch, head, query,
+/// key), the reduction.
+constexpr unsigned kSdpaKeyDim = 3;
+
+/// Attaches `TilingInterface`, `PartialReductionOpInterface` and
+/// `ReifyRankedShapedTypeOpInterface` to `mha.sdpa`.
 void registerSdpaTilingInterfaceExternalModels(DialectRegistry &registry);
 
 /// The key tile, the pre-transposed keys and the sizes that the tiled

@@ -29,8 +29,8 @@
 // ranges, step 2) and the balanced order of causal query tiles, a rewrite
 // of the forall's query offset after tiling. SplitKeys.cpp adds a pattern
 // for attention with too few query tiles to keep the cores busy, which
-// also splits the keys; its forall over key ranges is still its own (it
-// would need PartialReductionOpInterface on mha.sdpa).
+// also splits the keys: scf::tileUsingSCF's PartialReductionOuterParallel
+// through mha.sdpa's PartialReductionOpInterface.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,7 +75,6 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     if (!chooseAttentionPath(*getAttentionShape(op), mode).fused)
       return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
 
-    Location loc = op.getLoc();
     // Causal key blocks are all full (static shapes, so vectorized) when
     // the key tile divides the query tile: every block then ends at or
     // before a query tile's start, or is the tile's diagonal block.

@@ -34,8 +34,8 @@ func.func @decode(%q: tensor<2x4x1x16xf32>, %kc: tensor<2x2x512x16xf32>, %vc: te
 // (flash-decoding's split-K), merged in a fixed order.
 // CHECK-LABEL: func.func @split_keys(
 //  CHECK-SAME:     %[[LEN:[^:]+]]: tensor<1xi64>)
-//       CHECK:   scf.forall (%{{.+}}, %[[B:.+]], %{{.+}}, %{{.+}}) in (2, 1, 1, 1)
-//       CHECK:     tensor.extract %[[LEN]][%[[B]]] : tensor<1xi64>
+//       CHECK:   scf.forall (%{{[a-z0-9]+}}) in (2)
+//       CHECK:     tensor.extract %[[LEN]][%{{.+}}] : tensor<1xi64>
 //       CHECK:     affine.min
 //       CHECK:     scf.for
 //       CHECK:   linalg.generic

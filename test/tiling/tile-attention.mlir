@@ -245,27 +245,36 @@ func.func @tile_mask_dynamic_batch(%q: tensor<?x2x5x8xf32>, %k: tensor<?x2x11x8x
 // -----
 
 // Decoding one token of one head: 1 query tile is fewer than the 2 key
-// splits, so the keys are split too, into ranges of whole blocks
-// ([0, 152) and [152, 300)), each running the online softmax into its slice
-// of the partial states (the range's whole blocks, then its short last
-// block, peeled); the states are then merged in split order.
-//   CHECK-DAG: #[[$BEGIN:.+]] = affine_map<(d0) -> (d0 * 152)>
+// splits, so the keys are split too: scf::tileUsingSCF's
+// PartialReductionOuterParallel through mha.sdpa's
+// PartialReductionOpInterface makes an scf.forall over the splits whose
+// shared outputs are the partial states, and its mergeReductions merges
+// them in split order. Each split's range is whole blocks ([0, 152) and
+// [152, 300)), run by the online softmax into the split's slice of the
+// partial states (the range's whole blocks, then its short last block,
+// peeled); with one batch element, head and query tile, the split has no
+// loop over query tiles.
 //   CHECK-DAG: #[[$END:.+]] = affine_map<(d0) -> (300, d0 * 152 + 152)>
 //   CHECK-DAG: #[[$COUNT:.+]] = affine_map<(d0, d1) -> (d0 - d1 * 152, 0)>
 // CHECK-LABEL: func.func @split_keys_decode(
 //       CHECK:   %[[ACCS:.+]] = bufferization.alloc_tensor() : tensor<2x1x1x1x8xf32>
 //       CHECK:   %[[MAXS:.+]] = bufferization.alloc_tensor() : tensor<2x1x1x1xf32>
 //       CHECK:   %[[SUMS:.+]] = bufferization.alloc_tensor() : tensor<2x1x1x1xf32>
-//       CHECK:   %[[PARTS:.+]]:3 = scf.forall (%[[P:.+]], %{{.+}}, %{{.+}}, %{{.+}}) in (2, 1, 1, 1) shared_outs(%[[ACC:.+]] = %[[ACCS]], %[[MAX:.+]] = %[[MAXS]], %[[SUM:.+]] = %[[SUMS]])
-//       CHECK:     %[[BEGIN:.+]] = affine.apply #[[$BEGIN]](%[[P]])
+//       CHECK:   %[[PARTS:.+]]:3 = scf.forall (%[[P:[a-z0-9]+]]) in (2) shared_outs(%[[ACC:.+]] = %[[ACCS]], %[[MAX:.+]] = %[[MAXS]], %[[SUM:.+]] = %[[SUMS]])
+//       CHECK:     %[[ACCP:.+]] = tensor.extract_slice %[[ACC]][%[[P]], 0, 0, 0, 0] [1, 1, 1, 1, 8]
+//       CHECK:     %[[MAXP:.+]] = tensor.extract_slice %[[MAX]][%[[P]], 0, 0, 0] [1, 1, 1, 1]
+//       CHECK:     %[[SUMP:.+]] = tensor.extract_slice %[[SUM]][%[[P]], 0, 0, 0] [1, 1, 1, 1]
 //       CHECK:     %[[END:.+]] = affine.min #[[$END]](%[[P]])
 //       CHECK:     %[[COUNT:.+]] = affine.max #[[$COUNT]](%[[END]], %[[P]])
 //       CHECK:     %[[WHOLE:.+]]:7 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step
 //       CHECK:     %[[STATE:.+]]:7 = scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step %{{.+}} iter_args(%{{.+}} = %[[WHOLE]]#0,
+//       CHECK:     %[[ACCOUT:.+]] = tensor.insert_slice %[[STATE]]#2 into %[[ACCP]]
+//       CHECK:     %[[MAXOUT:.+]] = tensor.insert_slice %[[STATE]]#0 into %[[MAXP]]
+//       CHECK:     %[[SUMOUT:.+]] = tensor.insert_slice %[[STATE]]#1 into %[[SUMP]]
 //       CHECK:     scf.forall.in_parallel
-//       CHECK:       tensor.parallel_insert_slice %[[STATE]]#2 into %[[ACC]][%[[P]],
-//       CHECK:       tensor.parallel_insert_slice %[[STATE]]#0 into %[[MAX]][%[[P]],
-//       CHECK:       tensor.parallel_insert_slice %[[STATE]]#1 into %[[SUM]][%[[P]],
+//       CHECK:       tensor.parallel_insert_slice %[[ACCOUT]] into %[[ACC]][%[[P]], 0, 0, 0, 0] [1, 1, 1, 1, 8]
+//       CHECK:       tensor.parallel_insert_slice %[[MAXOUT]] into %[[MAX]][%[[P]], 0, 0, 0] [1, 1, 1, 1]
+//       CHECK:       tensor.parallel_insert_slice %[[SUMOUT]] into %[[SUM]][%[[P]], 0, 0, 0] [1, 1, 1, 1]
 //       CHECK:   %[[MALL:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#1 : tensor<2x1x1x1xf32>)
 //       CHECK:     arith.maximumf
 //       CHECK:   %[[LALL:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#2, %[[PARTS]]#1, %[[MALL]] :
