@@ -13,7 +13,7 @@
 //       CHECK:     %[[S:.+]] = linalg.index 3 : index
 //       CHECK:     %[[DIAG:.+]] = arith.addi %[[T]], %[[OFFSET]] : index
 //       CHECK:     arith.cmpi sle, %[[S]], %[[DIAG]] : index
-//       CHECK:     arith.maximumf
+//       CHECK:     arith.maxnumf
 //       CHECK:   linalg.generic
 //       CHECK:     math.exp
 //       CHECK:     %[[T2:.+]] = linalg.index 2 : index

@@ -176,7 +176,7 @@ func.func @output_project_heads(%x: tensor<?x3x?x4xf32>, %w: tensor<12x7xf32>, %
 //       CHECK:   %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ROW4]], #[[PERROW4]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
 //  CHECK-SAME:     ins(%[[SCORES]] : tensor<2x8x5x6xf32>) outs(%[[MAXINIT]] : tensor<2x8x5xf32>)
 //       CHECK:     %[[SC:.+]] = arith.mulf %{{.+}}, %[[SCALE]] : f32
-//       CHECK:     arith.maximumf %{{.+}}, %[[SC]] : f32
+//       CHECK:     arith.maxnumf %{{.+}}, %[[SC]] : f32
 //       CHECK:   %[[EXP:.+]] = linalg.generic {indexing_maps = [#[[ROW4]], #[[PERROW4]], #[[ROW4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
 //  CHECK-SAME:     ins(%[[SCORES]], %[[MAX]] : tensor<2x8x5x6xf32>, tensor<2x8x5xf32>)
 //       CHECK:     arith.mulf %{{.+}}, %[[SCALE]] : f32
@@ -219,7 +219,7 @@ func.func @sdpa_gqa(%q: tensor<2x8x5x4xf32>, %k: tensor<2x2x6x4xf32>, %v: tensor
 //       CHECK:     %[[KEY:.+]] = linalg.index 3 : index
 //       CHECK:     %[[ALLOWED:.+]] = arith.cmpi ule, %[[KEY]], %[[T]] : index
 //       CHECK:     %[[SEL:.+]] = arith.select %[[ALLOWED]], %[[SC]], %{{.+}} : f32
-//       CHECK:     %[[MAX:.+]] = arith.maximumf %[[ACC]], %[[SEL]] : f32
+//       CHECK:     %[[MAX:.+]] = arith.maxnumf %[[ACC]], %[[SEL]] : f32
 //       CHECK:     linalg.yield %[[MAX]]
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
 //       CHECK:     %[[E:.+]] = math.exp

@@ -45,7 +45,7 @@
 //       CHECK:       %[[S:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[QT]], %[[KT]] : tensor<16x8xf32>, tensor<8x8xf32>) outs(%[[ZS]] : tensor<16x8xf32>)
 //       CHECK:       %[[MINIT:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16xf32>)
 //       CHECK:       %[[MBLK:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<16x8xf32>) outs(%[[MINIT]] : tensor<16xf32>)
-//       CHECK:         arith.maximumf
+//       CHECK:         arith.maxnumf
 //       CHECK:       %[[CORR:.+]] = linalg.generic {{.*}} ins(%[[M]], %[[MBLK]] : tensor<16xf32>, tensor<16xf32>)
 //       CHECK:         %[[MNEW:.+]] = arith.maximumf
 //       CHECK:         %[[SAME:.+]] = arith.cmpf oeq, %{{.+}}, %[[MNEW]]
@@ -151,7 +151,7 @@ func.func @negative_tiny_auto(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, 
 //       CHECK:         %[[KEY:.+]] = arith.addi %[[K0]], %[[KJ]] : index
 //       CHECK:         %[[OK:.+]] = arith.cmpi ule, %[[KEY]], %[[QUERY]] : index
 //       CHECK:         %[[ALLOWED:.+]] = arith.select %[[OK]], %{{.+}}, %cst
-//       CHECK:         arith.maximumf %{{.+}}, %[[ALLOWED]]
+//       CHECK:         arith.maxnumf %{{.+}}, %[[ALLOWED]]
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]}
 //       CHECK:         math.exp
 //       CHECK:         arith.cmpi ule
@@ -198,7 +198,7 @@ func.func @tile_causal_remainder(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf
 //       CHECK:         ^bb0(%[[SCORE:.+]]: f32, %[[ALLOW:.+]]: i1, %[[OLD:.+]]: f32):
 //       CHECK:         %[[SCALED:.+]] = arith.mulf %[[SCORE]]
 //       CHECK:         %[[MASKED:.+]] = arith.select %[[ALLOW]], %[[SCALED]], %{{.+}} : f32
-//       CHECK:         arith.maximumf %[[OLD]], %[[MASKED]] : f32
+//       CHECK:         arith.maxnumf %[[OLD]], %[[MASKED]] : f32
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%{{.+}}, %[[MBLK]] : tensor<?xf32>, tensor<?x8xi1>)
 //       CHECK:         %[[E:.+]] = math.exp
 //       CHECK:         arith.select %{{.+}}, %[[E]], %{{.+}} : f32
