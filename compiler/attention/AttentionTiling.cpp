@@ -171,10 +171,17 @@ bool SdpaTiling::canPack() const {
       queries && (*queries <= queryTile
                       ? *queries % 16 == 0
                       : *queries % queryTile == 0 && queryTile % 16 == 0);
-  return !positions && wholeTiles && keys && *keys % 16 == 0 &&
-         keyTile % 16 == 0 && keyDim % 16 == 0 && valueDim % 16 == 0 &&
-         getElementTypeOrSelf(key.getType()).isF32() &&
-         getElementTypeOrSelf(value.getType()).isF32();
+  if (positions || !wholeTiles || !keys || *keys % 16 != 0 ||
+      keyTile % 16 != 0 || keyDim % 16 != 0 || valueDim % 16 != 0 ||
+      !getElementTypeOrSelf(key.getType()).isF32() ||
+      !getElementTypeOrSelf(value.getType()).isF32())
+    return false;
+  // mha-amx-split splits Q and P into bf16 scratch on the stack, [tq, 2·dk]
+  // and [tq, 2·BK]: at most 128 KiB each (mha-stack-scratch's bound).
+  constexpr int64_t kMaxPartsBytes = 128 * 1024;
+  int64_t rows = std::min(*queries, queryTile);
+  int64_t columns = std::max(std::min(keyTile, *keys), keyDim);
+  return rows * 2 * columns * int64_t(sizeof(uint16_t)) <= kMaxPartsBytes;
 }
 
 /// Pairs of rows of `source` ([B, Hkv, R, C], or [B, Hkv, C, R] read

@@ -65,7 +65,8 @@ struct SdpaTiling {
 
   /// Whether the keys and values can be packed for AMX (pack): static
   /// query tiles of whole 16-row tiles, keys, dk and dv in whole 16s, f32
-  /// keys and values (no cache).
+  /// keys and values (no cache), and bf16 parts of Q and P that fit a stack
+  /// scratch (mha-amx-split).
   bool canPack() const;
 
   /// The keys and values of every head in bf16 hi and lo pairs, AMX's B
