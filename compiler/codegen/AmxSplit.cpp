@@ -9,7 +9,7 @@
 //   C += hi(A)·hi(B) + lo(A)·hi(B) + hi(A)·lo(B)
 //
 // (lo·lo is below f32's rounding of the sum): three TDPBF16PS per 32 of
-// the reduction, each 16 times the products of an AVX-512 FMA.
+// the reduction, each 16 x 16 x 32 products.
 //
 // - B (Kᵀ [dk, BK] or V [BK, dv]) is AMX's B layout already: row 2i holds
 //   the pairs (hi(X[2i][n]), hi(X[2i+1][n])) as one f32 each, row 2i + 1
@@ -21,8 +21,9 @@
 //   tiles. Q is split once per query tile, before the key loops, where
 //   nothing inside them writes the buffer it views; P once per block.
 // - Blocks of 16 rows by 32 columns (16 where the columns are an odd
-//   number of 16): 2 accumulators, 2 A tiles and 4 B tiles, the 8 tile
-//   registers. The reduction is unrolled (K/32 steps, a last one of 16):
+//   number of 16): 2 accumulators, A's hi and lo tiles and one B tile at a
+//   time (buildTiles says why). The reduction is unrolled (K/32 steps, a
+//   last one of 16):
 //   no tile crosses an `scf.for` (LLVM 22's cf-to-llvm has no type
 //   conversion for `!amx.tile` block arguments, BF16Amx.cpp). C starts at
 //   zero where its init is a fill of zero marked `mha.amx_split` (the
