@@ -285,6 +285,32 @@ def MhaBF16Amx : Pass<"mha-bf16-amx", "func::FuncOp"> {
   ];
 }
 
+def MhaAmxSplit : Pass<"mha-amx-split", "func::FuncOp"> {
+  let summary = "Lower attention's mha.amx_split products to AMX tiles";
+  let description = [{
+    Rewrites each `linalg.generic` marked `mha.amx_split` (a key block's
+    `Q · Kᵀ` or `P · V` over keys or values packed in bf16 hi and lo pairs,
+    from `mha-tile-attention` with `amx-split`), on buffers, into AMX
+    blocks of 16 rows by 32 columns (16 where the columns are an odd
+    number of 16): `hi(A)·hi(B) + lo(A)·hi(B) + hi(A)·lo(B)`, three
+    TDPBF16PS per 32 of the reduction, about 16 bits of each operand. The
+    f32 operand's hi and lo parts are made with vector code into a stack
+    scratch `[M, 2·K]` bf16: once per query tile for Q (where nothing in
+    the key loop writes it), per key block for P. Runs after
+    bufferization: the results are written in place into the scores
+    scratch and the accumulator. Generics whose shapes are not static
+    whole tiles are left to convert-linalg-to-loops
+    (`SdpaTiling::canPack` keeps mha-tile-attention from making one).
+  }];
+  let dependentDialects = [
+    "amx::AMXDialect",
+    "arith::ArithDialect",
+    "memref::MemRefDialect",
+    "scf::SCFDialect",
+    "vector::VectorDialect",
+  ];
+}
+
 def MhaWeightLayouts : Pass<"mha-weight-layouts", "ModuleOp"> {
   let summary = "Store projection weights in the layout that their register "
                 "blocks read best";
@@ -592,6 +618,11 @@ def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
            /*default=*/"mlir::mha::kDefaultKeySplits",
            "Key ranges run in parallel when there are fewer query tiles "
            "(1: never)">,
+    Option<"amxSplit", "amx-split", "bool", /*default=*/"false",
+           "For mha.sdpa ops marked mha.bf16_layer whose shapes allow it "
+           "(SdpaTiling::canPack), pack the keys and values in bf16 hi and "
+           "lo pairs and mark Q*K^T and P*V mha.amx_split "
+           "(mha-amx-split)">,
     Option<"attention", "attention", "mlir::mha::AttentionMode",
            /*default=*/"mlir::mha::AttentionMode::Fused",
            "Which mha.sdpa ops to tile",

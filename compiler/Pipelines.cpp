@@ -34,6 +34,7 @@ MhaTileAttentionOptions MhaPipelineOptions::getTileAttentionOptions() const {
   tile.keyTile = keyTile;
   tile.keySplits = keySplits;
   tile.attention = attention;
+  tile.amxSplit = getBF16Path() == BF16Path::Amx && bf16AmxAttention;
   return tile;
 }
 
@@ -235,6 +236,9 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
+  // Attention's products in bf16 layers on AMX, written in place.
+  if (options.getBF16Path() == BF16Path::Amx)
+    pm.addNestedPass<func::FuncOp>(createMhaAmxSplit());
   pm.addNestedPass<func::FuncOp>(createMhaLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Tile loops become scf.parallel; everything inside them stays scf.for,

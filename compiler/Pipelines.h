@@ -158,6 +158,16 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "its f32 input split in bf16 hi + lo (default: on)"),
       llvm::cl::init(true)};
 
+  /// On the AMX path, attention's products Q·Kᵀ and P·V in bf16 layers on
+  /// AMX too, each operand split in bf16 hi + lo (mha-tile-attention's
+  /// `amx-split`, lowered by mha-amx-split); off keeps them in f32.
+  Option<bool> bf16AmxAttention{
+      *this, "bf16-amx-attention",
+      llvm::cl::desc("On the AMX path, attention's Q*K^T and P*V in bf16 "
+                     "layers on AMX with their operands split in bf16 "
+                     "hi + lo (default: on)"),
+      llvm::cl::init(true)};
+
   /// The schedule of the parallel loops (`mha-omp-schedule`): static by
   /// default, what convert-scf-to-openmp gives; dynamic lets the other
   /// threads absorb a thread that starts late or shares its core.

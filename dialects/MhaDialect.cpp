@@ -62,6 +62,8 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
   if (name == ProjectionAttrHelper::getNameStr() ||
       name == RegisterBlockAttrHelper::getNameStr() ||
       name == Bf16DotAttrHelper::getNameStr() ||
+      name == Bf16LayerAttrHelper::getNameStr() ||
+      name == AmxSplitAttrHelper::getNameStr() ||
       name == RowPartAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(value))
       return op->emitError()

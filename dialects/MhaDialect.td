@@ -35,6 +35,14 @@ def Mha_Dialect : Dialect {
   // - `mha.bf16_dot`: a bf16 projection on weights packed in K pairs
   //   (mha-bf16-projections), which `mha-bf16-dot` lowers to
   //   `x86vector.avx512.dot`;
+  // - `mha.bf16_layer`: on an `mha.sdpa`, attention computed from bf16
+  //   inputs and weights (mha-expand of a bf16 `mha.attention`), whose
+  //   products may run on bf16 hi + lo parts of their f32 operands
+  //   (mha-tile-attention's `amx-split`);
+  // - `mha.amx_split`: a key block's `Q · Kᵀ` or `P · V` of f32 `Q` or `P`
+  //   and keys or values packed in bf16 hi and lo pairs
+  //   (mha.online_attention's `packed`), which `mha-amx-split` lowers to
+  //   AMX tiles of the hi and lo parts;
   // - `mha.row_part`: a part of a row `mha-vectorize` split while it
   //   rewrites (set and removed within the pass; declared so that a graph
   //   printed in between still verifies);
@@ -51,6 +59,8 @@ def Mha_Dialect : Dialect {
     "::mlir::UnitAttr":$projection,
     "::mlir::UnitAttr":$register_block,
     "::mlir::UnitAttr":$bf16_dot,
+    "::mlir::UnitAttr":$bf16_layer,
+    "::mlir::UnitAttr":$amx_split,
     "::mlir::UnitAttr":$row_part,
     "::mlir::ArrayAttr":$prepare_functions,
     "::mlir::StringAttr":$name

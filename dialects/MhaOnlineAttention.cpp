@@ -64,6 +64,13 @@ LogicalResult OnlineAttentionOp::verify() {
         failed(check.dim("keys_t length (n)", keys, kt[1])))
       return failure();
   }
+  if (getPacked() && (!getKeysT() || q[1] % 2 != 0 ||
+                      !getValue().getType().getElementType().isF32()))
+    return emitOpError() << "expects packed with keys_t, an even head "
+                            "dimension and f32 values, got dk = "
+                         << q[1] << (getKeysT() ? "" : ", no keys_t")
+                         << ", values of "
+                         << getValue().getType().getElementType();
   if (Value mask = getMask()) {
     ArrayRef<int64_t> m = cast<RankedTensorType>(mask.getType()).getShape();
     if (failed(check.dim("mask rows (tq)", queries, m[0])) ||

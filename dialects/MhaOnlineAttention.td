@@ -41,6 +41,15 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       bf16 read from a cache and widened per block); `keys_t [dk, n]` (f32),
       where given, are the same keys transposed once for every tile of a
       head; `mask [tq, n]` (`i1`, `true` = may attend).
+    - With `packed`, `keys_t` and `value` hold the keys and values as AMX's
+      B operands of Q·Kᵀ and P·V, in bf16 hi and lo parts
+      (`hi = bf16(x)`, `lo = bf16(x - hi)`): row `2i` of `keys_t` holds at
+      column `j` the pair `(hi(K[j, 2i]), hi(K[j, 2i+1]))` as the bits of
+      one f32, row `2i + 1` the pair of their lo parts; row `2i` of `value`
+      holds at column `n` the pair `(hi(V[2i, n]), hi(V[2i+1, n]))`, row
+      `2i + 1` their lo parts. Both products are then those of the hi and
+      lo parts of their f32 operands, less `lo · lo`: about 16 bits of
+      each (`mha-amx-split`).
     - `query_start` and `key_start` are the positions of the first query and
       the first key in the sequence, which causality compares; query `i`
       sees key `j` when `key_start + j ≤ query_start + i + causal_offset`
@@ -73,7 +82,7 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       Optional<RankedTensorOf<[F32]>>:$keys_t,
       Optional<RankedTensorOf<[I1]>>:$mask, Index:$query_start,
       Index:$key_start, Optional<Index>:$causal_offset, F64Attr:$scale,
-      UnitAttr:$causal, RankedTensorOf<[F32]>:$max,
+      UnitAttr:$causal, UnitAttr:$packed, RankedTensorOf<[F32]>:$max,
       RankedTensorOf<[F32]>:$sum, RankedTensorOf<[F32]>:$acc,
       RankedTensorOf<[F32]>:$scores, RankedTensorOf<[F32]>:$keys_scratch,
       RankedTensorOf<[F32]>:$new_max, RankedTensorOf<[F32]>:$correction,
@@ -84,7 +93,7 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     (`keys_t` `(` $keys_t^ `)`)? (`mask` `(` $mask^ `)`)?
     `query_start` `(` $query_start `)` `key_start` `(` $key_start `)`
     (`causal_offset` `(` $causal_offset^ `)`)? `scale` `(` $scale `)`
-    (`causal` $causal^)?
+    (`causal` $causal^)? (`packed` $packed^)?
     `outs` `(` $max `,` $sum `,` $acc `)`
     `scratch` `(` $scores `,` $keys_scratch `,` $new_max `,` $correction
     (`,` $values_scratch^)? `)`

@@ -142,6 +142,63 @@ Value mlir::mha::buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs,
   return arith::AddFOp::create(builder, loc, acc, product);
 }
 
+Value mlir::mha::buildBF16Part(OpBuilder &builder, Location loc, Value value,
+                               bool lo) {
+  Value hi =
+      arith::TruncFOp::create(builder, loc, builder.getBF16Type(), value);
+  if (!lo)
+    return hi;
+  Value rest = arith::SubFOp::create(
+      builder, loc, value,
+      arith::ExtFOp::create(builder, loc, builder.getF32Type(), hi));
+  return arith::TruncFOp::create(builder, loc, builder.getBF16Type(), rest);
+}
+
+Value mlir::mha::buildBF16Pair(OpBuilder &builder, Location loc, Value first,
+                               Value second) {
+  auto half = [&](Value value) {
+    Value bits =
+        arith::BitcastOp::create(builder, loc, builder.getI16Type(), value);
+    return arith::ExtUIOp::create(builder, loc, builder.getI32Type(), bits)
+        .getResult();
+  };
+  Value high = arith::ShLIOp::create(
+      builder, loc, half(second),
+      arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(16)));
+  Value pair = arith::OrIOp::create(builder, loc, half(first), high);
+  return arith::BitcastOp::create(builder, loc, builder.getF32Type(), pair);
+}
+
+Value mlir::mha::buildBF16PairElement(OpBuilder &builder, Location loc,
+                                      Value pair, Value index) {
+  Type i32 = builder.getI32Type();
+  Value shift = arith::MulIOp::create(
+      builder, loc, arith::IndexCastOp::create(builder, loc, i32, index),
+      arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(16)));
+  Value bits = arith::ShRUIOp::create(
+      builder, loc, arith::BitcastOp::create(builder, loc, i32, pair), shift);
+  Value half =
+      arith::TruncIOp::create(builder, loc, builder.getI16Type(), bits);
+  Value element =
+      arith::BitcastOp::create(builder, loc, builder.getBF16Type(), half);
+  return arith::ExtFOp::create(builder, loc, builder.getF32Type(), element);
+}
+
+Value mlir::mha::buildSplitMultiplyAdd(OpBuilder &builder, Location loc,
+                                       Value q, Value kHi, Value kLo,
+                                       Value acc) {
+  Type f32 = builder.getF32Type();
+  Value qHi = arith::ExtFOp::create(builder, loc, f32,
+                                    buildBF16Part(builder, loc, q,
+                                                  /*lo=*/false));
+  Value qLo = arith::ExtFOp::create(builder, loc, f32,
+                                    buildBF16Part(builder, loc, q,
+                                                  /*lo=*/true));
+  acc = buildMultiplyAdd(builder, loc, qHi, kHi, acc);
+  acc = buildMultiplyAdd(builder, loc, qLo, kHi, acc);
+  return buildMultiplyAdd(builder, loc, qHi, kLo, acc);
+}
+
 Value mlir::mha::buildMaskedMax(OpBuilder &builder, Location loc,
                                 const SoftmaxConstants &constants, Value score,
                                 AllowedBuilder getAllowed, Value runningMax) {

@@ -107,6 +107,26 @@ Value buildMinusInfinity(OpBuilder &builder, Location loc);
 Value buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs, Value rhs,
                        Value acc);
 
+/// f32 `value` rounded to bf16 (hi), or with `lo` what that rounding left,
+/// rounded (lo): hi + lo keeps about 16 bits of `value`.
+Value buildBF16Part(OpBuilder &builder, Location loc, Value value, bool lo);
+
+/// The bf16 pair (`first`, `second`) as the bits of one f32, `first` in the
+/// low half: one element of an AMX B operand (a K pair).
+Value buildBF16Pair(OpBuilder &builder, Location loc, Value first,
+                    Value second);
+
+/// Element `index` (0 or 1, an index value) of the pair `pair`
+/// (buildBF16Pair), widened to f32.
+Value buildBF16PairElement(OpBuilder &builder, Location loc, Value pair,
+                           Value index);
+
+/// acc + hi(q)·hi(k) + lo(q)·hi(k) + hi(q)·lo(k), with `q` f32 and `kHi`,
+/// `kLo` widened bf16: the products AMX computes for Q·Kᵀ with both split
+/// in hi + lo (all but lo·lo).
+Value buildSplitMultiplyAdd(OpBuilder &builder, Location loc, Value q,
+                            Value kHi, Value kLo, Value acc);
+
 /// Builds whether the key of the current iteration may be attended (an i1,
 /// or null for every key), after the arithmetic that does not depend on it.
 using AllowedBuilder = function_ref<Value()>;

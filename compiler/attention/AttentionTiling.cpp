@@ -164,7 +164,125 @@ Value SdpaTiling::createEmpty(OpBuilder &builder, RankedTensorType type,
   return tensor::EmptyOp::create(builder, loc, type, dynamicSizes);
 }
 
+bool SdpaTiling::canPack() const {
+  std::optional<int64_t> queries = getConstantIntValue(numQueries);
+  std::optional<int64_t> keys = getConstantIntValue(numKeys);
+  bool wholeTiles =
+      queries && (*queries <= queryTile
+                      ? *queries % 16 == 0
+                      : *queries % queryTile == 0 && queryTile % 16 == 0);
+  if (positions || !wholeTiles || !keys || *keys % 16 != 0 ||
+      keyTile % 16 != 0 || keyDim % 16 != 0 || valueDim % 16 != 0 ||
+      !getElementTypeOrSelf(key.getType()).isF32() ||
+      !getElementTypeOrSelf(value.getType()).isF32())
+    return false;
+  // mha-amx-split splits Q and P into bf16 scratch on the stack, [tq, 2·dk]
+  // and [tq, 2·BK]: at most 128 KiB each (mha-stack-scratch's bound).
+  constexpr int64_t kMaxPartsBytes = 128 * 1024;
+  int64_t rows = std::min(*queries, queryTile);
+  int64_t columns = std::max(std::min(keyTile, *keys), keyDim);
+  return rows * 2 * columns * int64_t(sizeof(uint16_t)) <= kMaxPartsBytes;
+}
+
+/// Pairs of rows of `source` ([B, Hkv, R, C], or [B, Hkv, C, R] read
+/// transposed) packed in bf16 hi and lo parts into `init` ([B, Hkv, R, C]
+/// f32): row 2i + 1 is the lo of what row 2i is the hi, each element the
+/// pair (X[2i][c], X[2i + 1][c]) (buildBF16Pair), X the rows of `source`.
+static Operation *buildPackedPairs(OpBuilder &builder, Location loc,
+                                   Value source, Value init, bool transposed) {
+  MLIRContext *context = builder.getContext();
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  // The source with its rows' dimension split into (pair, element).
+  unsigned rowDim = transposed ? 3 : 2;
+  SmallVector<int64_t> pairShape;
+  SmallVector<ReassociationIndices> reassociation;
+  for (unsigned dim = 0; dim < 4; ++dim) {
+    if (dim != rowDim) {
+      reassociation.push_back({int64_t(pairShape.size())});
+      pairShape.push_back(sourceType.getDimSize(dim));
+      continue;
+    }
+    int64_t rows = sourceType.getDimSize(dim);
+    reassociation.push_back(
+        {int64_t(pairShape.size()), int64_t(pairShape.size()) + 1});
+    pairShape.append({ShapedType::isDynamic(rows) ? rows : rows / 2, 2});
+  }
+  Value pairs = tensor::ExpandShapeOp::create(
+      builder, loc,
+      RankedTensorType::get(pairShape, sourceType.getElementType()), source,
+      reassociation);
+  AffineExpr b = getAffineDimExpr(0, context), h = getAffineDimExpr(1, context),
+             pair = getAffineDimExpr(2, context).floorDiv(2),
+             c = getAffineDimExpr(3, context);
+  auto element = [&](int64_t e) {
+    AffineExpr index = getAffineConstantExpr(e, context);
+    SmallVector<AffineExpr> results =
+        transposed ? SmallVector<AffineExpr>{b, h, c, pair, index}
+                   : SmallVector<AffineExpr>{b, h, pair, index, c};
+    return AffineMap::get(4, 0, results, context);
+  };
+  SmallVector<AffineMap> maps = {element(0), element(1),
+                                 AffineMap::getMultiDimIdentityMap(4, context)};
+  return linalg::GenericOp::create(
+      builder, loc, TypeRange{init.getType()}, ValueRange{pairs, pairs},
+      ValueRange{init}, maps,
+      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value row = linalg::IndexOp::create(nb, nloc, 2);
+        Value isLo = arith::CmpIOp::create(
+            nb, nloc, arith::CmpIPredicate::ne,
+            arith::RemUIOp::create(nb, nloc, row,
+                                   arith::ConstantIndexOp::create(nb, nloc, 2)),
+            arith::ConstantIndexOp::create(nb, nloc, 0));
+        auto part = [&](Value x) {
+          return arith::SelectOp::create(nb, nloc, isLo,
+                                         buildBF16Part(nb, nloc, x, true),
+                                         buildBF16Part(nb, nloc, x, false))
+              .getResult();
+        };
+        linalg::YieldOp::create(
+            nb, nloc, buildBF16Pair(nb, nloc, part(args[0]), part(args[1])));
+      });
+}
+
+/// `op` tiled into an `scf.forall` over (batch, key/value head), one head
+/// per iteration; its result.
+static FailureOr<Value> tilePerHead(RewriterBase &rewriter, Operation *op) {
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+      .setTileSizes({one, one, zero, zero});
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
+  if (failed(tiled))
+    return failure();
+  rewriter.eraseOp(op);
+  return tiled->replacements.front();
+}
+
 LogicalResult SdpaTiling::transposeKeys(RewriterBase &rewriter) {
+  return makeKeysT(rewriter, /*packed=*/false);
+}
+
+LogicalResult SdpaTiling::pack(RewriterBase &rewriter) {
+  if (failed(makeKeysT(rewriter, /*packed=*/true)))
+    return failure();
+  // The values [B, Hkv, S, dv] in pairs of keys.
+  auto valueType = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes = {batch, rewriter.getIndexAttr(kvHeads),
+                                     numKeys, rewriter.getIndexAttr(valueDim)};
+  Value init = createEmpty(rewriter, valueType, sizes);
+  FailureOr<Value> packedValues =
+      tilePerHead(rewriter, buildPackedPairs(rewriter, loc, value, init,
+                                             /*transposed=*/false));
+  if (failed(packedValues))
+    return failure();
+  value = *packedValues;
+  packed = true;
+  return success();
+}
+
+LogicalResult SdpaTiling::makeKeysT(RewriterBase &rewriter, bool packedKeys) {
   auto keyType = cast<RankedTensorType>(key.getType());
   auto type = RankedTensorType::get(
       {keyType.getDimSize(0), kvHeads, keyDim, keyType.getDimSize(2)},
@@ -198,19 +316,17 @@ LogicalResult SdpaTiling::transposeKeys(RewriterBase &rewriter) {
       {batch, rewriter.getIndexAttr(kvHeads), rewriter.getIndexAttr(keyDim),
        numKeys},
       {one0, one0, one0, one0});
-  auto transpose = linalg::TransposeOp::create(rewriter, loc, key, init,
-                                               ArrayRef<int64_t>{0, 1, 3, 2});
-  // One (batch, key/value head) per iteration of a parallel loop.
-  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
-  scf::SCFTilingOptions options;
-  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-      .setTileSizes({one, one, zero, zero});
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(transpose.getOperation()), options);
+  // Kᵀ, or (packedKeys) Kᵀ's rows in pairs.
+  Operation *transpose =
+      packedKeys
+          ? buildPackedPairs(rewriter, loc, key, init, /*transposed=*/true)
+          : linalg::TransposeOp::create(rewriter, loc, key, init,
+                                        ArrayRef<int64_t>{0, 1, 3, 2})
+                .getOperation();
+  FailureOr<Value> tiled = tilePerHead(rewriter, transpose);
   if (failed(tiled))
     return failure();
-  keysT = tiled->replacements.front();
-  rewriter.eraseOp(transpose);
+  keysT = *tiled;
   return success();
 }
 
@@ -236,6 +352,7 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
   if (keysT)
     tile.keyT = sliceTrailing(builder, keysT, {b, kvHead, zero, zero},
                               {one, one, dk, numKeys}, 2);
+  tile.packed = packed;
   if (mask) {
     OpFoldResult maskRow =
         getMaskBatchRow(builder, loc, mask, maskBroadcasts, b);

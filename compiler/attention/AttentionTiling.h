@@ -63,6 +63,20 @@ struct SdpaTiling {
   /// block: every query tile of a head needs the same transposed keys.
   LogicalResult transposeKeys(RewriterBase &rewriter);
 
+  /// Whether the keys and values can be packed for AMX (pack): static
+  /// query tiles of whole 16-row tiles, keys, dk and dv in whole 16s, f32
+  /// keys and values (no cache), and bf16 parts of Q and P that fit a stack
+  /// scratch (mha-amx-split).
+  bool canPack() const;
+
+  /// The keys and values of every head in bf16 hi and lo pairs, AMX's B
+  /// operands of Q·Kᵀ and P·V (mha.online_attention's `packed` says the
+  /// layout; mha-amx-split lowers the products): like transposeKeys, Kᵀ
+  /// [B, Hkv, dk, S] in pairs of rows, and V [B, Hkv, S, dv] in pairs of
+  /// keys, each an `scf.forall` over (batch, key/value head). Replaces
+  /// `keysT` and `value`, sets `packed`.
+  LogicalResult pack(RewriterBase &rewriter);
+
   /// The fused attention of query tile [queryStart, queryStart + tileRows)
   /// of head `h` of batch element `b`, [tileRows, dv]: its operands sliced
   /// (`sliceTile`), the key loops of the online softmax (OnlineSoftmax.h)
@@ -111,6 +125,8 @@ struct SdpaTiling {
   /// `value` are bf16 where the op's are widened from bf16 (getBF16Source).
   /// `keysT`: Kᵀ once `transposeKeys` ran, else null.
   Value query, key, value, mask, positions, keysT;
+  /// Whether `keysT` and `value` are packed (pack).
+  bool packed = false;
   /// Its `causal`, `causal_bottom_right` and effective scale.
   bool causal, causalBottomRight;
   double scale;
@@ -125,6 +141,9 @@ struct SdpaTiling {
   int64_t queryTile, keyTile;
 
 private:
+  /// transposeKeys, or Kᵀ in pairs of rows where `packedKeys` (pack).
+  LogicalResult makeKeysT(RewriterBase &rewriter, bool packedKeys);
+
   /// Whether the mask's batch, known at run time only, is 1 (broadcast);
   /// null when the type says it.
   Value maskBroadcasts;

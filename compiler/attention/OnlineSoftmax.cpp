@@ -188,6 +188,51 @@ struct TileOps {
                    });
   }
 
+  /// c + a · b with `a` [M, K] f32 and `b` [K, N] in pairs of rows
+  /// (SdpaTiling::pack: row 2i + 1 the lo parts of row 2i's pairs): a
+  /// `linalg.generic` over (m, pair, n, element) marked `mha.amx_split`,
+  /// which mha-amx-split lowers to AMX tiles; its body is the same sum
+  /// (buildSplitMultiplyAdd) element by element.
+  Value splitDot(Value a, Value bPairs, Value c) {
+    MLIRContext *context = b.getContext();
+    Type f32 = b.getF32Type();
+    auto aType = cast<RankedTensorType>(a.getType());
+    auto bType = cast<RankedTensorType>(bPairs.getType());
+    auto half = [](int64_t size) {
+      return ShapedType::isDynamic(size) ? size : size / 2;
+    };
+    Value aPairs = tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get(
+            {aType.getDimSize(0), half(aType.getDimSize(1)), 2}, f32),
+        a, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    Value bParts = tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get(
+            {half(bType.getDimSize(0)), 2, bType.getDimSize(1)}, f32),
+        bPairs, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+    AffineExpr pair = getAffineDimExpr(1, context),
+               n = getAffineDimExpr(2, context);
+    auto part = [&](int64_t lo) {
+      return AffineMap::get(4, 0, {pair, getAffineConstantExpr(lo, context), n},
+                            context);
+    };
+    Value result = generic(
+        {aPairs, bParts, bParts}, c,
+        {map(4, {0, 1, 3}), part(0), part(1), map(4, {0, 2})},
+        {kPar, kRed, kPar, kRed},
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value element = linalg::IndexOp::create(nb, nloc, 3);
+          return buildSplitMultiplyAdd(
+              nb, nloc, args[0],
+              buildBF16PairElement(nb, nloc, args[1], element),
+              buildBF16PairElement(nb, nloc, args[2], element), args[3]);
+        });
+    MhaDialect::AmxSplitAttrHelper(context).setAttr(result.getDefiningOp(),
+                                                    b.getUnitAttr());
+    return result;
+  }
+
   /// A new f32 buffer of `shape`. `bufferization.alloc_tensor`, not
   /// `tensor.empty`: CSE merges equal `tensor.empty` ops, and two loop-carried
   /// scratch tensors that start from one value end up sharing one buffer.
@@ -295,8 +340,9 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
       getValueOrCreateConstantIndexOp(rewriter, loc, begin),
       causal ? tile.causalOffset : Value(),
       rewriter.getF64FloatAttr(tile.scale),
-      causal ? rewriter.getUnitAttr() : nullptr, inits[0], inits[1], inits[2],
-      inits[3], inits[4], inits[5], inits[6],
+      causal ? rewriter.getUnitAttr() : nullptr,
+      tile.packed ? rewriter.getUnitAttr() : nullptr, inits[0], inits[1],
+      inits[2], inits[3], inits[4], inits[5], inits[6],
       state.valuesWide ? state.valuesWide : Value());
 }
 
@@ -583,6 +629,7 @@ mlir::mha::decomposeOnlineAttention(OpBuilder &b, OnlineAttentionOp op) {
   tile.key = withStaticSizes(b, loc, op.getKey());
   tile.value = withStaticSizes(b, loc, op.getValue());
   tile.keyT = withStaticSizes(b, loc, op.getKeysT());
+  tile.packed = op.getPacked();
   tile.maskRows = withStaticSizes(b, loc, op.getMask());
   tile.queryStart = op.getQueryStart();
   tile.causalOffset = op.getCausalOffset();
@@ -707,8 +754,17 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
                   ->getResult(0);
   }
 
-  // S = Q · Kᵀ over (query i, dk k, key j).
-  if (!oneQuery) {
+  // S = Q · Kᵀ over keys packed in pairs (mha-amx-split).
+  if (tile.packed) {
+    scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
+    // The fill is marked too: mha-amx-split starts the tiles at zero instead
+    // (mha-vectorize leaves it).
+    scores = ops.fill(zeroF, scores);
+    MhaDialect::AmxSplitAttrHelper(b.getContext())
+        .setAttr(scores.getDefiningOp(), b.getUnitAttr());
+    scores = ops.splitDot(tile.query, keysT, scores);
+  } else if (!oneQuery) {
+    // S = Q · Kᵀ over (query i, dk k, key j).
     scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
     scores = ops.fill(zeroF, scores);
     scores = ops.generic(
@@ -800,12 +856,15 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
   Value acc =
       ops.generic({correction}, state.acc,
                   {ops.map(2, {0}), ops.map(2, {0, 1})}, {kPar, kPar}, rescale);
-  acc = ops.generic(
-      {weights, values}, acc,
-      {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
-      {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return buildMultiplyAdd(nb, nloc, args[0], args[1], args[2]);
-      });
+  if (tile.packed)
+    acc = ops.splitDot(weights, values, acc);
+  else
+    acc = ops.generic(
+        {weights, values}, acc,
+        {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
+        {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return buildMultiplyAdd(nb, nloc, args[0], args[1], args[2]);
+        });
 
   OnlineSoftmaxState next;
   next.max = max;

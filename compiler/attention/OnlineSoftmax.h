@@ -36,6 +36,10 @@ struct AttentionTile {
   /// The same keys transposed, [dk, S], when the caller made them once for
   /// all tiles of the head; null: each key block is transposed itself.
   Value keyT;
+  /// Whether `keyT` and `value` hold the keys and values in bf16 hi and lo
+  /// pairs (SdpaTiling::pack, mha.online_attention's `packed`), for Q·Kᵀ
+  /// and P·V on AMX.
+  bool packed = false;
   /// The tile's rows of the boolean mask, [tq, S]; null without a mask.
   Value maskRows;
   /// Position of the tile's first query in the sequence (for causality).

@@ -66,7 +66,8 @@ namespace {
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *context, const MhaTileAttentionOptions &options)
       : OpRewritePattern(context), queryTile(options.queryTile),
-        keyTile(options.keyTile), mode(options.attention) {}
+        keyTile(options.keyTile), mode(options.attention),
+        amxSplit(options.amxSplit) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
@@ -88,10 +89,20 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     // than one tile per head, transpose each head once, up front.
     // Not with positions: the keys are a cache, mostly unused capacity, and
     // a tile reads only those below its sequence's length.
+    // Attention of a bf16 layer computes Q·Kᵀ and P·V on AMX where the
+    // shapes allow (mha-amx-split): its keys and values packed per head,
+    // also for a single query tile (whose blocks would otherwise transpose
+    // K in f32).
     std::optional<int64_t> queries = getConstantIntValue(tiling.numQueries);
-    if ((!queries || *queries > queryTile) && !tiling.positions &&
-        failed(tiling.transposeKeys(rewriter)))
+    if (amxSplit &&
+        MhaDialect::Bf16LayerAttrHelper(op.getContext()).isAttrPresent(op) &&
+        tiling.canPack()) {
+      if (failed(tiling.pack(rewriter)))
+        return rewriter.notifyMatchFailure(op, "could not pack K and V");
+    } else if ((!queries || *queries > queryTile) && !tiling.positions &&
+               failed(tiling.transposeKeys(rewriter))) {
       return rewriter.notifyMatchFailure(op, "could not tile Kᵀ");
+    }
 
     // The scf.forall over (batch, head, query tile) is scf::tileUsingSCF's;
     // each tile is mha.sdpa's tiled implementation (SdpaTilingInterface.h),
@@ -163,6 +174,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
 
   int64_t queryTile, keyTile;
   AttentionMode mode;
+  bool amxSplit;
 };
 
 struct MhaTileAttentionPass
@@ -176,6 +188,7 @@ struct MhaTileAttentionPass
     options.keyTile = keyTile;
     options.keySplits = keySplits;
     options.attention = attention;
+    options.amxSplit = amxSplit;
     return options;
   }
 

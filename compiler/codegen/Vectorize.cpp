@@ -693,8 +693,11 @@ struct MaskedReductionAsSelect : OpRewritePattern<vector::MaskOp> {
 void vectorizeLinalgOps(func::FuncOp func, const MhaVectorizeOptions &options) {
   MLIRContext *context = func.getContext();
   SmallVector<linalg::LinalgOp> ops;
+  // The products marked mha.amx_split become AMX tiles after bufferization
+  // (mha-amx-split).
   func.walk([&](linalg::LinalgOp op) {
-    if (op.hasPureTensorSemantics())
+    if (op.hasPureTensorSemantics() &&
+        !MhaDialect::AmxSplitAttrHelper(context).isAttrPresent(op))
       ops.push_back(op);
   });
   // The canonicalization patterns, for the parts of split row loops.

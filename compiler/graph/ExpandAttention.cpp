@@ -73,6 +73,11 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
     Value heads = SdpaOp::create(rewriter, loc, query, key, value, op.getMask(),
                                  op.getCausal(), op.getCausalBottomRight(),
                                  op.getScaleAttr());
+    // Attention of bf16 operands may compute its products on bf16 parts of
+    // the f32 Q, K and V (mha-tile-attention's amx-scores).
+    if (!widened.empty())
+      MhaDialect::Bf16LayerAttrHelper(rewriter.getContext())
+          .setAttr(heads.getDefiningOp(), rewriter.getUnitAttr());
     Value concat = ConcatHeadsOp::create(rewriter, loc, heads);
     RankedTensorType type = op.getType();
     if (widened.empty()) {

@@ -95,6 +95,15 @@ WIDE = [
               causal=True, bottom_right=True, cross=True),
     # 509 rows: whole blocks, then a remainder that no block divides.
     wide_case("wide_long_odd", B=1, T=509, D=64, H=2, dk=32, causal=True),
+    # Whole 16-row query tiles, keys in whole 16s and dk = 64: the scores on
+    # AMX (mha-amx-scores) where the target has it; several query tiles
+    # per head, causal with grouped-query heads, a single tile with masked
+    # cross-attention.
+    wide_case("wide_amx_self", B=2, T=128, D=128, H=2, dk=64),
+    wide_case("wide_amx_causal_gqa", B=1, T=192, D=256, H=4, Hkv=2, dk=64,
+              causal=True),
+    wide_case("wide_amx_cross_mask", B=2, T=48, S=80, D=128, Dkv=96, H=2,
+              dk=64, cross=True, mask=True),
 ]
 
 

@@ -179,3 +179,12 @@ func.func @values_scratch_missing(%q: tensor<16x8xf32>, %k: tensor<32x8xf32>, %v
   %r:7 = mha.online_attention ins(%q, %k, %v) query_start(%i) key_start(%j) scale(0.125) outs(%m, %l, %acc) scratch(%s, %kt, %nm, %c) : (tensor<16x8xf32>, tensor<32x8xf32>, tensor<32x6xbf16>, index, index, tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>)
   return
 }
+
+// -----
+
+// Packed keys and values are read from keys_t.
+func.func @packed_without_keys_t(%q: tensor<16x8xf32>, %k: tensor<32x8xf32>, %v: tensor<32x6xf32>, %i: index, %j: index, %m: tensor<16xf32>, %l: tensor<16xf32>, %acc: tensor<16x6xf32>, %s: tensor<16x8xf32>, %kt: tensor<8x8xf32>, %nm: tensor<16xf32>, %c: tensor<16xf32>) {
+  // expected-error @+1 {{'mha.online_attention' op expects packed with keys_t, an even head dimension and f32 values, got dk = 8, no keys_t, values of 'f32'}}
+  %r:7 = mha.online_attention ins(%q, %k, %v) query_start(%i) key_start(%j) scale(0.125) packed outs(%m, %l, %acc) scratch(%s, %kt, %nm, %c) : (tensor<16x8xf32>, tensor<32x8xf32>, tensor<32x6xf32>, index, index, tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>)
+  return
+}

@@ -43,3 +43,25 @@ func.func @update_all(%q: tensor<?x8xf32>, %k: tensor<?x8xbf16>, %v: tensor<?x6x
           tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<8x6xf32>)
   return %r#2 : tensor<?x6xf32>
 }
+
+// -----
+
+// Keys and values packed in bf16 hi and lo pairs (`packed`, the AMX path of
+// bf16 layers).
+// CHECK-LABEL: func.func @update_packed(
+//       CHECK:   mha.online_attention ins(%{{.+}}, %{{.+}}, %{{.+}}) keys_t(%{{.+}}) query_start(%{{.+}}) key_start(%{{.+}}) scale(1.250000e-01) packed outs(
+func.func @update_packed(%q: tensor<16x32xf32>, %k: tensor<32x32xf32>, %v: tensor<32x16xf32>,
+                         %kT: tensor<32x32xf32>, %i: index, %j: index,
+                         %m: tensor<16xf32>, %l: tensor<16xf32>,
+                         %acc: tensor<16x16xf32>, %s: tensor<16x32xf32>, %kt: tensor<32x32xf32>,
+                         %nm: tensor<16xf32>, %c: tensor<16xf32>) -> tensor<16x16xf32> {
+  %r:7 = mha.online_attention ins(%q, %k, %v) keys_t(%kT)
+      query_start(%i) key_start(%j) scale(0.125) packed
+      outs(%m, %l, %acc) scratch(%s, %kt, %nm, %c)
+      : (tensor<16x32xf32>, tensor<32x32xf32>, tensor<32x16xf32>, tensor<32x32xf32>,
+         index, index, tensor<16xf32>, tensor<16xf32>, tensor<16x16xf32>,
+         tensor<16x32xf32>, tensor<32x32xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<16xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16x32xf32>,
+          tensor<32x32xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %r#2 : tensor<16x16xf32>
+}

@@ -1,0 +1,322 @@
+//===- AmxSplit.cpp - Attention's products on AMX tiles -------------------===//
+//
+// The products of a key block in a bf16 layer, S = Q · Kᵀ and acc += P · V,
+// marked `mha.amx_split` by the online softmax (OnlineSoftmax.cpp) where
+// mha-tile-attention packed the keys and values (SdpaTiling::pack), on
+// AMX: TDPBF16PS takes bf16 operands, and Q, K, V (the projections'
+// results) and P are f32, so each is split in hi + lo bf16 parts and
+//
+//   C += hi(A)·hi(B) + lo(A)·hi(B) + hi(A)·lo(B)
+//
+// (lo·lo is below f32's rounding of the sum): three TDPBF16PS per 32 of
+// the reduction, each 16 x 16 x 32 products.
+//
+// - B (Kᵀ [dk, BK] or V [BK, dv]) is AMX's B layout already: row 2i holds
+//   the pairs (hi(X[2i][n]), hi(X[2i+1][n])) as one f32 each, row 2i + 1
+//   the pairs of their lo parts, so a B tile is 16 of its even (or odd)
+//   rows by 16 columns, read with twice the view's row stride.
+// - A (Q [tq, dk] or P [tq, BK]) is split into a stack scratch [M, 2·K]
+//   bf16 (hi, then lo, per row) with vector code: the pass runs after
+//   mha-vectorize, and a scalar loop per element would cost as much as the
+//   tiles. Q is split once per query tile, before the key loops, where
+//   nothing inside them writes the buffer it views; P once per block.
+// - Blocks of 16 rows by 32 columns (16 where the columns are an odd
+//   number of 16): 2 accumulators, A's hi and lo tiles and one B tile at a
+//   time (buildTiles says why). The reduction is unrolled (K/32 steps, a
+//   last one of 16):
+//   no tile crosses an `scf.for` (LLVM 22's cf-to-llvm has no type
+//   conversion for `!amx.tile` block arguments, BF16Amx.cpp). C starts at
+//   zero where its init is a fill of zero marked `mha.amx_split` (the
+//   scores; the fill goes), else at C (the accumulator).
+//
+// Why on buffers, after bufferization: the results are written in place
+// into the scores scratch and the accumulator, which the softmax reads;
+// on tensors (as BF16Amx.cpp works) each block would need a copy. A
+// generic whose shapes are not static whole tiles is left as it is, for
+// convert-linalg-to-loops (scalar, but the same sum); SdpaTiling::canPack
+// keeps mha-tile-attention from making one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "dialects/MhaDialect.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHAAMXSPLIT
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+/// Rows of a tile, and f32 columns of an accumulator or B tile.
+constexpr int64_t kTile = 16;
+/// Reduction (bf16 values) per full A tile: 64 bytes.
+constexpr int64_t kStep = 32;
+
+/// The parts of a `mha.amx_split` generic: A [M, K] f32, B [K, N] in pairs
+/// of rows and C [M, N] f32, the views that the generic reads as pairs.
+struct SplitDot {
+  linalg::GenericOp op;
+  Value a, b, c;
+  int64_t m, k, n;
+  /// C's init where it is a fill of zero marked `mha.amx_split` (the
+  /// scores): the tiles start at zero instead, and the fill goes.
+  linalg::FillOp zeroFill;
+};
+
+/// What `value`, an expanded view, expands.
+Value getExpanded(Value value) {
+  auto expand = value.getDefiningOp<memref::ExpandShapeOp>();
+  return expand ? expand.getSrc() : Value();
+}
+
+/// Whether the innermost stride of `type` is 1, which tile loads and
+/// stores need.
+bool hasUnitInnerStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+std::optional<SplitDot> matchSplitDot(linalg::GenericOp op) {
+  if (!MhaDialect::AmxSplitAttrHelper(op.getContext()).isAttrPresent(op) ||
+      !op.hasPureBufferSemantics() || op.getNumDpsInputs() != 3 ||
+      op.getNumDpsInits() != 1 || op.getDpsInputs()[1] != op.getDpsInputs()[2])
+    return std::nullopt;
+  SplitDot match;
+  match.op = op;
+  match.a = getExpanded(op.getDpsInputs()[0]);
+  match.b = getExpanded(op.getDpsInputs()[1]);
+  match.c = op.getDpsInits()[0];
+  if (!match.a || !match.b)
+    return std::nullopt;
+  auto aType = cast<MemRefType>(match.a.getType());
+  auto bType = cast<MemRefType>(match.b.getType());
+  auto cType = cast<MemRefType>(match.c.getType());
+  if (!aType.hasStaticShape() || !bType.hasStaticShape() ||
+      !cType.hasStaticShape() || aType.getRank() != 2 || bType.getRank() != 2 ||
+      cType.getRank() != 2 || !hasUnitInnerStride(aType) ||
+      !hasUnitInnerStride(bType) || !hasUnitInnerStride(cType))
+    return std::nullopt;
+  match.m = aType.getDimSize(0);
+  match.k = aType.getDimSize(1);
+  match.n = bType.getDimSize(1);
+  if (match.m % kTile != 0 || match.k % kTile != 0 || match.n % kTile != 0 ||
+      bType.getDimSize(0) != match.k || cType.getDimSize(0) != match.m ||
+      cType.getDimSize(1) != match.n)
+    return std::nullopt;
+  for (Operation *user : match.c.getUsers())
+    if (auto fill = dyn_cast<linalg::FillOp>(user);
+        fill &&
+        MhaDialect::AmxSplitAttrHelper(op.getContext()).isAttrPresent(fill) &&
+        fill->getBlock() == op->getBlock() && fill->isBeforeInBlock(op) &&
+        matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+      match.zeroFill = fill;
+  return match;
+}
+
+Value index(ImplicitLocOpBuilder &b, int64_t value) {
+  return arith::ConstantIndexOp::create(b, value);
+}
+
+/// The f32 rows of `a` ([m, k]) split into `parts` ([m, 2·k] bf16, hi then
+/// lo), with vectors of 16 lanes, at the builder's insertion point.
+void buildParts(ImplicitLocOpBuilder &b, Value a, Value parts, int64_t m,
+                int64_t k) {
+  auto loop = scf::ForOp::create(b, index(b, 0), index(b, m), index(b, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value row = loop.getInductionVar();
+  auto f32Vector = VectorType::get({kTile}, b.getF32Type());
+  auto bf16Vector = VectorType::get({kTile}, b.getBF16Type());
+  for (int64_t column = 0; column < k; column += kTile) {
+    Value x = vector::LoadOp::create(b, f32Vector, a,
+                                     ValueRange{row, index(b, column)});
+    Value hi = arith::TruncFOp::create(b, bf16Vector, x);
+    Value rest =
+        arith::SubFOp::create(b, x, arith::ExtFOp::create(b, f32Vector, hi));
+    Value lo = arith::TruncFOp::create(b, bf16Vector, rest);
+    vector::StoreOp::create(b, hi, parts, ValueRange{row, index(b, column)});
+    vector::StoreOp::create(b, lo, parts,
+                            ValueRange{row, index(b, k + column)});
+  }
+}
+
+/// C += A · B of `dot` tile by tile, from the parts of A in `parts`.
+void buildTiles(ImplicitLocOpBuilder &b, const SplitDot &dot, Value parts) {
+  int64_t bTiles = dot.n % (2 * kTile) == 0 ? 2 : 1;
+  auto rowLoop =
+      scf::ForOp::create(b, index(b, 0), index(b, dot.m), index(b, kTile));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rowLoop.getBody());
+  Value row = rowLoop.getInductionVar();
+  auto columnLoop = scf::ForOp::create(b, index(b, 0), index(b, dot.n),
+                                       index(b, bTiles * kTile));
+  b.setInsertionPointToStart(columnLoop.getBody());
+  Value column = columnLoop.getInductionVar();
+  // B's rows 2i (hi) and 2i + 1 (lo) are two rows of B apart.
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, dot.b);
+  Value pairStride =
+      arith::MulIOp::create(b, metadata.getStrides()[0], index(b, 2));
+  auto accType = amx::TileType::get({kTile, kTile}, b.getF32Type());
+  SmallVector<Value> columns, acc;
+  for (int64_t j = 0; j < bTiles; ++j) {
+    columns.push_back(
+        j ? arith::AddIOp::create(b, column, index(b, j * kTile)).getResult()
+          : column);
+    acc.push_back(dot.zeroFill
+                      ? amx::TileZeroOp::create(b, accType).getResult()
+                      : amx::TileLoadOp::create(b, accType, dot.c,
+                                                ValueRange{row, columns.back()})
+                            .getResult());
+  }
+  for (int64_t from = 0; from < dot.k; from += kStep) {
+    int64_t width = std::min(kStep, dot.k - from);
+    auto aType = amx::TileType::get({kTile, width}, b.getBF16Type());
+    auto bType = amx::TileType::get({width / 2, 2 * kTile}, b.getBF16Type());
+    Value aHi = amx::TileLoadOp::create(b, aType, parts,
+                                        ValueRange{row, index(b, from)});
+    Value aLo = amx::TileLoadOp::create(
+        b, aType, parts, ValueRange{row, index(b, dot.k + from)});
+    // One B tile at a time, hi then lo: 5 tiles live (2 accumulators, the
+    // A parts, one B part). A tile register has one shape per function
+    // (the X86 back end's single tile configuration), so the 16-wide last
+    // step's A and B tiles take registers of their own: 5 + 2 + 1 of the
+    // 8, where loading a whole B column first would run out.
+    for (int64_t j = 0; j < bTiles; ++j) {
+      Value bHi = amx::TileLoadOp::create(
+          b, bType, dot.b, ValueRange{index(b, from), columns[j]}, pairStride);
+      acc[j] = amx::TileMulFOp::create(b, accType, aHi, bHi, acc[j]);
+      acc[j] = amx::TileMulFOp::create(b, accType, aLo, bHi, acc[j]);
+      Value bLo = amx::TileLoadOp::create(
+          b, bType, dot.b, ValueRange{index(b, from + 1), columns[j]},
+          pairStride);
+      acc[j] = amx::TileMulFOp::create(b, accType, aHi, bLo, acc[j]);
+    }
+  }
+  for (int64_t j = 0; j < bTiles; ++j)
+    amx::TileStoreOp::create(b, dot.c, ValueRange{row, columns[j]}, acc[j]);
+}
+
+/// The buffer that `view` is a view of (through view-like ops).
+Value getRoot(Value view) {
+  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
+    view = viewLike.getViewSource();
+  return view;
+}
+
+/// Whether an op under `loop` may write the buffer `root` (or a buffer that
+/// may alias it: an unknown effect, or a write to a view of something that
+/// is not an allocation).
+bool mayWrite(scf::ForOp loop, Value root) {
+  bool rootIsAllocation =
+      isa_and_present<memref::AllocOp, memref::AllocaOp>(root.getDefiningOp());
+  WalkResult result = loop.getBody()->walk([&](Operation *op) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) {
+      if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (MemoryEffects::EffectInstance &effect : instances) {
+      if (!isa<MemoryEffects::Write>(effect.getEffect()))
+        continue;
+      Value written = effect.getValue();
+      if (!written)
+        return WalkResult::interrupt();
+      Value writtenRoot = getRoot(written);
+      bool writtenIsAllocation =
+          isa_and_present<memref::AllocOp, memref::AllocaOp>(
+              writtenRoot.getDefiningOp());
+      if (writtenRoot == root || !rootIsAllocation || !writtenIsAllocation)
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// The outermost `scf.for` around `op`, inside its parallel loop, before
+/// which A's parts can be made once: A's view is defined outside it and
+/// nothing under it writes A's buffer (Q in the key loops); null where
+/// there is none (P, written per block).
+scf::ForOp getHoistingLoop(Operation *op, Value a) {
+  scf::ForOp hoisted;
+  Value root = getRoot(a);
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>()) {
+    if (loop->isAncestor(a.getParentRegion()->getParentOp()) ||
+        mayWrite(loop, root))
+      break;
+    hoisted = loop;
+  }
+  return hoisted;
+}
+
+/// Where a scratch of `op`'s tile goes: at the start of its parallel
+/// loop's body, whose iterations each need their own (allocated once per
+/// iteration, not per key block); the function's entry without one.
+void setScratchInsertionPoint(OpBuilder &b, Operation *op) {
+  Operation *parallel = op->getParentOfType<scf::ForallOp>();
+  if (!parallel)
+    parallel = op->getParentOfType<scf::ParallelOp>();
+  if (!parallel)
+    parallel = op->getParentOfType<FunctionOpInterface>();
+  b.setInsertionPointToStart(&parallel->getRegion(0).front());
+}
+
+struct MhaAmxSplitPass : mha::impl::MhaAmxSplitBase<MhaAmxSplitPass> {
+  void runOnOperation() override {
+    SmallVector<SplitDot> dots;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (std::optional<SplitDot> match = matchSplitDot(op))
+        dots.push_back(*match);
+    });
+    // The parts of a loop-invariant A, made once before its loops.
+    llvm::DenseMap<std::pair<Value, Operation *>, Value> hoistedParts;
+    for (SplitDot &dot : dots) {
+      ImplicitLocOpBuilder b(dot.op.getLoc(), dot.op);
+      auto partsType = MemRefType::get({dot.m, 2 * dot.k}, b.getBF16Type());
+      Value parts;
+      if (scf::ForOp loop = getHoistingLoop(dot.op, dot.a)) {
+        Value &cached = hoistedParts[{dot.a, loop}];
+        if (!cached) {
+          OpBuilder::InsertionGuard guard(b);
+          setScratchInsertionPoint(b, dot.op);
+          cached = memref::AllocaOp::create(b, partsType);
+          b.setInsertionPoint(loop);
+          buildParts(b, dot.a, cached, dot.m, dot.k);
+        }
+        parts = cached;
+      } else {
+        {
+          OpBuilder::InsertionGuard guard(b);
+          setScratchInsertionPoint(b, dot.op);
+          parts = memref::AllocaOp::create(b, partsType);
+        }
+        buildParts(b, dot.a, parts, dot.m, dot.k);
+      }
+      buildTiles(b, dot, parts);
+      dot.op.erase();
+      if (dot.zeroFill)
+        dot.zeroFill.erase();
+    }
+  }
+};
+} // namespace
