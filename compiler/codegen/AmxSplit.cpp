@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/codegen/AmxTile.h"
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
@@ -61,11 +62,6 @@ using namespace mlir;
 using namespace mlir::mha;
 
 namespace {
-/// Rows of a tile, and f32 columns of an accumulator or B tile.
-constexpr int64_t kTile = 16;
-/// Reduction (bf16 values) per full A tile: 64 bytes.
-constexpr int64_t kStep = 32;
-
 /// The parts of a `mha.amx_split` generic: A [M, K] f32, B [K, N] in pairs
 /// of rows and C [M, N] f32, the views that the generic reads as pairs.
 struct SplitDot {
@@ -115,9 +111,9 @@ std::optional<SplitDot> matchSplitDot(linalg::GenericOp op) {
   match.m = aType.getDimSize(0);
   match.k = aType.getDimSize(1);
   match.n = bType.getDimSize(1);
-  if (match.m % kTile != 0 || match.k % kTile != 0 || match.n % kTile != 0 ||
-      bType.getDimSize(0) != match.k || cType.getDimSize(0) != match.m ||
-      cType.getDimSize(1) != match.n)
+  if (match.m % kAmxTile != 0 || match.k % kAmxTile != 0 ||
+      match.n % kAmxTile != 0 || bType.getDimSize(0) != match.k ||
+      cType.getDimSize(0) != match.m || cType.getDimSize(1) != match.n)
     return std::nullopt;
   for (Operation *user : match.c.getUsers())
     if (auto fill = dyn_cast<linalg::FillOp>(user);
@@ -141,9 +137,9 @@ void buildParts(ImplicitLocOpBuilder &b, Value a, Value parts, int64_t m,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value row = loop.getInductionVar();
-  auto f32Vector = VectorType::get({kTile}, b.getF32Type());
-  auto bf16Vector = VectorType::get({kTile}, b.getBF16Type());
-  for (int64_t column = 0; column < k; column += kTile) {
+  auto f32Vector = VectorType::get({kAmxTile}, b.getF32Type());
+  auto bf16Vector = VectorType::get({kAmxTile}, b.getBF16Type());
+  for (int64_t column = 0; column < k; column += kAmxTile) {
     Value x = vector::LoadOp::create(b, f32Vector, a,
                                      ValueRange{row, index(b, column)});
     Value hi = arith::TruncFOp::create(b, bf16Vector, x);
@@ -158,25 +154,25 @@ void buildParts(ImplicitLocOpBuilder &b, Value a, Value parts, int64_t m,
 
 /// C += A · B of `dot` tile by tile, from the parts of A in `parts`.
 void buildTiles(ImplicitLocOpBuilder &b, const SplitDot &dot, Value parts) {
-  int64_t bTiles = dot.n % (2 * kTile) == 0 ? 2 : 1;
+  int64_t bTiles = dot.n % (2 * kAmxTile) == 0 ? 2 : 1;
   auto rowLoop =
-      scf::ForOp::create(b, index(b, 0), index(b, dot.m), index(b, kTile));
+      scf::ForOp::create(b, index(b, 0), index(b, dot.m), index(b, kAmxTile));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(rowLoop.getBody());
   Value row = rowLoop.getInductionVar();
   auto columnLoop = scf::ForOp::create(b, index(b, 0), index(b, dot.n),
-                                       index(b, bTiles * kTile));
+                                       index(b, bTiles * kAmxTile));
   b.setInsertionPointToStart(columnLoop.getBody());
   Value column = columnLoop.getInductionVar();
   // B's rows 2i (hi) and 2i + 1 (lo) are two rows of B apart.
   auto metadata = memref::ExtractStridedMetadataOp::create(b, dot.b);
   Value pairStride =
       arith::MulIOp::create(b, metadata.getStrides()[0], index(b, 2));
-  auto accType = amx::TileType::get({kTile, kTile}, b.getF32Type());
+  auto accType = amx::TileType::get({kAmxTile, kAmxTile}, b.getF32Type());
   SmallVector<Value> columns, acc;
   for (int64_t j = 0; j < bTiles; ++j) {
     columns.push_back(
-        j ? arith::AddIOp::create(b, column, index(b, j * kTile)).getResult()
+        j ? arith::AddIOp::create(b, column, index(b, j * kAmxTile)).getResult()
           : column);
     acc.push_back(dot.zeroFill
                       ? amx::TileZeroOp::create(b, accType).getResult()
@@ -184,10 +180,10 @@ void buildTiles(ImplicitLocOpBuilder &b, const SplitDot &dot, Value parts) {
                                                 ValueRange{row, columns.back()})
                             .getResult());
   }
-  for (int64_t from = 0; from < dot.k; from += kStep) {
-    int64_t width = std::min(kStep, dot.k - from);
-    auto aType = amx::TileType::get({kTile, width}, b.getBF16Type());
-    auto bType = amx::TileType::get({width / 2, 2 * kTile}, b.getBF16Type());
+  for (int64_t from = 0; from < dot.k; from += kAmxStep) {
+    int64_t width = std::min(kAmxStep, dot.k - from);
+    auto aType = amx::TileType::get({kAmxTile, width}, b.getBF16Type());
+    auto bType = amx::TileType::get({width / 2, 2 * kAmxTile}, b.getBF16Type());
     Value aHi = amx::TileLoadOp::create(b, aType, parts,
                                         ValueRange{row, index(b, from)});
     Value aLo = amx::TileLoadOp::create(

@@ -49,6 +49,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/codegen/AmxTile.h"
 #include "compiler/codegen/BF16Projection.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
@@ -71,11 +72,6 @@ using namespace mlir;
 using namespace mlir::mha;
 
 namespace {
-/// Rows of a tile, and f32 columns of an accumulator or B tile.
-constexpr int64_t kTile = 16;
-/// k (bf16 values) per full A tile: 64 bytes.
-constexpr int64_t kStep = 32;
-
 /// The memref type `to_buffer` gives `type`: any offset and strides but a
 /// unit innermost stride, which the tile loads need.
 MemRefType bufferType(RankedTensorType type) {
@@ -95,11 +91,11 @@ public:
     pairs = packedType.getDimSize(0);
     headColumns = packedType.getShape().back();
     columns = p.heads ? packedType.getDimSize(1) * headColumns : headColumns;
-    bTiles = headColumns % (2 * kTile) == 0 ? 2 : 1;
-    tileColumns = bf16ColumnTile(headColumns, colTile, bTiles * kTile);
-    fullSteps = 2 * pairs / kStep;
-    tailPairs = pairs % (kStep / 2);
-    accType = amx::TileType::get({kTile, kTile}, b.getF32Type());
+    bTiles = headColumns % (2 * kAmxTile) == 0 ? 2 : 1;
+    tileColumns = bf16ColumnTile(headColumns, colTile, bTiles * kAmxTile);
+    fullSteps = 2 * pairs / kAmxStep;
+    tailPairs = pairs % (kAmxStep / 2);
+    accType = amx::TileType::get({kAmxTile, kAmxTile}, b.getF32Type());
   }
 
   Value build() {
@@ -125,23 +121,23 @@ public:
     // The initial values of the accumulators where there is no bias: zero
     // (tilezero), or the fill value broadcast from a 16-element row.
     if (!p.bias && !matchPattern(p.fill, m_AnyZeroFloat())) {
-      fillRow =
-          memref::AllocaOp::create(b, MemRefType::get({kTile}, b.getF32Type()));
+      fillRow = memref::AllocaOp::create(
+          b, MemRefType::get({kAmxTile}, b.getF32Type()));
       linalg::FillOp::create(b, ValueRange{p.fill}, ValueRange{fillRow});
     }
 
     // Rows [0, whole32) in blocks of 32, then one of 16 if that many are
     // left, then the rest (fewer than 16) from the zero-padded copy.
     Value whole16 = arith::SubIOp::create(
-        b, rows, arith::RemUIOp::create(b, rows, index(kTile)));
+        b, rows, arith::RemUIOp::create(b, rows, index(kAmxTile)));
     Value whole32 = arith::SubIOp::create(
-        b, rows, arith::RemUIOp::create(b, rows, index(2 * kTile)));
+        b, rows, arith::RemUIOp::create(b, rows, index(2 * kAmxTile)));
     Value hasHalf =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, whole32, whole16);
     Value hasRest =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, whole16, rows);
     Value padded = memref::AllocaOp::create(
-        b, MemRefType::get({kTile, 2 * pairs}, b.getBF16Type()));
+        b, MemRefType::get({kAmxTile, 2 * pairs}, b.getBF16Type()));
     {
       auto ifRest = scf::IfOp::create(b, hasRest, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard restGuard(b);
@@ -169,7 +165,7 @@ public:
     }
 
     auto columnLoop = scf::ForOp::create(b, index(0), index(tileColumns),
-                                         index(bTiles * kTile));
+                                         index(bTiles * kAmxTile));
     {
       OpBuilder::InsertionGuard loopGuard(b);
       b.setInsertionPointToStart(columnLoop.getBody());
@@ -178,11 +174,12 @@ public:
         return [this, row](int64_t i, Value k) -> SmallVector<Value> {
           Value r = arith::AddIOp::create(b, tileLoop.row0, row);
           if (i)
-            r = arith::AddIOp::create(b, r, index(i * kTile));
+            r = arith::AddIOp::create(b, r, index(i * kAmxTile));
           return {tileLoop.batchIndex, r, k};
         };
       };
-      auto rowLoop = scf::ForOp::create(b, index(0), whole32, index(2 * kTile));
+      auto rowLoop =
+          scf::ForOp::create(b, index(0), whole32, index(2 * kAmxTile));
       {
         OpBuilder::InsertionGuard rowGuard(b);
         b.setInsertionPointToStart(rowLoop.getBody());
@@ -246,7 +243,7 @@ private:
   SmallVector<Value> weightIndices(Value kk, Value c, int64_t j) {
     Value col = arith::AddIOp::create(b, tileLoop.column0, c);
     if (j)
-      col = arith::AddIOp::create(b, col, index(j * kTile));
+      col = arith::AddIOp::create(b, col, index(j * kAmxTile));
     if (p.heads)
       return {kk, tileLoop.head, col};
     return {kk, col};
@@ -260,10 +257,10 @@ private:
     auto scratchIndices = [&](int64_t i, int64_t j) -> SmallVector<Value> {
       Value r = scratchRow;
       if (i)
-        r = arith::AddIOp::create(b, r, index(i * kTile));
+        r = arith::AddIOp::create(b, r, index(i * kAmxTile));
       Value col = c;
       if (j)
-        col = arith::AddIOp::create(b, c, index(j * kTile));
+        col = arith::AddIOp::create(b, c, index(j * kAmxTile));
       return {r, col};
     };
     // The accumulators' first values.
@@ -301,7 +298,7 @@ private:
     // loop, then what is left (whole steps and the tail) from the scratch.
     int64_t first = std::min(kChunk, fullSteps);
     for (int64_t s = 0; s < first; ++s)
-      step(a, aRows, aTiles, index(s), c, kTile, acc);
+      step(a, aRows, aTiles, index(s), c, kAmxTile, acc);
     int64_t loopChunks = (fullSteps - first) / kChunk;
     int64_t left = fullSteps - first - loopChunks * kChunk;
     if (loopChunks == 0 && left == 0) {
@@ -321,7 +318,7 @@ private:
         Value stepIndex = chunks.getInductionVar();
         if (s)
           stepIndex = arith::AddIOp::create(b, stepIndex, index(s));
-        step(a, aRows, aTiles, stepIndex, c, kTile, values);
+        step(a, aRows, aTiles, stepIndex, c, kAmxTile, values);
       }
       store(values);
     }
@@ -329,7 +326,7 @@ private:
       SmallVector<Value> values = load();
       int64_t from = first + loopChunks * kChunk;
       for (int64_t s = 0; s < left; ++s)
-        step(a, aRows, aTiles, index(from + s), c, kTile, values);
+        step(a, aRows, aTiles, index(from + s), c, kAmxTile, values);
       if (tailPairs)
         step(a, aRows, aTiles, index(fullSteps), c, tailPairs, values);
       store(values);
@@ -340,10 +337,10 @@ private:
   /// B tiles, and aTiles x bTiles TDPBF16PS into `acc`.
   void step(Value a, const ARows &aRows, int64_t aTiles, Value stepIndex,
             Value c, int64_t stepPairs, SmallVectorImpl<Value> &acc) {
-    auto aType = amx::TileType::get({kTile, 2 * stepPairs}, b.getBF16Type());
-    auto bType = amx::TileType::get({stepPairs, 2 * kTile}, b.getBF16Type());
-    Value k = arith::MulIOp::create(b, stepIndex, index(kStep));
-    Value kk = arith::MulIOp::create(b, stepIndex, index(kStep / 2));
+    auto aType = amx::TileType::get({kAmxTile, 2 * stepPairs}, b.getBF16Type());
+    auto bType = amx::TileType::get({stepPairs, 2 * kAmxTile}, b.getBF16Type());
+    Value k = arith::MulIOp::create(b, stepIndex, index(kAmxStep));
+    Value kk = arith::MulIOp::create(b, stepIndex, index(kAmxStep / 2));
     SmallVector<Value> aValues, bValues;
     for (int64_t i = 0; i < aTiles; ++i)
       aValues.push_back(amx::TileLoadOp::create(b, aType, a, aRows(i, k)));
@@ -352,8 +349,8 @@ private:
         // Panel (column / 16), rows kk.. of 64 bytes: 1 KiB in one piece.
         Value col = arith::AddIOp::create(b, tileLoop.column, c);
         if (j)
-          col = arith::AddIOp::create(b, col, index(j * kTile));
-        Value panel = arith::DivUIOp::create(b, col, index(kTile));
+          col = arith::AddIOp::create(b, col, index(j * kAmxTile));
+        Value panel = arith::DivUIOp::create(b, col, index(kAmxTile));
         bValues.push_back(amx::TileLoadOp::create(
             b, bType, packedBuffer, ValueRange{panel, kk, index(0)}));
         continue;
@@ -386,7 +383,8 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
   using MhaBF16AmxBase::MhaBF16AmxBase;
 
   void runOnOperation() override {
-    if (rowTile < kTile || rowTile % kTile != 0 || colTile < 1 || kChunk < 1) {
+    if (rowTile < kAmxTile || rowTile % kAmxTile != 0 || colTile < 1 ||
+        kChunk < 1) {
       getOperation().emitError()
           << "mha-bf16-amx expects a row-tile that is a multiple of 16, "
              "col-tile >= 1 and k-chunk >= 1, got row-tile="
