@@ -144,14 +144,21 @@ Value mlir::mha::buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs,
 
 Value mlir::mha::buildBF16Part(OpBuilder &builder, Location loc, Value value,
                                bool lo) {
-  Value hi =
-      arith::TruncFOp::create(builder, loc, builder.getBF16Type(), value);
+  // The same arithmetic on a scalar or on a vector of f32.
+  auto withElement = [&](Type element) -> Type {
+    if (auto vector = dyn_cast<VectorType>(value.getType()))
+      return vector.clone(element);
+    return element;
+  };
+  Type bf16 = withElement(builder.getBF16Type());
+  Value hi = arith::TruncFOp::create(builder, loc, bf16, value);
   if (!lo)
     return hi;
   Value rest = arith::SubFOp::create(
       builder, loc, value,
-      arith::ExtFOp::create(builder, loc, builder.getF32Type(), hi));
-  return arith::TruncFOp::create(builder, loc, builder.getBF16Type(), rest);
+      arith::ExtFOp::create(builder, loc, withElement(builder.getF32Type()),
+                            hi));
+  return arith::TruncFOp::create(builder, loc, bf16, rest);
 }
 
 Value mlir::mha::buildBF16Pair(OpBuilder &builder, Location loc, Value first,

@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/attention/AttentionMath.h"
 #include "compiler/codegen/AmxTile.h"
 #include "dialects/MhaDialect.h"
 
@@ -138,14 +139,11 @@ void buildParts(ImplicitLocOpBuilder &b, Value a, Value parts, int64_t m,
   b.setInsertionPointToStart(loop.getBody());
   Value row = loop.getInductionVar();
   auto f32Vector = VectorType::get({kAmxTile}, b.getF32Type());
-  auto bf16Vector = VectorType::get({kAmxTile}, b.getBF16Type());
   for (int64_t column = 0; column < k; column += kAmxTile) {
     Value x = vector::LoadOp::create(b, f32Vector, a,
                                      ValueRange{row, index(b, column)});
-    Value hi = arith::TruncFOp::create(b, bf16Vector, x);
-    Value rest =
-        arith::SubFOp::create(b, x, arith::ExtFOp::create(b, f32Vector, hi));
-    Value lo = arith::TruncFOp::create(b, bf16Vector, rest);
+    Value hi = buildBF16Part(b, b.getLoc(), x, /*lo=*/false);
+    Value lo = buildBF16Part(b, b.getLoc(), x, /*lo=*/true);
     vector::StoreOp::create(b, hi, parts, ValueRange{row, index(b, column)});
     vector::StoreOp::create(b, lo, parts,
                             ValueRange{row, index(b, k + column)});

@@ -34,8 +34,7 @@ namespace mlir::mha {
 using namespace mlir;
 
 namespace {
-struct MhaNoNaNRowMaxPass
-    : mha::impl::MhaNoNaNRowMaxBase<MhaNoNaNRowMaxPass> {
+struct MhaNoNaNRowMaxPass : mha::impl::MhaNoNaNRowMaxBase<MhaNoNaNRowMaxPass> {
   void runOnOperation() override {
     getOperation().walk([](vector::ReductionOp reduction) {
       if (reduction.getKind() == vector::CombiningKind::MAXNUMF)

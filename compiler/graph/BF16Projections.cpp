@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/attention/AttentionMath.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -352,15 +353,8 @@ Value splitInBF16Terms(OpBuilder &b, Location loc, Value a) {
         b, loc, init.getType(), ValueRange{a}, ValueRange{init},
         SmallVector<AffineMap>{identity, identity}, iterators,
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value value =
-              arith::TruncFOp::create(nb, nloc, nb.getBF16Type(), args[0]);
-          if (index == 1) {
-            Value rest = arith::SubFOp::create(
-                nb, nloc, args[0],
-                arith::ExtFOp::create(nb, nloc, nb.getF32Type(), value));
-            value = arith::TruncFOp::create(nb, nloc, nb.getBF16Type(), rest);
-          }
-          linalg::YieldOp::create(nb, nloc, value);
+          linalg::YieldOp::create(
+              nb, nloc, buildBF16Part(nb, nloc, args[0], /*lo=*/index == 1));
         });
     return tensor::InsertSliceOp::create(
         b, loc, generic.getResult(0), into,
