@@ -3,6 +3,7 @@
 #include "runtime/BufferCache.h"
 
 #include <cstdlib>
+#include <list>
 #include <malloc.h>
 #include <map>
 #include <mutex>
@@ -19,9 +20,28 @@ struct Cache {
   std::mutex mutex;
   /// Blocks of at least kMinCachedBytes handed out and not yet released.
   std::unordered_map<void *, BlockKind> live;
-  /// Released blocks, by kind.
-  std::multimap<BlockKind, void *> free;
+  /// Released blocks, the least recently released first: when the cache
+  /// is full, those go, so that it holds what the latest calls use (the
+  /// blocks of one-off work, such as preparing the weights, leave it).
+  std::list<std::pair<BlockKind, void *>> free;
+  /// The released blocks of each kind (entries of `free`).
+  std::multimap<BlockKind, std::list<std::pair<BlockKind, void *>>::iterator>
+      freeByKind;
   size_t liveBytes = 0, peakLiveBytes = 0, freeBytes = 0;
+
+  /// Frees the least recently released block.
+  void evictOldest() {
+    auto oldest = free.begin();
+    auto [first, last] = freeByKind.equal_range(oldest->first);
+    for (auto entry = first; entry != last; ++entry)
+      if (entry->second == oldest) {
+        freeByKind.erase(entry);
+        break;
+      }
+    freeBytes -= oldest->first.first;
+    std::free(oldest->second);
+    free.erase(oldest);
+  }
 };
 
 /// Never destroyed: compiled code may still release blocks while static
@@ -47,10 +67,11 @@ void *buffer_cache::allocate(size_t bytes, size_t alignment) {
   Cache &c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto found = c.free.find(kind);
-    if (found != c.free.end()) {
-      void *pointer = found->second;
-      c.free.erase(found);
+    auto found = c.freeByKind.find(kind);
+    if (found != c.freeByKind.end()) {
+      void *pointer = found->second->second;
+      c.free.erase(found->second);
+      c.freeByKind.erase(found);
       c.freeBytes -= bytes;
       c.live.emplace(pointer, kind);
       c.liveBytes += bytes;
@@ -82,12 +103,13 @@ void buffer_cache::release(void *pointer) {
       c.live.erase(found);
       c.liveBytes -= kind.first;
       // Twice the peak: a call's blocks need not all be live at once (the
-      // prepared weights and the layer's buffers, say), yet all are reused.
-      if (c.freeBytes + kind.first <= 2 * c.peakLiveBytes) {
-        c.free.emplace(kind, pointer);
-        c.freeBytes += kind.first;
-        return;
-      }
+      // layer's buffers and its result, held by the caller until the next
+      // call, say), yet all are reused.
+      c.freeByKind.emplace(kind, c.free.insert(c.free.end(), {kind, pointer}));
+      c.freeBytes += kind.first;
+      while (c.freeBytes > 2 * c.peakLiveBytes)
+        c.evictOldest();
+      return;
     }
   }
   std::free(pointer);
@@ -96,10 +118,8 @@ void buffer_cache::release(void *pointer) {
 void buffer_cache::clear() {
   Cache &c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto &[kind, pointer] : c.free)
-    std::free(pointer);
-  c.free.clear();
-  c.freeBytes = 0;
+  while (!c.free.empty())
+    c.evictOldest();
   c.peakLiveBytes = c.liveBytes;
 }
 

@@ -38,9 +38,10 @@ inline constexpr size_t kMinCachedBytes = size_t(128) << 10;
 void *allocate(size_t bytes, size_t alignment);
 
 /// Gives back a block from `allocate`, or any other block of the C
-/// library's. Blocks of at least kMinCachedBytes are kept for reuse while the
-/// cache holds no more than twice the most memory the compiled code has had
-/// allocated at once; the rest is freed.
+/// library's. Blocks of at least kMinCachedBytes are kept for reuse; where
+/// the cache would then hold more than twice the most memory the compiled
+/// code has had allocated at once, the least recently released blocks are
+/// freed.
 void release(void *pointer);
 
 /// Frees every cached block and forgets the peak (for tests, and a host

@@ -1,8 +1,8 @@
 //===- BufferCacheTest.cpp - Tests of the compiled code's buffer cache ----===//
 //
 // A released block comes back for the next allocation of the same size and
-// alignment, never for another size or alignment; small blocks and blocks
-// beyond the cap go back to the C library.
+// alignment, never for another size or alignment; small blocks go back to
+// the C library, and beyond the cap the least recently released blocks do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +75,35 @@ TEST_F(BufferCacheTest, HoldsAtMostTwiceThePeak) {
     buffer_cache::release(buffer_cache::allocate(size, 0));
   EXPECT_LE(buffer_cache::cachedBytes(), 6 * kLarge);
   EXPECT_GT(buffer_cache::cachedBytes(), 5 * kLarge);
+}
+
+TEST_F(BufferCacheTest, TheLatestReleasedBlockIsKeptWhenFull) {
+  // One-off blocks (the prepared weights' scratch) fill the cache to twice
+  // the peak; the block that each call then releases last (its result,
+  // held by the caller until then) must still be kept, or every call maps
+  // it afresh. The oldest block goes instead.
+  void *scratch[2];
+  for (void *&block : scratch)
+    block = buffer_cache::allocate(kLarge, 0);
+  for (void *block : scratch)
+    buffer_cache::release(block);
+  void *more[2] = {buffer_cache::allocate(kLarge + 64, 0),
+                   buffer_cache::allocate(kLarge + 64, 0)};
+  for (void *block : more)
+    buffer_cache::release(block);
+  // The peak is two blocks of 1 MiB + 64, so the cache may hold twice
+  // that: it holds all four blocks.
+  const size_t limit = 2 * (2 * (kLarge + 64));
+  EXPECT_EQ(buffer_cache::cachedBytes(), 4 * kLarge + 128);
+  // A call's result: a new size, allocated and released. Kept, it would
+  // exceed the limit: the oldest block goes, not the result.
+  void *result = buffer_cache::allocate(kLarge + 128, 0);
+  buffer_cache::release(result);
+  EXPECT_LE(buffer_cache::cachedBytes(), limit);
+  // The next call gets it back.
+  void *again = buffer_cache::allocate(kLarge + 128, 0);
+  EXPECT_EQ(again, result);
+  buffer_cache::release(again);
 }
 
 } // namespace

@@ -1014,13 +1014,28 @@ std::string writeWrapper(const LibraryInterface &interface,
         "default\n   mmap threshold); smaller ones reuse the heap anyway. */\n"
      << "#define " << upper << "_MIN_CACHED ((size_t)128 << 10)\n"
      << "#define " << upper << "_SLOTS 256\n"
-     << "typedef struct {\n  void *pointer;\n  size_t bytes, alignment;\n} "
+     << "typedef struct {\n  void *pointer;\n  size_t bytes, alignment;\n"
+     << "  unsigned long long released; /* when it was kept: the oldest go "
+        "first */\n} "
      << n << "_block;\n"
      << "static pthread_mutex_t " << n << "_lock = PTHREAD_MUTEX_INITIALIZER;\n"
      << "static " << n << "_block " << n << "_live[" << upper << "_SLOTS], "
      << n << "_kept[" << upper << "_SLOTS];\n"
      << "static size_t " << n << "_live_bytes, " << n << "_peak_bytes, " << n
-     << "_kept_bytes;\n\n"
+     << "_kept_bytes;\n"
+     << "static unsigned long long " << n << "_releases;\n\n"
+     // Frees the least recently kept block; returns its slot, or -1.
+     << "static int " << n << "_evict_oldest(void) {\n"
+     << "  int oldest = -1;\n"
+     << "  for (int i = 0; i < " << upper << "_SLOTS; ++i)\n"
+     << "    if (" << n << "_kept[i].pointer && (oldest < 0 || " << n
+     << "_kept[i].released < " << n << "_kept[oldest].released))\n"
+     << "      oldest = i;\n"
+     << "  if (oldest >= 0) {\n"
+     << "    free(" << n << "_kept[oldest].pointer);\n"
+     << "    " << n << "_kept[oldest].pointer = NULL;\n"
+     << "    " << n << "_kept_bytes -= " << n << "_kept[oldest].bytes;\n"
+     << "  }\n  return oldest;\n}\n\n"
      << "static void *" << n << "_allocate(size_t bytes, size_t alignment) {\n"
      << "  void *pointer = NULL;\n"
      << "  if (bytes >= " << upper << "_MIN_CACHED) {\n"
@@ -1070,16 +1085,24 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "      " << n << "_live[i].pointer = NULL;\n"
      << "      " << n
      << "_live_bytes -= block.bytes;\n"
-     // Twice the peak: a call's blocks need not all be live at once.
-     << "      if (" << n << "_kept_bytes + block.bytes <= 2 * " << n
-     << "_peak_bytes)\n"
-     << "        for (int j = 0; j < " << upper << "_SLOTS; ++j)\n"
-     << "          if (!" << n << "_kept[j].pointer) {\n"
-     << "            " << n << "_kept[j] = block;\n"
-     << "            " << n << "_kept_bytes += block.bytes;\n"
-     << "            pthread_mutex_unlock(&" << n << "_lock);\n"
-     << "            return;\n          }\n"
-     << "      break;\n    }\n"
+     // Twice the peak: a call's blocks need not all be live at once. Where
+     // the kept blocks would exceed it, the least recently kept go (those of
+     // one-off work, such as the prepared weights'), so that the cache
+     // holds what the latest calls use.
+     << "      while (" << n << "_kept_bytes + block.bytes > 2 * " << n
+     << "_peak_bytes && " << n << "_evict_oldest() >= 0)\n"
+     << "        ;\n"
+     << "      int slot = -1;\n"
+     << "      for (int j = 0; j < " << upper << "_SLOTS && slot < 0; ++j)\n"
+     << "        if (!" << n << "_kept[j].pointer)\n"
+     << "          slot = j;\n"
+     << "      if (slot < 0)\n"
+     << "        slot = " << n << "_evict_oldest();\n"
+     << "      block.released = ++" << n << "_releases;\n"
+     << "      " << n << "_kept[slot] = block;\n"
+     << "      " << n << "_kept_bytes += block.bytes;\n"
+     << "      pthread_mutex_unlock(&" << n << "_lock);\n"
+     << "      return;\n    }\n"
      << "    pthread_mutex_unlock(&" << n << "_lock);\n  }\n"
      << "  free(pointer);\n}\n\n"
      << "void " << n << "_release_buffers(void) {\n"
