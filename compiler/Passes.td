@@ -5,6 +5,33 @@
 
 include "mlir/Pass/PassBase.td"
 
+def MhaBatchChunks : Pass<"mha-batch-chunks", "func::FuncOp"> {
+  let summary = "Run each mha.attention over its batch in chunks that stay "
+                "in cache";
+  let description = [{
+    Tiles each `mha.attention` over its batch with `scf::tileUsingSCF`
+    (an `scf.for`; the op's `TilingInterface` is its batch), so that the
+    whole layer (projections, attention, output projection) runs on a chunk
+    of sequences at a time and the intermediates between its stages stay in
+    cache. A chunk is `chunk` sequences (0: the whole batch), or by default
+    (-1) as many as fit their
+    intermediates (the input, Q, K, V, the heads' output and the result, in
+    f32) in `cache-bytes`, at least one; a static batch takes the largest
+    divisor of it below that, so every chunk has one static shape. An op
+    whose whole batch fits, or whose mask has a `?` batch (shared or not is
+    known at run time only), is left as it is.
+  }];
+  let options = [
+    Option<"chunk", "chunk", "int64_t", /*default=*/"-1",
+           "Sequences per chunk; -1 picks them from cache-bytes">,
+    Option<"cacheBytes", "cache-bytes", "int64_t", /*default=*/"2097152",
+           "Bytes that a chunk's intermediates may take (the pipelines: "
+           "one core's L2)">,
+  ];
+  let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect"];
+}
+
 def MhaExpand : Pass<"mha-expand", "func::FuncOp"> {
   let summary = "Rewrite mha.attention into the five steps of the layer";
   let description = [{

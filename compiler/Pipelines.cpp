@@ -95,6 +95,9 @@ BF16Path MhaPipelineOptions::getBF16Path() const {
 }
 
 llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
+  if (auto error = checkOptionRange((prefix + "batch-chunk").str(), batchChunk,
+                                    -1, int64_t(1) << 20))
+    return error;
   if (auto error = checkTileAttentionOptions(getTileAttentionOptions(), prefix))
     return error;
   if (auto error = checkTileProjectionsOptions(getTileProjectionsOptions(),
@@ -146,6 +149,11 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
 void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
                                          const MhaPipelineOptions &options) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // The whole layer per chunk of sequences, before it is expanded, so that
+  // every pass below sees the chunk's shapes.
+  if (options.batchChunk != 0)
+    funcPm.addPass(createMhaBatchChunks(
+        MhaBatchChunksOptions{options.batchChunk, options.target.l2Bytes}));
   funcPm.addPass(createMhaExpand());
   funcPm.addPass(createCanonicalizerPass());
   // Projections write and read the head layout in place and those of one
@@ -158,6 +166,9 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   // prepared: the widened weights are then computed once, not per call.
   funcPm.addPass(createMhaWidenBF16());
   funcPm.addPass(createCSEPass());
+  // Out of a chunk loop, what the weights alone give (widened, packed):
+  // mha-prepare-weights looks for it in the function's own block.
+  funcPm.addPass(createLoopInvariantCodeMotionPass());
   // What the weights alone determine is computed once, by functions of its
   // own; the passes below lower those functions too.
   if (options.prepareWeights)
@@ -209,6 +220,10 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
 
   // Function arguments and results become memrefs with the identity layout:
   // the C interface passes plain contiguous descriptors.
+  // A chunk of the batch (mha-batch-chunks) is written into its part of
+  // the result: the tensor.empty that its last op fills becomes that slice
+  // of the loop's result, so the chunk is not written elsewhere and copied.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -47,6 +47,16 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "the whole score matrix, then softmax"),
           clEnumValN(AttentionMode::Auto, "auto",
                      "per shape (docs/pipeline.md)"))};
+  /// Sequences per chunk of `mha-batch-chunks`: the whole layer runs on
+  /// that many sequences at a time, so that what its stages pass on stays
+  /// in cache; -1 takes as many as fit in the target's L2, 0 the whole
+  /// batch (no chunks, as a tile size of 0 leaves a loop untiled).
+  Option<int64_t> batchChunk{
+      *this, "batch-chunk",
+      llvm::cl::desc("Sequences per chunk of the batch that the whole layer "
+                     "runs on at a time (-1: as many as fit in L2; 0: the "
+                     "whole batch)"),
+      llvm::cl::init(-1)};
   /// Queries per parallel tile of the fused path.
   Option<int64_t> queryTile{*this, "query-tile",
                             llvm::cl::desc("Queries per tile (fused path)"),
@@ -201,7 +211,8 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   TargetDescription target = TargetDescription::host();
 
   /// Checks every numeric option against its range (compiler/OptionRanges.h):
-  /// query-tile and key-tile in [1, 4096], key-splits in [1, 1024],
+  /// batch-chunk in [-1, 2^20], query-tile and key-tile in [1, 4096],
+  /// key-splits in [1, 1024],
   /// projection-row-tile and projection-col-tile in [0, 4096],
   /// register-rows and register-cols in [0, 64]. The message
   /// names the first value out of range as `<prefix><option>`, e.g.

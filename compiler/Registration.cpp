@@ -5,6 +5,7 @@
 #include "compiler/Pipelines.h"
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/SdpaTilingInterface.h"
+#include "compiler/graph/AttentionBatchTiling.h"
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -60,10 +61,11 @@ void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
                   scf::SCFDialect, tensor::TensorDialect, ub::UBDialect,
                   vector::VectorDialect, x86vector::X86VectorDialect>();
 
-  // mha-tile-projections tiles linalg ops through TilingInterface, and
-  // mha-tile-attention mha.sdpa.
+  // mha-tile-projections tiles linalg ops through TilingInterface,
+  // mha-tile-attention mha.sdpa and mha-batch-chunks mha.attention.
   linalg::registerTilingInterfaceExternalModels(registry);
   registerSdpaTilingInterfaceExternalModels(registry);
+  registerAttentionBatchTilingExternalModels(registry);
   registerOnlineAttentionTilingInterfaceExternalModels(registry);
 
   // One-shot bufferization of linalg on tensors and of function boundaries.

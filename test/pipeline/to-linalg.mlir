@@ -1,6 +1,6 @@
-// RUN: mha-opt %s -mha-to-linalg="attention=decomposed fuse-projections=true" \
+// RUN: mha-opt %s -mha-to-linalg="attention=decomposed fuse-projections=true batch-chunk=0" \
 // RUN:   | FileCheck %s --check-prefixes=CHECK,DECOMPOSED --implicit-check-not=mha. --implicit-check-not=linalg.transpose
-// RUN: mha-opt %s -mha-to-linalg="attention=fused fuse-projections=true" \
+// RUN: mha-opt %s -mha-to-linalg="attention=fused fuse-projections=true batch-chunk=0" \
 // RUN:   | FileCheck %s --check-prefixes=CHECK,FUSED --implicit-check-not=mha. --implicit-check-not="permutation = [0, 2, 1, 3]"
 
 // Stage 1: mha.attention is expanded; the projections write heads and the
@@ -11,6 +11,8 @@
 // default), and both projections run as
 // parallel tiles (scf.forall) of named ops. Dynamic batch and sequence
 // sizes stay dynamic. Attention in between takes the path the option says.
+// batch-chunk=0 keeps the whole batch in one layer (the chunk loop over it,
+// which `?` lengths would otherwise get: test/tiling/batch-chunks.mlir).
 
 // CHECK-LABEL: func.func @mha
 //  CHECK-SAME:   (%[[X:.+]]: tensor<?x?x16xf32>, %[[WQ:.+]]: tensor<16x16xf32>, %[[WK:.+]]: tensor<16x8xf32>, %[[WV:.+]]: tensor<16x8xf32>, %[[WO:.+]]: tensor<16x16xf32>, %[[BQ:.+]]: tensor<16xf32>)

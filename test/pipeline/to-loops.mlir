@@ -1,4 +1,4 @@
-// RUN: mha-opt %s -mha-to-loops | FileCheck %s \
+// RUN: mha-opt %s -mha-to-loops="batch-chunk=0" | FileCheck %s \
 // RUN:   --implicit-check-not=mha. --implicit-check-not=linalg. \
 // RUN:   --implicit-check-not=tensor. --implicit-check-not=bufferization.
 
@@ -6,7 +6,8 @@
 // temporaries freed, linalg lowered to scf loops. The returned buffer is
 // allocated by the function and never freed by it: the caller owns it.
 // exp is upstream's polynomial approximation (math.fma steps), as in the
-// vectorized tiles.
+// vectorized tiles. batch-chunk=0: the whole batch in one layer, no chunk
+// loop (test/tiling/batch-chunks.mlir).
 
 // CHECK-LABEL: func.func @mha
 //  CHECK-SAME:   (%{{.+}}: memref<?x?x8xf32>, %{{.+}}: memref<8x8xf32>, %{{.+}}: memref<8x8xf32>, %{{.+}}: memref<8x8xf32>, %{{.+}}: memref<8x8xf32>) -> memref<?x?x8xf32>

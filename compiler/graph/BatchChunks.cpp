@@ -1,0 +1,149 @@
+//===- BatchChunks.cpp - A layer over its batch in chunks that stay in cache -//
+//
+// Each stage of a layer (the Q|K|V projection, attention, the output
+// projection) runs over the whole batch before the next one starts, in
+// parallel within the stage. With B sequences the intermediates between the
+// stages (Q, K, V and the heads' output, about 6·T·D floats per sequence)
+// are B times those of one sequence: past the caches, each stage reads what
+// the one before wrote from memory. This pass runs the whole layer on a
+// chunk of sequences at a time, an scf.for from scf::tileUsingSCF over
+// mha.attention's batch (AttentionBatchTiling.h), so that a chunk's
+// intermediates stay in L2 from one stage to the next; the stages are still
+// parallel inside each chunk (heads, query tiles, projection tiles).
+//
+// The chunk is as many sequences as fit their intermediates in `cache-bytes`
+// (at least one), a divisor of a static batch so that every chunk has the
+// same static shape; a `?` batch takes chunks of that size and a last one
+// of the rest, a `?` sequence length computes the chunk at run time. Where
+// the whole batch fits, the op is left as it is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "dialects/MhaOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHABATCHCHUNKS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+/// Columns of a projection weight: `[D, H·d]`, or `[H, D/H, d]` split first.
+int64_t weightColumns(Value weight) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(weight.getType()).getShape();
+  return shape.size() == 3 ? shape[0] * shape[2] : shape[1];
+}
+
+/// Floats that one sequence of `op` keeps between the layer's stages:
+/// `perQuery` per query token (its input, Q, the heads' output and y) and
+/// `perKey` per key token (K, V and a separate kv input).
+struct SequenceFootprint {
+  int64_t perQuery, perKey;
+
+  explicit SequenceFootprint(AttentionOp op) {
+    RankedTensorType wo = op.getWO().getType();
+    perQuery = op.getQuery().getType().getDimSize(2) +
+               weightColumns(op.getWQ()) + wo.getDimSize(0) + wo.getDimSize(1);
+    perKey = weightColumns(op.getWK()) + weightColumns(op.getWV());
+    if (Value kv = op.getKv())
+      perKey += cast<RankedTensorType>(kv.getType()).getDimSize(2);
+  }
+};
+
+/// The largest divisor of `batch` that is at most `limit` (at least 1).
+int64_t largestDivisorAtMost(int64_t batch, int64_t limit) {
+  for (int64_t chunk = std::min(batch, limit); chunk > 1; --chunk)
+    if (batch % chunk == 0)
+      return chunk;
+  return 1;
+}
+
+struct MhaBatchChunksPass : mha::impl::MhaBatchChunksBase<MhaBatchChunksPass> {
+  using MhaBatchChunksBase::MhaBatchChunksBase;
+
+  void runOnOperation() override {
+    if (chunk == 0)
+      return;
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (AttentionOp op : ops)
+      if (failed(tileOverBatch(rewriter, op)))
+        return signalPassFailure();
+  }
+
+  /// Tiles `op` over its batch where chunks fit the cache better than the
+  /// whole batch; leaves it otherwise.
+  LogicalResult tileOverBatch(RewriterBase &rewriter, AttentionOp op) {
+    int64_t batch = op.getQuery().getType().getDimSize(0);
+    // A mask whose batch is `?` may be one shared row ([1, T, S]) or one
+    // per sequence: which one is known at run time only.
+    if (Value mask = op.getMask();
+        mask && ShapedType::isDynamic(
+                    cast<RankedTensorType>(mask.getType()).getDimSize(0)))
+      return success();
+    rewriter.setInsertionPoint(op);
+    OpFoldResult chunkSize = getChunk(rewriter, op);
+    std::optional<int64_t> staticChunk = getConstantIntValue(chunkSize);
+    if (!ShapedType::isDynamic(batch)) {
+      if (!staticChunk)
+        return success(); // A static batch with a `?` length: left whole.
+      if (*staticChunk >= batch)
+        return success();
+      chunkSize =
+          rewriter.getIndexAttr(largestDivisorAtMost(batch, *staticChunk));
+    }
+    scf::SCFTilingOptions options;
+    options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+        .setTileSizes({chunkSize});
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled))
+      return op.emitOpError("could not be tiled over its batch");
+    rewriter.replaceOp(op, tiled->replacements);
+    return success();
+  }
+
+  /// Sequences per chunk: `chunk` when positive, else as many as fit their
+  /// intermediates (4-byte floats) in cache-bytes, at least 1; computed at
+  /// run time where the sequence lengths are `?`.
+  OpFoldResult getChunk(OpBuilder &b, AttentionOp op) {
+    if (chunk > 0)
+      return b.getIndexAttr(chunk);
+    SequenceFootprint footprint(op);
+    int64_t budget = std::max<int64_t>(1, cacheBytes / 4);
+    int64_t queries = op.getQuery().getType().getDimSize(1);
+    Value kv = op.getKv() ? op.getKv() : op.getQuery();
+    int64_t keys = cast<RankedTensorType>(kv.getType()).getDimSize(1);
+    if (!ShapedType::isDynamic(queries) && !ShapedType::isDynamic(keys)) {
+      int64_t floats = queries * footprint.perQuery + keys * footprint.perKey;
+      return b.getIndexAttr(std::max<int64_t>(1, budget / floats));
+    }
+    Location loc = op.getLoc();
+    auto index = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, value);
+    };
+    auto floatsOf = [&](Value tokens, int64_t perToken) -> Value {
+      Value length = tensor::DimOp::create(b, loc, tokens, 1);
+      return arith::MulIOp::create(b, loc, length, index(perToken));
+    };
+    Value floats = arith::AddIOp::create(
+        b, loc, floatsOf(op.getQuery(), footprint.perQuery),
+        floatsOf(kv, footprint.perKey));
+    // max(floats, 1): empty sequences must not divide by zero.
+    Value one = index(1);
+    floats = arith::MaxSIOp::create(b, loc, floats, one);
+    Value fit = arith::DivUIOp::create(b, loc, index(budget), floats);
+    return arith::MaxSIOp::create(b, loc, fit, one).getResult();
+  }
+};
+} // namespace

@@ -1,0 +1,136 @@
+// RUN: mha-opt %s -split-input-file -mha-batch-chunks="cache-bytes=4194304" \
+// RUN:   | FileCheck %s
+// RUN: mha-opt %s -split-input-file -mha-batch-chunks="chunk=2" \
+// RUN:   | FileCheck %s --check-prefix=TWO
+
+// mha.attention tiled over its batch by scf::tileUsingSCF through the op's
+// TilingInterface (AttentionBatchTiling.h). A sequence of (T 512, D 512)
+// keeps 512·(4·512) + 512·1024 floats (6 MiB) between the layer's stages,
+// more than the 4 MiB given: chunks of one sequence, an scf.for over the 4
+// of them, each a whole layer on its slice of x, written into its part of
+// the result. The weights are not sliced.
+// CHECK-LABEL: func.func @one_per_chunk(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<4x512x512xf32>, %[[W:[a-z0-9]+]]: tensor<512x512xf32>
+//       CHECK:   %[[EMPTY:.+]] = tensor.empty() : tensor<4x512x512xf32>
+//       CHECK:   %[[LOOP:.+]] = scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[EMPTY]])
+//       CHECK:     %[[XB:.+]] = tensor.extract_slice %[[X]][%[[B]], 0, 0] [1, 512, 512] [1, 1, 1]
+//       CHECK:     %[[Y:.+]] = mha.attention %[[XB]] weights(%[[W]], %[[W]], %[[W]], %[[W]]) heads(8) {{.*}} -> tensor<1x512x512xf32>
+//       CHECK:     %[[INS:.+]] = tensor.insert_slice %[[Y]] into %[[ACC]][%[[B]], 0, 0] [1, 512, 512] [1, 1, 1]
+//       CHECK:     scf.yield %[[INS]]
+//       CHECK:   return %[[LOOP]]
+// TWO-LABEL: func.func @one_per_chunk(
+//       TWO:   scf.for
+//       TWO:     tensor.extract_slice {{.+}} [2, 512, 512]
+//       TWO:     mha.attention {{.+}} -> tensor<2x512x512xf32>
+func.func @one_per_chunk(%x: tensor<4x512x512xf32>, %w: tensor<512x512xf32>)
+    -> tensor<4x512x512xf32> {
+  %y = mha.attention %x weights(%w, %w, %w, %w) heads(8)
+      : (tensor<4x512x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>,
+         tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<4x512x512xf32>
+  return %y : tensor<4x512x512xf32>
+}
+
+// -----
+
+// Cross-attention with a mask per sequence and a bf16 layer's f32 result:
+// kv and the mask are sliced with x; a chunk is the largest divisor of the
+// batch (6) that fits: 64·(4·64) + 100·(128 + 32) floats per sequence
+// (about 128 KiB), 32 of them fit, so 6 do and the op is left whole.
+// CHECK-LABEL: func.func @negative_whole_batch_fits(
+//   CHECK-NOT:   scf.for
+//       CHECK:   mha.attention {{.+}} -> tensor<6x64x64xf32>
+// TWO-LABEL: func.func @negative_whole_batch_fits(
+//       TWO:   scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+//       TWO:     %[[XB:.+]] = tensor.extract_slice %{{.+}}[%[[B]], 0, 0] [2, 64, 64]
+//       TWO:     %[[KVB:.+]] = tensor.extract_slice %{{.+}}[%[[B]], 0, 0] [2, 100, 32]
+//       TWO:     %[[MB:.+]] = tensor.extract_slice %{{.+}}[%[[B]], 0, 0] [2, 64, 100]
+//       TWO:     mha.attention %[[XB]] kv(%[[KVB]]) mask(%[[MB]]) {{.+}} -> tensor<2x64x64xf32>
+func.func @negative_whole_batch_fits(%x: tensor<6x64x64xbf16>,
+    %kv: tensor<6x100x32xbf16>, %mask: tensor<6x64x100xi1>,
+    %wq: tensor<64x64xbf16>, %wkv: tensor<32x64xbf16>,
+    %wo: tensor<64x64xbf16>) -> tensor<6x64x64xf32> {
+  %y = mha.attention %x kv(%kv) mask(%mask) weights(%wq, %wkv, %wkv, %wo)
+      heads(4)
+      : (tensor<6x64x64xbf16>, tensor<6x100x32xbf16>, tensor<6x64x100xi1>,
+         tensor<64x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>,
+         tensor<64x64xbf16>) -> tensor<6x64x64xf32>
+  return %y : tensor<6x64x64xf32>
+}
+
+// -----
+
+// A mask shared by the batch ([1, T, S]) is passed whole to every chunk.
+// A batch of 6 whose sequences fit 4 at a time (400·(256 + 16 + 16 + 256) +
+// 400·32 floats each) takes chunks of 3, the largest divisor of 6 that
+// fits, so that every chunk has the same static shape.
+// CHECK-LABEL: func.func @shared_mask(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<6x400x256xf32>, %[[M:[a-z0-9]+]]: tensor<1x400x400xi1>
+//       CHECK:   scf.for
+//       CHECK:     %[[XB:.+]] = tensor.extract_slice %[[X]][%{{.+}}, 0, 0] [3, 400, 256]
+//       CHECK:     mha.attention %[[XB]] mask(%[[M]]) {{.+}} -> tensor<3x400x256xf32>
+func.func @shared_mask(%x: tensor<6x400x256xf32>, %mask: tensor<1x400x400xi1>,
+    %w: tensor<256x16xf32>, %wo: tensor<16x256xf32>) -> tensor<6x400x256xf32> {
+  %y = mha.attention %x mask(%mask) weights(%w, %w, %w, %wo) heads(1)
+      : (tensor<6x400x256xf32>, tensor<1x400x400xi1>, tensor<256x16xf32>,
+         tensor<256x16xf32>, tensor<256x16xf32>, tensor<16x256xf32>)
+      -> tensor<6x400x256xf32>
+  return %y : tensor<6x400x256xf32>
+}
+
+// -----
+
+// A `?` batch of (T 512, D 512): chunks of one sequence, a static shape
+// inside the loop, the loop to the batch read at run time.
+// CHECK-LABEL: func.func @dynamic_batch(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<?x512x512xf32>
+//       CHECK:   %[[N:.+]] = tensor.dim %[[X]], %{{.+}}
+//       CHECK:   scf.for %{{.+}} = %{{.+}} to %[[N]]
+//       CHECK:     mha.attention {{.+}} -> tensor<1x512x512xf32>
+func.func @dynamic_batch(%x: tensor<?x512x512xf32>, %w: tensor<512x512xf32>)
+    -> tensor<?x512x512xf32> {
+  %y = mha.attention %x weights(%w, %w, %w, %w) heads(8)
+      : (tensor<?x512x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>,
+         tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<?x512x512xf32>
+  return %y : tensor<?x512x512xf32>
+}
+
+// -----
+
+// `?` lengths: the chunk is computed at run time from them, at least one
+// sequence: (4·512) per query and 1024 per key floats, 4 MiB / 4 bytes
+// divided by their sum.
+// CHECK-LABEL: func.func @dynamic_lengths(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<?x?x512xf32>
+//   CHECK-DAG:   %[[PQ:.+]] = arith.muli %{{.+}}, %c2048
+//   CHECK-DAG:   %[[PK:.+]] = arith.muli %{{.+}}, %c1024
+//       CHECK:   %[[F:.+]] = arith.addi %[[PQ]], %[[PK]]
+//       CHECK:   %[[F1:.+]] = arith.maxsi %[[F]], %[[ONE:.+]] :
+//       CHECK:   %[[FIT:.+]] = arith.divui %c1048576, %[[F1]]
+//       CHECK:   %[[CHUNK:.+]] = arith.maxsi %[[FIT]], %[[ONE]] :
+//       CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[CHUNK]]
+//       CHECK:     mha.attention {{.+}} -> tensor<?x?x512xf32>
+func.func @dynamic_lengths(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>)
+    -> tensor<?x?x512xf32> {
+  %y = mha.attention %x weights(%w, %w, %w, %w) heads(8)
+      : (tensor<?x?x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>,
+         tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<?x?x512xf32>
+  return %y : tensor<?x?x512xf32>
+}
+
+// -----
+
+// A mask whose batch is `?` may be shared ([1, T, S]) or per sequence:
+// known at run time only, so the op is left whole.
+// CHECK-LABEL: func.func @negative_dynamic_mask_batch(
+//   CHECK-NOT:   scf.for
+// TWO-LABEL: func.func @negative_dynamic_mask_batch(
+//   TWO-NOT:   scf.for
+func.func @negative_dynamic_mask_batch(%x: tensor<4x512x512xf32>,
+    %mask: tensor<?x512x512xi1>, %w: tensor<512x512xf32>)
+    -> tensor<4x512x512xf32> {
+  %y = mha.attention %x mask(%mask) weights(%w, %w, %w, %w) heads(8)
+      : (tensor<4x512x512xf32>, tensor<?x512x512xi1>, tensor<512x512xf32>,
+         tensor<512x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>)
+      -> tensor<4x512x512xf32>
+  return %y : tensor<4x512x512xf32>
+}
