@@ -14,8 +14,9 @@
 // The chunk is as many sequences as fit their intermediates in `cache-bytes`
 // (at least one), a divisor of a static batch so that every chunk has the
 // same static shape; a `?` batch takes chunks of that size and a last one
-// of the rest, a `?` sequence length computes the chunk at run time. Where
-// the whole batch fits, the op is left as it is.
+// of the rest, and with `?` lengths computes the chunk at run time (a
+// static batch with `?` lengths stays whole: its chunks would have a `?`
+// batch). Where the whole batch fits, the op is left as it is.
 //
 //===----------------------------------------------------------------------===//
 

@@ -134,3 +134,22 @@ func.func @negative_dynamic_mask_batch(%x: tensor<4x512x512xf32>,
       -> tensor<4x512x512xf32>
   return %y : tensor<4x512x512xf32>
 }
+
+// -----
+
+// A static batch with `?` lengths: the chunk would be known at run time
+// only, and the chunks' batch would be `?` where the layer's is static; the
+// op is left whole. A chunk set by hand is static: chunks of 2.
+// TWO-LABEL: func.func @negative_static_batch_dynamic_lengths(
+//       TWO:   scf.for
+//       TWO:     mha.attention {{.+}} -> tensor<2x?x512xf32>
+// CHECK-LABEL: func.func @negative_static_batch_dynamic_lengths(
+//   CHECK-NOT:   scf.for
+//       CHECK:   mha.attention {{.+}} -> tensor<4x?x512xf32>
+func.func @negative_static_batch_dynamic_lengths(%x: tensor<4x?x512xf32>,
+    %w: tensor<512x512xf32>) -> tensor<4x?x512xf32> {
+  %y = mha.attention %x weights(%w, %w, %w, %w) heads(8)
+      : (tensor<4x?x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>,
+         tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<4x?x512xf32>
+  return %y : tensor<4x?x512xf32>
+}
