@@ -236,6 +236,7 @@ def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
   let dependentDialects = [
     "arith::ArithDialect",
     "linalg::LinalgDialect",
+    "scf::SCFDialect",
     "tensor::TensorDialect",
   ];
 }

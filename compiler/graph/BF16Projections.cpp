@@ -43,8 +43,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::mha {
@@ -288,6 +291,42 @@ Value fromPanels(OpBuilder &b, Location loc, Value panels) {
       transposed, SmallVector<ReassociationIndices>{{0}, {1, 2}});
 }
 
+/// Rows of the output projection's input per parallel tile of its split:
+/// whole AMX tiles of rows, enough tiles for the threads at T = 128.
+constexpr int64_t kSplitRowTile = 32;
+
+/// `op`, a generic whose loops start (batch, token, ...), as an scf.forall
+/// over one sequence and kSplitRowTile tokens per tile: the split reads and
+/// writes the whole input once, in parallel like the projections around
+/// it. Its result.
+static Value tileSplitRows(OpBuilder &b, linalg::GenericOp op) {
+  IRRewriter rewriter(b);
+  rewriter.setInsertionPoint(op);
+  SmallVector<OpFoldResult> tileSizes(op.getNumLoops(), b.getIndexAttr(0));
+  tileSizes[0] = b.getIndexAttr(1);
+  tileSizes[1] = b.getIndexAttr(kSplitRowTile);
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+      .setTileSizes(tileSizes);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return op.getResult(0);
+  rewriter.replaceOp(op, tiled->replacements);
+  // The tile of one sequence as a generic without its unit batch loop:
+  // mha-vectorize vectorizes generics of up to 3 loops.
+  auto tile = cast<linalg::GenericOp>(tiled->tiledOps.front());
+  rewriter.setInsertionPoint(tile);
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, tile, control);
+  if (succeeded(dropped))
+    rewriter.replaceOp(tile, dropped->replacements);
+  return tiled->replacements.front();
+}
+
 /// The output projection's f32 input `a` ([B, T, K], or the heads
 /// [B, H, T, dv] read as [B, T, H·dv]) as two bf16 terms along K,
 /// `[B, T, 2K]` = [hi | lo] with hi = bf16(a) and lo = bf16(a - hi), both
@@ -296,71 +335,73 @@ Value fromPanels(OpBuilder &b, Location loc, Value panels) {
 /// [hi | lo]·[W; W] = hi·W + lo·W sums exact products in f32.
 Value splitInBF16Terms(OpBuilder &b, Location loc, Value a) {
   auto type = cast<RankedTensorType>(a.getType());
-  if (type.getRank() == 4) {
-    // [B, H, T, dv] -> [B, T, H, dv] -> [B, T, H·dv].
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, a);
-    std::swap(sizes[1], sizes[2]);
-    Value init = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
-    Value moved = linalg::TransposeOp::create(b, loc, a, init,
-                                              ArrayRef<int64_t>{0, 2, 1, 3})
-                      ->getResult(0);
-    auto movedType = cast<RankedTensorType>(moved.getType());
-    int64_t k = type.getDimSize(1) * type.getDimSize(3);
-    a = tensor::CollapseShapeOp::create(
-        b, loc,
-        RankedTensorType::get(
-            {movedType.getDimSize(0), movedType.getDimSize(1), k},
-            b.getF32Type()),
-        moved, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-    type = cast<RankedTensorType>(a.getType());
-  }
-  // Generics over (b, t, k) write the terms into the two halves of one
-  // [B, T, 2K] buffer: three loops, so mha-vectorize makes each one pass
-  // of vector code. (A concatenation of two results would be copied
-  // element by element; a [B·T, 2, K] result reshaped to [B, T, 2K] would
-  // fold with the generic's [B, T, K, 2] view into a reshape of a rank-2
-  // value, which the kernels do not match.) The halves are slices of a
+  bool heads = type.getRank() == 4;
+  // The terms' layout, [B, T, K] with K = H·dv for the heads.
+  int64_t k =
+      heads ? type.getDimSize(1) * type.getDimSize(3) : type.getDimSize(2);
+  unsigned tokenDim = heads ? 2 : 1;
+  // Generics over (b, t, k), or (b, t, h, d) reading the heads where they
+  // are (dv stays innermost, so each vector is a contiguous piece of a
+  // head's row), write the terms into the two halves of one [B, T, 2K]
+  // buffer. (A concatenation of two results would be copied element by
+  // element; a [B·T, 2, K] result reshaped to [B, T, 2K] would fold with
+  // the generic's [B, T, K, 2] view into a reshape of a rank-2 value, which
+  // the kernels do not match.) The halves are slices of a
   // `bufferization.alloc_tensor`, which the canonicalizer does not fold
   // as it folds slices of a `tensor.empty`, so one-shot bufferization
   // writes them in place.
   MLIRContext *ctx = b.getContext();
-  int64_t k = type.getDimSize(2);
   auto termsType = RankedTensorType::get(
-      {type.getDimSize(0), type.getDimSize(1), 2 * k}, b.getBF16Type());
+      {type.getDimSize(0), type.getDimSize(tokenDim), 2 * k}, b.getBF16Type());
   SmallVector<Value> dynamicSizes;
   SmallVector<OpFoldResult> halfSizes;
-  for (int64_t i = 0; i < 2; ++i) {
-    halfSizes.push_back(tensor::getMixedSize(b, loc, a, i));
-    if (type.isDynamicDim(i))
-      dynamicSizes.push_back(tensor::DimOp::create(b, loc, a, i));
+  for (unsigned dim : {0u, tokenDim}) {
+    halfSizes.push_back(tensor::getMixedSize(b, loc, a, dim));
+    if (type.isDynamicDim(dim))
+      dynamicSizes.push_back(tensor::DimOp::create(b, loc, a, dim));
   }
   halfSizes.push_back(b.getIndexAttr(k));
   Value terms =
       bufferization::AllocTensorOp::create(b, loc, termsType, dynamicSizes);
-  auto half = [&](Value from, int64_t index) {
-    return tensor::ExtractSliceOp::create(
-        b, loc, from,
-        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
-                                  b.getIndexAttr(index * k)},
-        halfSizes, SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+  auto halfOffsets = [&](int64_t index) {
+    return SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                                     b.getIndexAttr(index * k)};
   };
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(3, ctx);
-  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  SmallVector<OpFoldResult> unitStrides(3, b.getIndexAttr(1));
+  unsigned loops = heads ? 4 : 3;
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(loops, ctx);
+  // The heads [B, H, T, dv] read at (b, t, h, d).
+  AffineMap input =
+      heads ? AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1, 3}, ctx)
+            : identity;
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
   // Term `index` (0: hi, 1: lo) into its half of `into`.
   auto term = [&](Value into, int64_t index) -> Value {
-    Value init = half(into, index);
+    Value init = tensor::ExtractSliceOp::create(
+        b, loc, into, halfOffsets(index), halfSizes, unitStrides);
+    auto initType = cast<RankedTensorType>(init.getType());
+    if (heads)
+      init = tensor::ExpandShapeOp::create(
+          b, loc,
+          RankedTensorType::get({initType.getDimSize(0), initType.getDimSize(1),
+                                 type.getDimSize(1), type.getDimSize(3)},
+                                b.getBF16Type()),
+          init, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
     auto generic = linalg::GenericOp::create(
         b, loc, init.getType(), ValueRange{a}, ValueRange{init},
-        SmallVector<AffineMap>{identity, identity}, iterators,
+        SmallVector<AffineMap>{input, identity}, iterators,
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
           linalg::YieldOp::create(
               nb, nloc, buildBF16Part(nb, nloc, args[0], /*lo=*/index == 1));
         });
-    return tensor::InsertSliceOp::create(
-        b, loc, generic.getResult(0), into,
-        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
-                                  b.getIndexAttr(index * k)},
-        halfSizes, SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+    Value half = tileSplitRows(b, generic);
+    if (heads)
+      half = tensor::CollapseShapeOp::create(
+          b, loc, initType, half,
+          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    return tensor::InsertSliceOp::create(b, loc, half, into, halfOffsets(index),
+                                         halfSizes, unitStrides);
   };
   // One after the other, each into the result of the last (two results
   // of one generic inserted into one buffer bufferize to a copy).
