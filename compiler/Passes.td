@@ -16,8 +16,11 @@ def MhaBatchChunks : Pass<"mha-batch-chunks", "func::FuncOp"> {
     cache. A chunk is `chunk` sequences (0: the whole batch), or by default
     (-1) as many as fit their
     intermediates (the input, Q, K, V, the heads' output and the result, in
-    f32) in `cache-bytes`, at least one; a static batch takes the largest
-    divisor of it below that, so every chunk has one static shape. An op
+    f32) in `cache-bytes`, but at least the sequences of `min-rows` query
+    rows (short sequences in small chunks would pay each chunk's fixed
+    costs for little work); a static batch takes the largest divisor of it
+    below that (else the smallest with `min-rows`), so every chunk has one
+    static shape. An op
     whose whole batch fits, or whose mask has a `?` batch (shared or not is
     known at run time only), is left as it is.
   }];
@@ -27,6 +30,9 @@ def MhaBatchChunks : Pass<"mha-batch-chunks", "func::FuncOp"> {
     Option<"cacheBytes", "cache-bytes", "int64_t", /*default=*/"2097152",
            "Bytes that a chunk's intermediates may take (the pipelines: "
            "one core's L2)">,
+    Option<"minRows", "min-rows", "int64_t", /*default=*/"384",
+           "Query rows that a chunk has at least (the pipelines: 8 row "
+           "tiles of the projections)">,
   ];
   let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect",
                            "tensor::TensorDialect"];

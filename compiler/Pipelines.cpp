@@ -152,8 +152,12 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   // The whole layer per chunk of sequences, before it is expanded, so that
   // every pass below sees the chunk's shapes.
   if (options.batchChunk != 0)
-    funcPm.addPass(createMhaBatchChunks(
-        MhaBatchChunksOptions{options.batchChunk, options.target.l2Bytes}));
+    funcPm.addPass(createMhaBatchChunks(MhaBatchChunksOptions{
+        options.batchChunk, options.target.l2Bytes,
+        // Each projection of a chunk has 8 row tiles at least.
+        8 * (options.projectionRowTile > 0
+                 ? int64_t(options.projectionRowTile)
+                 : deriveCodegenStrategy(options.target).projectionRowTile)}));
   funcPm.addPass(createMhaExpand());
   funcPm.addPass(createCanonicalizerPass());
   // Projections write and read the head layout in place and those of one

@@ -11,12 +11,16 @@
 // intermediates stay in L2 from one stage to the next; the stages are still
 // parallel inside each chunk (heads, query tiles, projection tiles).
 //
-// The chunk is as many sequences as fit their intermediates in `cache-bytes`
-// (at least one), a divisor of a static batch so that every chunk has the
-// same static shape; a `?` batch takes chunks of that size and a last one
-// of the rest, and with `?` lengths computes the chunk at run time (a
-// static batch with `?` lengths stays whole: its chunks would have a `?`
-// batch). Where the whole batch fits, the op is left as it is.
+// The chunk is as many sequences as fit their intermediates in `cache-bytes`,
+// but at least enough for `min-rows` query rows: short sequences in small
+// chunks would run each stage's parallel loops on a few tiles, many times
+// over, and pay each chunk's fixed costs (the fork-joins, the keys' and
+// values' packing per head) for little work. For a static batch it is a
+// divisor, so that every chunk has the same static shape; a `?` batch takes
+// chunks of that size and a last one of the rest, and with `?` lengths computes
+// the chunk at run time (a static batch with `?` lengths stays whole: its
+// chunks would have a `?` batch). Where the whole batch fits, the op is left as
+// it is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +64,15 @@ struct SequenceFootprint {
   }
 };
 
+/// The smallest divisor of `batch` that is at least `limit` (at most
+/// `batch`).
+int64_t smallestDivisorAtLeast(int64_t batch, int64_t limit) {
+  for (int64_t chunk = std::max<int64_t>(1, limit); chunk < batch; ++chunk)
+    if (batch % chunk == 0)
+      return chunk;
+  return batch;
+}
+
 /// The largest divisor of `batch` that is at most `limit` (at least 1).
 int64_t largestDivisorAtMost(int64_t batch, int64_t limit) {
   for (int64_t chunk = std::min(batch, limit); chunk > 1; --chunk)
@@ -93,15 +106,19 @@ struct MhaBatchChunksPass : mha::impl::MhaBatchChunksBase<MhaBatchChunksPass> {
                     cast<RankedTensorType>(mask.getType()).getDimSize(0)))
       return success();
     rewriter.setInsertionPoint(op);
-    OpFoldResult chunkSize = getChunk(rewriter, op);
+    auto [chunkSize, fewest] = getChunk(rewriter, op);
     std::optional<int64_t> staticChunk = getConstantIntValue(chunkSize);
     if (!ShapedType::isDynamic(batch)) {
       if (!staticChunk)
         return success(); // A static batch with a `?` length: left whole.
-      if (*staticChunk >= batch)
+      // A divisor of the batch, so that every chunk has one static shape:
+      // the largest within the chunk, or else the smallest with enough rows.
+      int64_t divisor = largestDivisorAtMost(batch, *staticChunk);
+      if (divisor < fewest)
+        divisor = smallestDivisorAtLeast(batch, fewest);
+      if (divisor >= batch)
         return success();
-      chunkSize =
-          rewriter.getIndexAttr(largestDivisorAtMost(batch, *staticChunk));
+      chunkSize = rewriter.getIndexAttr(divisor);
     }
     scf::SCFTilingOptions options;
     options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
@@ -114,37 +131,48 @@ struct MhaBatchChunksPass : mha::impl::MhaBatchChunksBase<MhaBatchChunksPass> {
     return success();
   }
 
-  /// Sequences per chunk: `chunk` when positive, else as many as fit their
-  /// intermediates (4-byte floats) in cache-bytes, at least 1; computed at
-  /// run time where the sequence lengths are `?`.
-  OpFoldResult getChunk(OpBuilder &b, AttentionOp op) {
+  /// Sequences per chunk: `chunk` when positive; else as many as fit
+  /// their intermediates (4-byte floats) in cache-bytes, and at least the
+  /// fewest that make `min-rows` query rows (and 1), computed at run time
+  /// where the sequence lengths are `?`. With that fewest count (0 when
+  /// not static).
+  std::pair<OpFoldResult, int64_t> getChunk(OpBuilder &b, AttentionOp op) {
     if (chunk > 0)
-      return b.getIndexAttr(chunk);
+      return {b.getIndexAttr(chunk), 1};
     SequenceFootprint footprint(op);
     int64_t budget = std::max<int64_t>(1, cacheBytes / 4);
+    int64_t rows = std::max<int64_t>(1, minRows);
     int64_t queries = op.getQuery().getType().getDimSize(1);
     Value kv = op.getKv() ? op.getKv() : op.getQuery();
     int64_t keys = cast<RankedTensorType>(kv.getType()).getDimSize(1);
     if (!ShapedType::isDynamic(queries) && !ShapedType::isDynamic(keys)) {
-      int64_t floats = queries * footprint.perQuery + keys * footprint.perKey;
-      return b.getIndexAttr(std::max<int64_t>(1, budget / floats));
+      int64_t floats = std::max<int64_t>(1, queries * footprint.perQuery +
+                                                keys * footprint.perKey);
+      int64_t fewest = llvm::divideCeil(rows, std::max<int64_t>(1, queries));
+      return {b.getIndexAttr(std::max({int64_t(1), budget / floats, fewest})),
+              fewest};
     }
     Location loc = op.getLoc();
     auto index = [&](int64_t value) -> Value {
       return arith::ConstantIndexOp::create(b, loc, value);
     };
-    auto floatsOf = [&](Value tokens, int64_t perToken) -> Value {
-      Value length = tensor::DimOp::create(b, loc, tokens, 1);
-      return arith::MulIOp::create(b, loc, length, index(perToken));
-    };
-    Value floats = arith::AddIOp::create(
-        b, loc, floatsOf(op.getQuery(), footprint.perQuery),
-        floatsOf(kv, footprint.perKey));
-    // max(floats, 1): empty sequences must not divide by zero.
     Value one = index(1);
-    floats = arith::MaxSIOp::create(b, loc, floats, one);
+    // max(x, 1): empty sequences must not divide by zero.
+    auto length = [&](Value tokens) -> Value {
+      return arith::MaxSIOp::create(
+          b, loc, tensor::DimOp::create(b, loc, tokens, 1), one);
+    };
+    Value queryLength = length(op.getQuery());
+    Value floats = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, queryLength, index(footprint.perQuery)),
+        arith::MulIOp::create(b, loc, length(kv), index(footprint.perKey)));
     Value fit = arith::DivUIOp::create(b, loc, index(budget), floats);
-    return arith::MaxSIOp::create(b, loc, fit, one).getResult();
+    Value fewest = arith::CeilDivUIOp::create(b, loc, index(rows), queryLength);
+    return {arith::MaxSIOp::create(
+                b, loc, arith::MaxSIOp::create(b, loc, fit, fewest), one)
+                .getResult(),
+            0};
   }
 };
 } // namespace

@@ -2,6 +2,9 @@
 // RUN:   | FileCheck %s
 // RUN: mha-opt %s -split-input-file -mha-batch-chunks="chunk=2" \
 // RUN:   | FileCheck %s --check-prefix=TWO
+// RUN: mha-opt %s -split-input-file \
+// RUN:   -mha-batch-chunks="cache-bytes=4194304 min-rows=1024" \
+// RUN:   | FileCheck %s --check-prefix=WHOLE
 
 // mha.attention tiled over its batch by scf::tileUsingSCF through the op's
 // TilingInterface (AttentionBatchTiling.h). A sequence of (T 512, D 512)
@@ -96,17 +99,19 @@ func.func @dynamic_batch(%x: tensor<?x512x512xf32>, %w: tensor<512x512xf32>)
 
 // -----
 
-// `?` lengths: the chunk is computed at run time from them, at least one
-// sequence: (4·512) per query and 1024 per key floats, 4 MiB / 4 bytes
-// divided by their sum.
+// `?` lengths: the chunk is computed at run time from them: as many
+// sequences as fit in 4 MiB / 4 bytes ((4·512) floats per query, 1024 per
+// key), but at least those of 384 query rows (min-rows), and 1.
 // CHECK-LABEL: func.func @dynamic_lengths(
 //  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<?x?x512xf32>
-//   CHECK-DAG:   %[[PQ:.+]] = arith.muli %{{.+}}, %c2048
-//   CHECK-DAG:   %[[PK:.+]] = arith.muli %{{.+}}, %c1024
+//       CHECK:   %[[T:.+]] = arith.maxsi %{{.+}}, %[[ONE:.+]] :
+//       CHECK:   %[[PQ:.+]] = arith.muli %[[T]], %c2048
+//       CHECK:   %[[PK:.+]] = arith.muli %{{.+}}, %c1024
 //       CHECK:   %[[F:.+]] = arith.addi %[[PQ]], %[[PK]]
-//       CHECK:   %[[F1:.+]] = arith.maxsi %[[F]], %[[ONE:.+]] :
-//       CHECK:   %[[FIT:.+]] = arith.divui %c1048576, %[[F1]]
-//       CHECK:   %[[CHUNK:.+]] = arith.maxsi %[[FIT]], %[[ONE]] :
+//       CHECK:   %[[FIT:.+]] = arith.divui %c1048576, %[[F]]
+//       CHECK:   %[[FEWEST:.+]] = arith.ceildivui %c384, %[[T]]
+//       CHECK:   %[[MAX:.+]] = arith.maxsi %[[FIT]], %[[FEWEST]]
+//       CHECK:   %[[CHUNK:.+]] = arith.maxsi %[[MAX]], %[[ONE]]
 //       CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[CHUNK]]
 //       CHECK:     mha.attention {{.+}} -> tensor<?x?x512xf32>
 func.func @dynamic_lengths(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>)
@@ -152,4 +157,27 @@ func.func @negative_static_batch_dynamic_lengths(%x: tensor<4x?x512xf32>,
       : (tensor<4x?x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>,
          tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<4x?x512xf32>
   return %y : tensor<4x?x512xf32>
+}
+
+// -----
+
+// Short sequences: 16 of 64 tokens, 5 of which fit in 4 MiB
+// (64·(4·512) + 64·1024 floats each), but a chunk has at least 384 query
+// rows (min-rows), 6 sequences; the largest divisor of 16 up to 6 is 4,
+// too few rows, so the chunk is the smallest divisor with enough: 8. With
+// min-rows=1024 (16 sequences, the whole batch) the op stays whole.
+// CHECK-LABEL: func.func @short_sequences(
+//       CHECK:   scf.for
+//       CHECK:     mha.attention {{.+}} -> tensor<8x64x512xf32>
+// TWO-LABEL: func.func @short_sequences(
+//       TWO:     mha.attention {{.+}} -> tensor<2x64x512xf32>
+// WHOLE-LABEL: func.func @short_sequences(
+//   WHOLE-NOT:   scf.for
+//       WHOLE:   mha.attention {{.+}} -> tensor<16x64x512xf32>
+func.func @short_sequences(%x: tensor<16x64x512xf32>, %w: tensor<512x512xf32>)
+    -> tensor<16x64x512xf32> {
+  %y = mha.attention %x weights(%w, %w, %w, %w) heads(8)
+      : (tensor<16x64x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>,
+         tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<16x64x512xf32>
+  return %y : tensor<16x64x512xf32>
 }
