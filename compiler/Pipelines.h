@@ -49,8 +49,9 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "per shape (docs/pipeline.md)"))};
   /// Sequences per chunk of `mha-batch-chunks`: the whole layer runs on
   /// that many sequences at a time, so that what its stages pass on stays
-  /// in cache; -1 takes as many as fit in the target's L2, 0 the whole
-  /// batch (no chunks, as a tile size of 0 leaves a loop untiled).
+  /// in cache; -1 takes as many as fit in the target's L2 (but at least 8
+  /// row tiles of the projections), 0 the whole batch (no chunks, as a
+  /// tile size of 0 leaves a loop untiled).
   Option<int64_t> batchChunk{
       *this, "batch-chunk",
       llvm::cl::desc("Sequences per chunk of the batch that the whole layer "
