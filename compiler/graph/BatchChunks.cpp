@@ -64,6 +64,13 @@ struct SequenceFootprint {
   }
 };
 
+/// True if the query and key lengths of `op` are static.
+bool hasStaticLengths(AttentionOp op) {
+  Value kv = op.getKv() ? op.getKv() : op.getQuery();
+  return !op.getQuery().getType().isDynamicDim(1) &&
+         !cast<RankedTensorType>(kv.getType()).isDynamicDim(1);
+}
+
 /// The smallest divisor of `batch` that is at least `limit` (at most
 /// `batch`).
 int64_t smallestDivisorAtLeast(int64_t batch, int64_t limit) {
@@ -105,12 +112,13 @@ struct MhaBatchChunksPass : mha::impl::MhaBatchChunksBase<MhaBatchChunksPass> {
         mask && ShapedType::isDynamic(
                     cast<RankedTensorType>(mask.getType()).getDimSize(0)))
       return success();
+    // A static batch with `?` lengths: its chunks would have a `?` batch.
+    if (!ShapedType::isDynamic(batch) && chunk <= 0 && !hasStaticLengths(op))
+      return success();
     rewriter.setInsertionPoint(op);
     auto [chunkSize, fewest] = getChunk(rewriter, op);
     std::optional<int64_t> staticChunk = getConstantIntValue(chunkSize);
     if (!ShapedType::isDynamic(batch)) {
-      if (!staticChunk)
-        return success(); // A static batch with a `?` length: left whole.
       // A divisor of the batch, so that every chunk has one static shape:
       // the largest within the chunk, or else the smallest with enough rows.
       int64_t divisor = largestDivisorAtMost(batch, *staticChunk);
