@@ -20,9 +20,9 @@ def MhaBatchChunks : Pass<"mha-batch-chunks", "func::FuncOp"> {
     rows (short sequences in small chunks would pay each chunk's fixed
     costs for little work); a static batch takes the largest divisor of it
     below that (else the smallest with `min-rows`), so every chunk has one
-    static shape. An op
-    whose whole batch fits, or whose mask has a `?` batch (shared or not is
-    known at run time only), is left as it is.
+    static shape. A mask is sliced with the batch unless it is one row
+    shared by the batch (by its type, or at run time for a `?` batch). An
+    op whose whole batch fits is left as it is.
   }];
   let options = [
     Option<"chunk", "chunk", "int64_t", /*default=*/"-1",

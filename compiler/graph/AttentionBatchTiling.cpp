@@ -1,9 +1,12 @@
 //===- AttentionBatchTiling.cpp - mha.attention tiled over its batch ------===//
 
 #include "compiler/graph/AttentionBatchTiling.h"
+#include "compiler/attention/AttentionMath.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -13,13 +16,6 @@ using namespace mlir;
 using namespace mlir::mha;
 
 namespace {
-/// True if `mask` has one row per sequence; false if it is `[1, T, S]`,
-/// shared by a batch of more than one.
-bool isPerSequence(AttentionOp op, Value mask) {
-  return cast<RankedTensorType>(mask.getType()).getDimSize(0) ==
-         op.getQuery().getType().getDimSize(0);
-}
-
 /// Sequences [offset, offset + size) of `value`, a tensor whose first
 /// dimension is the batch.
 Value sliceBatch(OpBuilder &b, Location loc, Value value, OpFoldResult offset,
@@ -54,7 +50,7 @@ struct AttentionBatchTiling
   }
 
   /// The layer on sequences [offsets[0], offsets[0] + sizes[0]): the same op
-  /// on the slices of the query, kv and a per-sequence mask.
+  /// on the slices of the query, kv and mask.
   FailureOr<TilingResult>
   getTiledImplementation(Operation *op, OpBuilder &b,
                          ArrayRef<OpFoldResult> offsets,
@@ -62,16 +58,33 @@ struct AttentionBatchTiling
     auto attention = cast<AttentionOp>(op);
     Location loc = op->getLoc();
     SmallVector<Operation *> slices;
-    auto slice = [&](Value value) {
-      Value sliced = sliceBatch(b, loc, value, offsets[0], sizes[0]);
+    auto slice = [&](Value value, OpFoldResult offset, OpFoldResult size) {
+      Value sliced = sliceBatch(b, loc, value, offset, size);
       slices.push_back(sliced.getDefiningOp());
       return sliced;
     };
-    Value query = slice(attention.getQuery());
-    Value kv = attention.getKv() ? slice(attention.getKv()) : Value();
+    Value query = slice(attention.getQuery(), offsets[0], sizes[0]);
+    Value kv = attention.getKv()
+                   ? slice(attention.getKv(), offsets[0], sizes[0])
+                   : Value();
+    // The mask's rows of these sequences, or its one row shared by the
+    // batch ([1, T, S]: whole when its type says so; at run time for a `?`
+    // batch, by the rule of every lowering of the mask, getMaskBatchRow).
     Value mask = attention.getMask();
-    if (mask && isPerSequence(attention, mask))
-      mask = slice(mask);
+    auto maskType =
+        mask ? cast<RankedTensorType>(mask.getType()) : RankedTensorType();
+    if (mask && maskType.getDimSize(0) != 1) {
+      Value broadcasts = buildMaskBroadcasts(b, loc, mask);
+      OpFoldResult rows = sizes[0];
+      if (broadcasts)
+        rows =
+            arith::SelectOp::create(
+                b, loc, broadcasts, arith::ConstantIndexOp::create(b, loc, 1),
+                getValueOrCreateConstantIndexOp(b, loc, sizes[0]))
+                .getResult();
+      mask = slice(mask, getMaskBatchRow(b, loc, mask, broadcasts, offsets[0]),
+                   rows);
+    }
     auto tiled = cast<AttentionOp>(b.clone(*op));
     tiled.getQueryMutable().assign(query);
     if (kv)

@@ -106,12 +106,6 @@ struct MhaBatchChunksPass : mha::impl::MhaBatchChunksBase<MhaBatchChunksPass> {
   /// whole batch; leaves it otherwise.
   LogicalResult tileOverBatch(RewriterBase &rewriter, AttentionOp op) {
     int64_t batch = op.getQuery().getType().getDimSize(0);
-    // A mask whose batch is `?` may be one shared row ([1, T, S]) or one
-    // per sequence: which one is known at run time only.
-    if (Value mask = op.getMask();
-        mask && ShapedType::isDynamic(
-                    cast<RankedTensorType>(mask.getType()).getDimSize(0)))
-      return success();
     // A static batch with `?` lengths: its chunks would have a `?` batch.
     if (!ShapedType::isDynamic(batch) && chunk <= 0 && !hasStaticLengths(op))
       return success();

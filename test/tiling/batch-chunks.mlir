@@ -124,13 +124,23 @@ func.func @dynamic_lengths(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>)
 
 // -----
 
-// A mask whose batch is `?` may be shared ([1, T, S]) or per sequence:
-// known at run time only, so the op is left whole.
-// CHECK-LABEL: func.func @negative_dynamic_mask_batch(
-//   CHECK-NOT:   scf.for
-// TWO-LABEL: func.func @negative_dynamic_mask_batch(
-//   TWO-NOT:   scf.for
-func.func @negative_dynamic_mask_batch(%x: tensor<4x512x512xf32>,
+// A mask whose batch is `?` may be shared ([1, T, S]) or per sequence,
+// known at run time only: each chunk reads row 0 and 1 row when the mask's
+// batch is 1, else its own rows (getMaskBatchRow, as every lowering of the
+// mask reads it).
+// CHECK-LABEL: func.func @dynamic_mask_batch(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<4x512x512xf32>, %[[M:[a-z0-9]+]]: tensor<?x512x512xi1>
+//       CHECK:   scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+//       CHECK:     %[[XB:.+]] = tensor.extract_slice %[[X]][%[[B]], 0, 0] [1, 512, 512]
+//       CHECK:     %[[MB:.+]] = tensor.dim %[[M]], %{{.+}}
+//       CHECK:     %[[SHARED:.+]] = arith.cmpi eq, %[[MB]], %[[ONE:.+]] :
+//       CHECK:     %[[ROWS:.+]] = arith.select %[[SHARED]], %{{.+}}, %{{.+}} : index
+//       CHECK:     %[[ROW:.+]] = arith.select %[[SHARED]], %{{.+}}, %[[B]] : index
+//       CHECK:     %[[MASK:.+]] = tensor.extract_slice %[[M]][%[[ROW]], 0, 0] [%[[ROWS]], 512, 512]
+//       CHECK:     mha.attention %[[XB]] mask(%[[MASK]]) {{.+}} -> tensor<1x512x512xf32>
+// TWO-LABEL: func.func @dynamic_mask_batch(
+//       TWO:     mha.attention {{.+}} : (tensor<2x512x512xf32>, tensor<?x512x512xi1>
+func.func @dynamic_mask_batch(%x: tensor<4x512x512xf32>,
     %mask: tensor<?x512x512xi1>, %w: tensor<512x512xf32>)
     -> tensor<4x512x512xf32> {
   %y = mha.attention %x mask(%mask) weights(%w, %w, %w, %w) heads(8)

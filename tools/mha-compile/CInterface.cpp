@@ -1023,7 +1023,8 @@ std::string writeWrapper(const LibraryInterface &interface,
      << n << "_kept[" << upper << "_SLOTS];\n"
      << "static size_t " << n << "_live_bytes, " << n << "_peak_bytes, " << n
      << "_kept_bytes;\n"
-     << "static unsigned long long " << n << "_releases;\n\n"
+     << "static unsigned long long " << n
+     << "_releases;\n\n"
      // Frees the least recently kept block; returns its slot, or -1.
      << "static int " << n << "_evict_oldest(void) {\n"
      << "  int oldest = -1;\n"
