@@ -34,6 +34,8 @@ import mha
 
 __all__ = ["MultiheadAttention"]
 
+_FLOAT32 = np.dtype(np.float32)
+
 
 def _numpy(tensor):
     """A parameter as a C-order float32 array (a copy: the layer keeps it)."""
@@ -159,21 +161,41 @@ class MultiheadAttention:
 
     # -- the arguments ---------------------------------------------------
 
-    def _array(self, tensor, name, rank):
-        """`tensor` as a NumPy [N, L, E] view (no copy) of rank 3."""
+    def _array(self, tensor, name, rank=None):
+        """`tensor` as a NumPy [N, L, E] view (no copy) and its rank (2 for
+        an unbatched [L, E]); `rank` None takes either, as query does.
+
+        One PyTorch call, tensor.numpy(), when the tensor is as expected:
+        the compiled code leaves the caches cold, and each distinct PyTorch
+        call then costs microseconds (python/README.md, "Calling
+        overhead"). What numpy() refuses, or a wrong dtype or rank, takes
+        _checked_array's checks and messages."""
         if not isinstance(tensor, torch.Tensor):
             raise TypeError("%s: expected a torch.Tensor, got %s"
                             % (name, type(tensor).__name__))
+        try:
+            array = tensor.numpy()
+        except (RuntimeError, TypeError):  # requires grad, not on the CPU
+            array = None
+        if (array is None or array.dtype != _FLOAT32
+                or array.ndim != rank and (rank or array.ndim not in (2, 3))):
+            array = self._checked_array(tensor, name, rank)
+        if array.ndim == 2:
+            return array[np.newaxis], 2
+        return (array if self.batch_first else array.transpose(1, 0, 2)), 3
+
+    def _checked_array(self, tensor, name, rank):
+        """`tensor` as a NumPy array, or the exception that says what is
+        wrong with it."""
         if tensor.dtype != torch.float32:
             raise ValueError("%s: mha computes in float32, got %s"
                              % (name, tensor.dtype))
         if tensor.device.type != "cpu":
             raise ValueError("%s: mha runs on the CPU, got a tensor on %s"
                              % (name, tensor.device))
-        if tensor.dim() != rank:
+        if tensor.dim() != rank and (rank or tensor.dim() not in (2, 3)):
             expected = ("[N, L, E] or [L, N, E] (batched), or [L, E]"
-                        if name == "query" else
-                        "%dD, as query is" % rank)
+                        if rank is None else "%dD, as query is" % rank)
             raise ValueError("%s: expected %s, got shape %s"
                              % (name, expected, list(tensor.shape)))
         if tensor.requires_grad and torch.is_grad_enabled():
@@ -181,10 +203,7 @@ class MultiheadAttention:
                 "%s requires grad: mha.torch is for inference and computes no "
                 "gradients (call under torch.no_grad() or inference_mode())"
                 % name)
-        array = tensor.detach().numpy()
-        if rank == 2:
-            return array[np.newaxis]
-        return array if self.batch_first else array.transpose(1, 0, 2)
+        return tensor.detach().numpy()
 
     def _masked(self, mask, name):
         """A PyTorch mask as a bool array, True = masked out: a bool mask as
@@ -261,38 +280,40 @@ class MultiheadAttention:
     def __call__(self, query, key, value, key_padding_mask=None,
                  need_weights=True, attn_mask=None, average_attn_weights=True,
                  is_causal=False):
-        if self.module.training and self.dropout > 0:
+        if self.dropout > 0 and self.module.training:
             raise NotImplementedError("mha has no dropout: call module.eval() "
                                       "(or build the module with dropout=0)")
-        unbatched = isinstance(query, torch.Tensor) and query.dim() == 2
-        rank = 2 if unbatched else 3
-        x = self._array(query, "query", rank)
+        x, rank = self._array(query, "query")
+        unbatched = rank == 2
         if key is query and value is query:
             kind, arguments = "self", {"x": x}
         elif key is value:
             kind = "cross"
-            arguments = {"x": x, "kv": self._array(key, "key", rank)}
+            arguments = {"x": x, "kv": self._array(key, "key", rank)[0]}
         else:
             kind = "separate"
-            arguments = {"x": x, "key": self._array(key, "key", rank),
-                         "value": self._array(value, "value", rank)}
-        batch, queries = x.shape[0], x.shape[1]
-        keys = x.shape[1] if kind == "self" else arguments["key" if kind ==
-                                                          "separate" else "kv"].shape[1]
+            arguments = {"x": x, "key": self._array(key, "key", rank)[0],
+                         "value": self._array(value, "value", rank)[0]}
         causal = bool(is_causal)
         mask = None
         if attn_mask is not None or key_padding_mask is not None:
+            batch, queries = x.shape[0], x.shape[1]
+            keys = x.shape[1] if kind == "self" else arguments[
+                "key" if kind == "separate" else "kv"].shape[1]
             mask, causal = self._mask(attn_mask, key_padding_mask, batch,
                                       queries, keys, unbatched, causal)
             if mask is not None:
                 arguments["mask"] = mask
-        layer = self._layer(kind, causal, mask is not None,
-                            mask is not None and mask.shape[0] == 1)
-        y = torch.from_numpy(layer(**arguments))
+        variant = (kind, causal, mask is not None,
+                   mask is not None and mask.shape[0] == 1)
+        layer = self.layers.get(variant) or self._layer(*variant)
+        # Indexed and transposed in NumPy: one PyTorch call, from_numpy.
+        y = layer(**arguments)
         if unbatched:
             y = y[0]
         elif not self.batch_first:
-            y = y.transpose(0, 1)
+            y = y.transpose(1, 0, 2)
+        y = torch.from_numpy(y)
         if not need_weights:
             return y, None
         weights = layer.attention_weights(**arguments)  # [N, H, L, S]
