@@ -133,6 +133,12 @@ x = torch.randn(L, 1, E)
 with torch.no_grad():
     expected, _ = module(x, x, x, need_weights=False)
 check("batch_first=False batch 1", MultiheadAttention(module)(x, x, x)[0], expected)
+# A tensor that requires grad, under no_grad: numpy() refuses it, the
+# checked path detaches it.
+trainable = x.clone().requires_grad_()
+with torch.no_grad():
+    check("requires grad under no_grad",
+          MultiheadAttention(module)(trainable, trainable, trainable)[0], expected)
 
 
 def refusal(name, call):
