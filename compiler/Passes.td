@@ -361,9 +361,15 @@ def MhaWeightLayouts : Pass<"mha-weight-layouts", "ModuleOp"> {
 
     - `[H, D, d]` instead of `[D, H, d]` when read by heads with the
       reduction outermost: each head's panel is contiguous;
-    - with rows padded by 16 floats when read `[..., N]` along N after
-      the reductions and `4 * N` is a multiple of 1024 (the output
-      projection's weight): consecutive rows fall into consecutive sets.
+    - when read `[..., N]` along N after the reductions and `4 * N` is a
+      multiple of 1024 (the output projection's weight): in panels of
+      `panel-columns` columns, `[N/P, ..., P]`, where P divides N and the
+      result's shape is static; the contraction is packed along its
+      columns (`linalg::pack`, `linalg::packTranspose`), its result
+      computed as `[..., N/P, P]`, a view of the same buffer, so that each
+      parallel tile reads one contiguous panel. Otherwise (P = 0, not a
+      divisor, `?` sizes) with rows padded by 16 floats: consecutive rows
+      fall into consecutive sets.
 
     A weight that a prepare function computes is stored so by that
     function (the layer's argument grows by the padding); a weight
@@ -372,6 +378,11 @@ def MhaWeightLayouts : Pass<"mha-weight-layouts", "ModuleOp"> {
     buffer as a new last argument. The contractions read the new layout
     through their indexing maps and views: no copy per call.
   }];
+  let options = [
+    Option<"panelColumns", "panel-columns", "int64_t", /*default=*/"0",
+           "Columns per panel of a weight read along its columns (the "
+           "projections' column tile; 0: padded rows instead)">,
+  ];
   let dependentDialects = [
     "arith::ArithDialect",
     "linalg::LinalgDialect",
@@ -390,8 +401,10 @@ def MhaTileProjections : Pass<"mha-tile-projections", "func::FuncOp"> {
     run on different threads once the forall is converted to OpenMP:
 
     - the last two dimensions of the result (rows and columns) are tiled by
-      `row-tile` and `col-tile` (0: not tiled);
-    - every earlier result dimension (batch, head) is tiled by 1;
+      `row-tile` and `col-tile` (0: not tiled); where the last but one
+      indexes the weight (the panels of a result `[B, T, N/P, P]`,
+      `mha-weight-layouts`), the rows are the dimension before it;
+    - every other result dimension (batch, head, panel) is tiled by 1;
     - reduction dimensions are never tiled: each output element is summed
       by one thread, in the same order, so the results are bitwise
       identical for any thread count.

@@ -134,8 +134,10 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
   funcPm.addPass(createCSEPass());
   // Prepared projection weights are stored in the layout the register
   // blocks read best (a prepare function and its layer change together).
+  // The output projection's weight in panels of one parallel tile's columns.
   if (options.prepareWeights)
-    pm.addPass(createMhaWeightLayouts());
+    pm.addPass(createMhaWeightLayouts(MhaWeightLayoutsOptions{
+        std::max<int64_t>(options.projectionColTile, 0)}));
   // The projections' contractions become parallel tiles (scf.forall).
   if (options.projectionRowTile > 0 || options.projectionColTile > 0) {
     OpPassManager &tilePm = pm.nest<func::FuncOp>();

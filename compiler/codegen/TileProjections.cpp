@@ -31,9 +31,12 @@ using namespace mlir;
 using namespace mlir::mha;
 
 namespace {
-/// Tile sizes of `op`'s loops: the result's last two dimensions by
-/// `rowTile` and `colTile`, its earlier (batch, head) dimensions by 1, and
-/// reductions not at all.
+/// Tile sizes of `op`'s loops: the result's last dimension (columns) by
+/// `colTile`, its rows by `rowTile`, its other (batch, head, panel)
+/// dimensions by 1, and reductions not at all. The rows are the last but
+/// one dimension, or the last before it that the weights (input 1) do not
+/// index: a result [B, T, N/P, P] of a weight in panels
+/// (mha-weight-layouts) has its rows before the panels.
 SmallVector<OpFoldResult> projectionTileSizes(OpBuilder &b, linalg::LinalgOp op,
                                               int64_t rowTile,
                                               int64_t colTile) {
@@ -41,6 +44,20 @@ SmallVector<OpFoldResult> projectionTileSizes(OpBuilder &b, linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   AffineMap result = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   unsigned rank = result.getNumResults();
+  std::optional<AffineMap> weights;
+  if (op.getNumDpsInputs() >= 2)
+    weights = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  unsigned rowPosition = rank >= 2 ? rank - 2 : 0;
+  for (unsigned position = rowPosition; weights && position > 0; --position) {
+    auto dim = dyn_cast<AffineDimExpr>(result.getResult(position));
+    if (!dim || !weights->isFunctionOfDim(dim.getPosition()))
+      break;
+    if (auto before = dyn_cast<AffineDimExpr>(result.getResult(position - 1));
+        before && !weights->isFunctionOfDim(before.getPosition())) {
+      rowPosition = position - 1;
+      break;
+    }
+  }
   for (auto [position, expr] : llvm::enumerate(result.getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(expr);
     if (!dim)
@@ -48,7 +65,7 @@ SmallVector<OpFoldResult> projectionTileSizes(OpBuilder &b, linalg::LinalgOp op,
     int64_t size = 1;
     if (position + 1 == rank)
       size = colTile;
-    else if (position + 2 == rank)
+    else if (position == rowPosition)
       size = rowTile;
     // A tile as large as the whole dimension would be a loop of one
     // iteration: leave the dimension untiled instead.

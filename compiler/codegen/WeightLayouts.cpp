@@ -15,8 +15,15 @@
 // - `[D, H, d]` read by heads (the Q|K|V projections): head by head,
 //   `[H, D, d]`, each head's panel one contiguous block, `d` floats a step;
 // - `[..., N]` read along the columns N with a bad stride (the output
-//   projection): rows padded to N + 16 floats, one cache line more, so
-//   consecutive rows fall into consecutive cache sets.
+//   projection): in panels of P columns (`panel-columns`, the projections'
+//   column tile), `[N/P, ..., P]`, each panel one contiguous block as a
+//   head's is. The prepare function packs it (`linalg.pack`, lowered by
+//   `linalg::lowerPack`); the contraction is packed along its columns by
+//   `linalg::pack` and `linalg::packTranspose`, so that its tiles read one
+//   panel each. Where P does not divide N, or the result has `?` sizes,
+//   rows padded to N + 16 floats instead, one cache line more, so that
+//   consecutive rows fall into consecutive cache sets (strides past 2 KiB
+//   remain).
 //
 // A weight that a prepare function computes already gets the new layout in
 // that function; a weight argument that the layer reads as it is gets a
@@ -30,8 +37,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::mha {
 #define GEN_PASS_DEF_MHAWEIGHTLAYOUTS
@@ -46,7 +55,7 @@ namespace {
 constexpr int64_t kRowPadding = 16;
 
 /// How a weight is stored.
-enum class Layout { AsIs, HeadMajor, PaddedRows };
+enum class Layout { AsIs, HeadMajor, Panels, PaddedRows };
 
 /// `map` with its first two results swapped: the same element of the
 /// operand stored with its first two dimensions exchanged.
@@ -57,10 +66,42 @@ AffineMap swapFirstTwoResults(AffineMap map) {
                         map.getContext());
 }
 
+/// Whether the contraction `generic` can read its weight operand `use`
+/// ([..., N], N its last loop dimension n) in panels: n is also the
+/// result's last dimension and nothing else reads it, one result of static
+/// shape, and a body that does not read its indices (readPanels then only
+/// packs n). A result of `?` size would keep a pack and an unpack that are
+/// reshapes: linalg::pack gives the result's pack a padding value there,
+/// which upstream's SimplifyPackToExpandShape refuses, and
+/// SimplifyUnPackToCollapseShape takes static shapes only.
+bool canSplitColumns(linalg::GenericOp generic, OpOperand &use) {
+  if (generic.getNumDpsInits() != 1 ||
+      !cast<RankedTensorType>(generic.getDpsInits()[0].getType())
+           .hasStaticShape() ||
+      !generic.getBody()->getOps<linalg::IndexOp>().empty())
+    return false;
+  AffineExpr column = generic.getMatchingIndexingMap(&use).getResults().back();
+  for (OpOperand &operand : generic->getOpOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(&operand);
+    bool isResult = generic.isDpsInit(&operand);
+    if (&operand == &use || isResult) {
+      if (map.getNumResults() == 0 || map.getResults().back() != column ||
+          llvm::count(map.getResults(), column) != 1)
+        return false;
+      continue;
+    }
+    if (map.isFunctionOfDim(cast<AffineDimExpr>(column).getPosition()))
+      return false;
+  }
+  return true;
+}
+
 /// The layout that suits a projection's weight read through `use` as
 /// `type`: the weight operand (input 1) of a contraction of
-/// mha-lower-to-linalg (`mha.projection`).
-Layout layoutOfRead(OpOperand &use, RankedTensorType type) {
+/// mha-lower-to-linalg (`mha.projection`). Panels of `panelColumns`
+/// (0: none) where they divide the columns.
+Layout layoutOfRead(OpOperand &use, RankedTensorType type,
+                    int64_t panelColumns) {
   auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
   if (!generic || use.getOperandNumber() != 1 ||
       generic.getNumDpsInputs() < 2 ||
@@ -88,10 +129,13 @@ Layout layoutOfRead(OpOperand &use, RankedTensorType type) {
       conflicts(type.getDimSize(1) * type.getDimSize(2)))
     return Layout::HeadMajor;
   // [..., N]: reductions, then the columns.
+  int64_t columns = type.getShape().back();
   if (type.getRank() >= 2 && !isReduction(results.back()) &&
-      llvm::all_of(results.drop_back(), isReduction) &&
-      conflicts(type.getShape().back()))
-    return Layout::PaddedRows;
+      llvm::all_of(results.drop_back(), isReduction) && conflicts(columns))
+    return panelColumns > 0 && columns > panelColumns &&
+                   columns % panelColumns == 0 && canSplitColumns(generic, use)
+               ? Layout::Panels
+               : Layout::PaddedRows;
   return Layout::AsIs;
 }
 
@@ -100,13 +144,16 @@ Layout layoutOfRead(OpOperand &use, RankedTensorType type) {
 struct WeightReads {
   RankedTensorType type;
   Layout layout = Layout::AsIs;
+  /// Columns per panel (Layout::Panels).
+  int64_t panelColumns = 0;
   SmallVector<OpOperand *> uses;
 };
 
-std::optional<WeightReads> analyzeReads(Value weight) {
+std::optional<WeightReads> analyzeReads(Value weight, int64_t panelColumns) {
   WeightReads reads;
+  reads.panelColumns = panelColumns;
   auto addRead = [&](OpOperand &use, RankedTensorType type) {
-    Layout layout = layoutOfRead(use, type);
+    Layout layout = layoutOfRead(use, type, panelColumns);
     if (layout == Layout::AsIs || (reads.type && reads.type != type) ||
         (reads.uses.size() && reads.layout != layout))
       return false;
@@ -136,11 +183,67 @@ std::optional<WeightReads> analyzeReads(Value weight) {
 /// The type in which `reads` are stored.
 RankedTensorType storedType(const WeightReads &reads) {
   SmallVector<int64_t> shape(reads.type.getShape());
-  if (reads.layout == Layout::HeadMajor)
+  switch (reads.layout) {
+  case Layout::HeadMajor:
     std::swap(shape[0], shape[1]);
-  else
+    break;
+  case Layout::Panels: // [N/P, ..., P]
+    shape.back() /= reads.panelColumns;
+    shape.insert(shape.begin(), shape.back());
+    shape.back() = reads.panelColumns;
+    break;
+  default:
     shape.back() += kRowPadding;
+  }
   return RankedTensorType::get(shape, reads.type.getElementType());
+}
+
+/// The outer dimensions of a panel pack: [..., N/P] read as [N/P, ...].
+SmallVector<int64_t> panelsFirst(int64_t rank) {
+  SmallVector<int64_t> permutation = {rank - 1};
+  llvm::append_range(permutation, llvm::seq<int64_t>(0, rank - 1));
+  return permutation;
+}
+
+/// `generic` rewritten by linalg::pack to read its weight operand
+/// `weightOperand` from `panels` ([N/P, ..., P]): its column loop n packed
+/// by P (a new innermost loop, the column in the panel), the weight's pack
+/// transposed to put the panels first (linalg::packTranspose) and replaced
+/// by the stored buffer. The result's pack and unpack, pure reshapes, are
+/// left to populateSimplifyPackAndUnpackPatterns.
+LogicalResult readPanels(RewriterBase &rewriter, linalg::GenericOp generic,
+                         unsigned weightOperand, Value panels,
+                         int64_t columns) {
+  Value weight = generic->getOperand(weightOperand);
+  unsigned column =
+      cast<AffineDimExpr>(
+          generic.getMatchingIndexingMap(&generic->getOpOperand(weightOperand))
+              .getResults()
+              .back())
+          .getPosition();
+  SmallVector<OpFoldResult> sizes(generic.getNumLoops(),
+                                  rewriter.getIndexAttr(0));
+  sizes[column] = rewriter.getIndexAttr(columns);
+  // The new generic keeps the marker (mha.projection) that tiles it.
+  DictionaryAttr marks = generic->getDiscardableAttrDictionary();
+  rewriter.setInsertionPoint(generic);
+  FailureOr<linalg::PackResult> packed = linalg::pack(rewriter, generic, sizes);
+  if (failed(packed))
+    return failure();
+  auto weightPack = llvm::find_if(packed->packOps, [&](linalg::PackOp pack) {
+    return pack.getSource() == weight;
+  });
+  if (weightPack == packed->packOps.end())
+    return failure();
+  FailureOr<linalg::PackTransposeResult> transposed = linalg::packTranspose(
+      rewriter, *weightPack, packed->packedLinalgOp, nullptr,
+      panelsFirst(cast<RankedTensorType>(weight.getType()).getRank()), {});
+  if (failed(transposed) ||
+      transposed->transposedPackOp.getType() != panels.getType())
+    return failure();
+  rewriter.replaceOp(transposed->transposedPackOp, panels);
+  transposed->transposedLinalgOp->setDiscardableAttrs(marks);
+  return success();
 }
 
 SmallVector<ReassociationIndices> allInOne(int64_t rank) {
@@ -168,7 +271,20 @@ Value storeFlat(OpBuilder &builder, Location loc, Value value,
   Value empty = tensor::EmptyOp::create(builder, loc, stored.getShape(),
                                         stored.getElementType());
   Value result;
-  if (reads.layout == Layout::HeadMajor) {
+  if (reads.layout == Layout::Panels) {
+    // linalg.pack, lowered here to the expand_shape and transpose it is:
+    // the prepare functions run once, through no pack-specific pass.
+    int64_t rank = reads.type.getRank();
+    auto pack =
+        linalg::PackOp::create(builder, loc, value, empty, {rank - 1},
+                               {builder.getIndexAttr(reads.panelColumns)},
+                               std::nullopt, panelsFirst(rank));
+    IRRewriter rewriter(builder);
+    FailureOr<linalg::LowerPackResult> lowered =
+        linalg::lowerPack(rewriter, pack);
+    result = succeeded(lowered) ? Value(lowered->transposeOp->getResult(0))
+                                : Value(pack.getResult());
+  } else if (reads.layout == Layout::HeadMajor) {
     SmallVector<int64_t> permutation = {1, 0};
     llvm::append_range(permutation,
                        llvm::seq<int64_t>(2, reads.type.getRank()));
@@ -191,8 +307,8 @@ Value storeFlat(OpBuilder &builder, Location loc, Value value,
 }
 
 /// The layer reads `flat` (the stored layout) instead of the weight.
-void readStored(OpBuilder &builder, Location loc, Value flat,
-                const WeightReads &reads) {
+LogicalResult readStored(OpBuilder &builder, Location loc, Value flat,
+                         const WeightReads &reads) {
   RankedTensorType stored = storedType(reads);
   Value view = tensor::ExpandShapeOp::create(builder, loc, stored, flat,
                                              allInOne(stored.getRank()));
@@ -203,6 +319,14 @@ void readStored(OpBuilder &builder, Location loc, Value flat,
   }
   for (OpOperand *use : reads.uses) {
     auto generic = cast<linalg::GenericOp>(use->getOwner());
+    if (reads.layout == Layout::Panels) {
+      OpBuilder::InsertionGuard guard(builder);
+      IRRewriter rewriter(builder);
+      if (failed(readPanels(rewriter, generic, use->getOperandNumber(), view,
+                            reads.panelColumns)))
+        return failure();
+      continue;
+    }
     if (reads.layout == Layout::HeadMajor) {
       SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
       unsigned number = use->getOperandNumber();
@@ -211,10 +335,13 @@ void readStored(OpBuilder &builder, Location loc, Value flat,
     }
     use->set(view);
   }
+  return success();
 }
 
 struct MhaWeightLayoutsPass
     : mha::impl::MhaWeightLayoutsBase<MhaWeightLayoutsPass> {
+  using MhaWeightLayoutsBase::MhaWeightLayoutsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -226,10 +353,16 @@ struct MhaWeightLayoutsPass
           function.getBody().hasOneBlock())
         layers.push_back(function);
     for (func::FuncOp layer : layers)
-      relayout(layer, symbols);
+      if (failed(relayout(layer, symbols)))
+        return signalPassFailure();
+    // The packs and unpacks of the results that read panels are reshapes.
+    RewritePatternSet patterns(&getContext());
+    linalg::populateSimplifyPackAndUnpackPatterns(patterns);
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
   }
 
-  void relayout(func::FuncOp layer, SymbolTable &symbols) {
+  LogicalResult relayout(func::FuncOp layer, SymbolTable &symbols) {
     MLIRContext *context = layer.getContext();
     MhaDialect::PrepareFunctionsAttrHelper helper(context);
     SmallVector<Attribute> prepareFunctions;
@@ -247,7 +380,7 @@ struct MhaWeightLayoutsPass
       BlockArgument prepared = layer.getArgument(numInputs + index);
       auto prepare = symbols.lookup<func::FuncOp>(
           cast<FlatSymbolRefAttr>(symbol).getValue());
-      std::optional<WeightReads> reads = analyzeReads(prepared);
+      std::optional<WeightReads> reads = analyzeReads(prepared, panelColumns);
       if (!prepare || prepare.isExternal() || !reads)
         continue;
       auto returnOp =
@@ -263,14 +396,15 @@ struct MhaWeightLayoutsPass
       returnOp.setOperand(0, flat);
       prepare.setFunctionType(FunctionType::get(
           context, prepare.getArgumentTypes(), {flat.getType()}));
-      replaceReads(layer, prepared, flat.getType(), *reads);
+      if (failed(replaceReads(layer, prepared, flat.getType(), *reads)))
+        return failure();
     }
 
     // Weight arguments that the layer reads as they are: a prepare function
     // of their own.
     for (unsigned position = 0; position < numInputs; ++position) {
       BlockArgument weight = layer.getArgument(position);
-      std::optional<WeightReads> reads = analyzeReads(weight);
+      std::optional<WeightReads> reads = analyzeReads(weight, panelColumns);
       if (!reads)
         continue;
       std::string name =
@@ -313,18 +447,21 @@ struct MhaWeightLayoutsPass
                   builder.getNamedAttr(MhaDialect::NameAttrHelper::getNameStr(),
                                        builder.getStringAttr(name))),
               loc)))
-        return signalPassFailure();
+        return failure();
       prepareFunctions.push_back(FlatSymbolRefAttr::get(prepare));
-      replaceReads(layer, layer.getArgument(argument), flat.getType(), *reads);
+      if (failed(replaceReads(layer, layer.getArgument(argument),
+                              flat.getType(), *reads)))
+        return failure();
     }
     if (!prepareFunctions.empty())
       helper.setAttr(layer, builder.getArrayAttr(prepareFunctions));
+    return success();
   }
 
   /// Makes the layer read `prepared`, given the type `flatType`, in the
   /// stored layout wherever `reads` read the weight.
-  void replaceReads(func::FuncOp layer, BlockArgument prepared, Type flatType,
-                    const WeightReads &reads) {
+  LogicalResult replaceReads(func::FuncOp layer, BlockArgument prepared,
+                             Type flatType, const WeightReads &reads) {
     SmallVector<Operation *> views;
     for (OpOperand *use : reads.uses)
       if (auto expand = use->get().getDefiningOp<tensor::ExpandShapeOp>())
@@ -338,10 +475,13 @@ struct MhaWeightLayoutsPass
     }
     OpBuilder builder(layer.getContext());
     builder.setInsertionPointToStart(&layer.getBody().front());
-    readStored(builder, prepared.getLoc(), prepared, reads);
+    if (failed(readStored(builder, prepared.getLoc(), prepared, reads)))
+      return layer.emitError("mha-weight-layouts: could not read a weight in "
+                             "panels (linalg::pack)");
     for (Operation *view : views)
       if (view->use_empty())
         view->erase();
+    return success();
   }
 };
 } // namespace
