@@ -363,13 +363,12 @@ def MhaWeightLayouts : Pass<"mha-weight-layouts", "ModuleOp"> {
       reduction outermost: each head's panel is contiguous;
     - when read `[..., N]` along N after the reductions and `4 * N` is a
       multiple of 1024 (the output projection's weight): in panels of
-      `panel-columns` columns, `[N/P, ..., P]`, where P divides N and the
-      result's shape is static; the contraction is packed along its
-      columns (`linalg::pack`, `linalg::packTranspose`), its result
-      computed as `[..., N/P, P]`, a view of the same buffer, so that each
-      parallel tile reads one contiguous panel. Otherwise (P = 0, not a
-      divisor, `?` sizes) with rows padded by 16 floats: consecutive rows
-      fall into consecutive sets.
+      `panel-columns` columns, `[N/P, ..., P]`, where P divides N; the
+      contraction is packed along its columns (`linalg::pack`,
+      `linalg::packTranspose`), its result computed as `[..., N/P, P]`, a
+      view of the same buffer, so that each parallel tile reads one
+      contiguous panel. Otherwise (P = 0 or not a divisor) with rows padded
+      by 16 floats: consecutive rows fall into consecutive sets.
 
     A weight that a prepare function computes is stored so by that
     function (the layer's argument grows by the padding); a weight

@@ -20,10 +20,9 @@
 //   head's is. The prepare function packs it (`linalg.pack`, lowered by
 //   `linalg::lowerPack`); the contraction is packed along its columns by
 //   `linalg::pack` and `linalg::packTranspose`, so that its tiles read one
-//   panel each. Where P does not divide N, or the result has `?` sizes,
-//   rows padded to N + 16 floats instead, one cache line more, so that
-//   consecutive rows fall into consecutive cache sets (strides past 2 KiB
-//   remain).
+//   panel each. Where P does not divide N, rows padded to N + 16 floats
+//   instead, one cache line more, so that consecutive rows fall into
+//   consecutive cache sets (strides past 2 KiB remain).
 //
 // A weight that a prepare function computes already gets the new layout in
 // that function; a weight argument that the layer reads as it is gets a
@@ -68,16 +67,10 @@ AffineMap swapFirstTwoResults(AffineMap map) {
 
 /// Whether the contraction `generic` can read its weight operand `use`
 /// ([..., N], N its last loop dimension n) in panels: n is also the
-/// result's last dimension and nothing else reads it, one result of static
-/// shape, and a body that does not read its indices (readPanels then only
-/// packs n). A result of `?` size would keep a pack and an unpack that are
-/// reshapes: linalg::pack gives the result's pack a padding value there,
-/// which upstream's SimplifyPackToExpandShape refuses, and
-/// SimplifyUnPackToCollapseShape takes static shapes only.
+/// result's last dimension and nothing else reads it, one result, and a
+/// body that does not read its indices (readPanels then only packs n).
 bool canSplitColumns(linalg::GenericOp generic, OpOperand &use) {
   if (generic.getNumDpsInits() != 1 ||
-      !cast<RankedTensorType>(generic.getDpsInits()[0].getType())
-           .hasStaticShape() ||
       !generic.getBody()->getOps<linalg::IndexOp>().empty())
     return false;
   AffineExpr column = generic.getMatchingIndexingMap(&use).getResults().back();
@@ -180,6 +173,63 @@ std::optional<WeightReads> analyzeReads(Value weight, int64_t panelColumns) {
   return reads;
 }
 
+/// Whether a pack or unpack `op` of `rank` unpacked dimensions only tiles
+/// the innermost one, of static size `size`, by a static tile that divides
+/// it, with no outer permutation: then it is a reshape.
+template <typename PackOrUnPack>
+bool packsInnermostExactly(PackOrUnPack op, int64_t rank, int64_t size) {
+  ArrayRef<int64_t> outer = op.getOuterDimsPerm();
+  ArrayRef<int64_t> tiles = op.getStaticTiles();
+  return (outer.empty() || isIdentityPermutation(outer)) &&
+         op.getInnerDimsPos() == ArrayRef<int64_t>{rank - 1} &&
+         tiles.size() == 1 && ShapedType::isStatic(tiles[0]) &&
+         ShapedType::isStatic(size) && size % tiles[0] == 0;
+}
+
+/// [0], ..., [rank - 2], [rank - 1, rank]: the innermost dimension split
+/// into (tile, element).
+SmallVector<ReassociationIndices> innermostSplit(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t dim = 0; dim + 1 < rank; ++dim)
+    groups.push_back({dim});
+  groups.push_back({rank - 1, rank});
+  return groups;
+}
+
+/// The result's pack that linalg::pack makes for panels: an expand_shape.
+/// Upstream's SimplifyPackToExpandShape refuses it where the result has
+/// `?` sizes, since linalg::pack then adds a padding value, which a tile
+/// that divides the dimension never uses.
+struct InnermostPackIsExpandShape : OpRewritePattern<linalg::PackOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::PackOp pack,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType source = pack.getSourceType();
+    if (!packsInnermostExactly(pack, source.getRank(),
+                               source.getShape().back()))
+      return rewriter.notifyMatchFailure(pack, "not a reshape");
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        pack, pack.getDestType(), pack.getSource(),
+        innermostSplit(source.getRank()));
+    return success();
+  }
+};
+
+/// The result's unpack: a collapse_shape (SimplifyUnPackToCollapseShape
+/// takes static shapes only).
+struct InnermostUnPackIsCollapseShape : OpRewritePattern<linalg::UnPackOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::UnPackOp unpack,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType dest = unpack.getDestType();
+    if (!packsInnermostExactly(unpack, dest.getRank(), dest.getShape().back()))
+      return rewriter.notifyMatchFailure(unpack, "not a reshape");
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        unpack, dest, unpack.getSource(), innermostSplit(dest.getRank()));
+    return success();
+  }
+};
+
 /// The type in which `reads` are stored.
 RankedTensorType storedType(const WeightReads &reads) {
   SmallVector<int64_t> shape(reads.type.getShape());
@@ -210,7 +260,7 @@ SmallVector<int64_t> panelsFirst(int64_t rank) {
 /// by P (a new innermost loop, the column in the panel), the weight's pack
 /// transposed to put the panels first (linalg::packTranspose) and replaced
 /// by the stored buffer. The result's pack and unpack, pure reshapes, are
-/// left to populateSimplifyPackAndUnpackPatterns.
+/// left to InnermostPackIsExpandShape and InnermostUnPackIsCollapseShape.
 LogicalResult readPanels(RewriterBase &rewriter, linalg::GenericOp generic,
                          unsigned weightOperand, Value panels,
                          int64_t columns) {
@@ -357,7 +407,8 @@ struct MhaWeightLayoutsPass
         return signalPassFailure();
     // The packs and unpacks of the results that read panels are reshapes.
     RewritePatternSet patterns(&getContext());
-    linalg::populateSimplifyPackAndUnpackPatterns(patterns);
+    patterns.add<InnermostPackIsExpandShape, InnermostUnPackIsCollapseShape>(
+        &getContext());
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
   }
