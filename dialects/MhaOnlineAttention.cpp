@@ -25,30 +25,21 @@ MutableOperandRange OnlineAttentionOp::getDpsInitsMutable() {
 
 LogicalResult OnlineAttentionOp::verify() {
   ShapeChecker check(*this);
-  struct Ranked {
-    Value value;
-    StringRef name;
-    int64_t rank;
-    StringRef layout;
-  };
-  SmallVector<Ranked> ranked = {
-      {getQuery(), "query", 2, "[tq, dk]"},
-      {getKey(), "key", 2, "[n, dk]"},
-      {getValue(), "value", 2, "[n, dv]"},
-      {getKeysT(), "keys_t", 2, "[dk, n]"},
-      {getMask(), "mask", 2, "[tq, n]"},
-      {getAcc(), "acc", 2, "[tq, dv]"},
-      {getMax(), "max", 1, "[tq]"},
-      {getSum(), "sum", 1, "[tq]"},
-      {getScores(), "the scores scratch", 2, "[BQ, BK]"},
-      {getKeysScratch(), "the keys scratch", 2, "[dk, BK] or [BK, dk]"},
-      {getNewMax(), "the new maximum scratch", 1, "[BQ]"},
-      {getCorrection(), "the correction scratch", 1, "[BQ]"},
-      {getValuesScratch(), "the values scratch", 2, "[BK, dv]"}};
-  for (const Ranked &operand : ranked)
-    if (operand.value && failed(check.rank(operand.value, operand.name,
-                                           operand.rank, operand.layout)))
-      return failure();
+  if (failed(check.ranks(
+          {{getQuery(), "query", 2, "[tq, dk]"},
+           {getKey(), "key", 2, "[n, dk]"},
+           {getValue(), "value", 2, "[n, dv]"},
+           {getKeysT(), "keys_t", 2, "[dk, n]"},
+           {getMask(), "mask", 2, "[tq, n]"},
+           {getAcc(), "acc", 2, "[tq, dv]"},
+           {getMax(), "max", 1, "[tq]"},
+           {getSum(), "sum", 1, "[tq]"},
+           {getScores(), "the scores scratch", 2, "[BQ, BK]"},
+           {getKeysScratch(), "the keys scratch", 2, "[dk, BK] or [BK, dk]"},
+           {getNewMax(), "the new maximum scratch", 1, "[BQ]"},
+           {getCorrection(), "the correction scratch", 1, "[BQ]"},
+           {getValuesScratch(), "the values scratch", 2, "[BK, dv]"}})))
+    return failure();
   ArrayRef<int64_t> q = getQuery().getType().getShape();
   ArrayRef<int64_t> k = getKey().getType().getShape();
   ArrayRef<int64_t> v = getValue().getType().getShape();
@@ -99,6 +90,88 @@ LogicalResult OnlineAttentionOp::verify() {
                             "values, got "
                          << (getValuesScratch() ? "one" : "none") << " with "
                          << getValue().getType().getElementType() << " values";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaSplitOp
+//===----------------------------------------------------------------------===//
+
+MutableOperandRange SdpaSplitOp::getDpsInitsMutable() {
+  // The destinations are acc, max and sum, the last three operands.
+  unsigned begin = getODSOperandIndexAndLength(6).first;
+  return MutableOperandRange(getOperation(), begin, 3);
+}
+
+LogicalResult SdpaSplitOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.ranks({{getQuery(), "query", 4, "[B, H, T, dk]"},
+                          {getKey(), "key", 4, "[B, Hkv, S, dk]"},
+                          {getValue(), "value", 4, "[B, Hkv, S, dv]"},
+                          {getMask(), "mask", 3, "[B or 1, T, S]"},
+                          {getPositions(), "positions", 1, "[B]"},
+                          {getAcc(), "acc", 4, "[B, H, T, dv]"},
+                          {getMax(), "max", 3, "[B, H, T]"},
+                          {getSum(), "sum", 3, "[B, H, T]"}})))
+    return failure();
+  ArrayRef<int64_t> q = getQuery().getType().getShape();
+  ArrayRef<int64_t> k = getKey().getType().getShape();
+  ArrayRef<int64_t> v = getValue().getType().getShape();
+  if (failed(check.isStatic(getQuery(), "query", 1, "head count (H)")) ||
+      failed(check.isStatic(getQuery(), "query", 3, "head dimension (dk)")) ||
+      failed(check.isStatic(getKey(), "key", 1, "head count (Hkv)")) ||
+      failed(check.isStatic(getValue(), "value", 3, "value dimension (dv)")) ||
+      failed(check.positive("the key/value head count (Hkv)", k[1])) ||
+      failed(check.divides("the key/value head count (Hkv)", k[1],
+                           "the query head count (H)", q[1])) ||
+      failed(check.dim("key batch (B)", q[0], k[0])) ||
+      failed(check.dim("key head dimension (dk)", q[3], k[3])) ||
+      failed(check.dim("value batch (B)", q[0], v[0])) ||
+      failed(check.dim("value head count (Hkv)", k[1], v[1])) ||
+      failed(check.dim("value length (S)", k[2], v[2])))
+    return failure();
+  int64_t keys = ShapedType::isDynamic(k[2]) ? v[2] : k[2];
+  if (Value mask = getMask()) {
+    ArrayRef<int64_t> m = cast<RankedTensorType>(mask.getType()).getShape();
+    if (m[0] != 1 && failed(check.dim("mask batch (B or 1)", q[0], m[0])))
+      return failure();
+    if (failed(check.dim("mask rows (T)", q[2], m[1])) ||
+        failed(check.dim("mask length (S)", keys, m[2])))
+      return failure();
+  }
+  if (Value positions = getPositions()) {
+    if (failed(check.dim("positions size (B)", q[0],
+                         tensorType(positions).getDimSize(0))))
+      return failure();
+    if (!getCausal() || getCausalBottomRight())
+      return emitOpError() << "expects positions only with top-left causal "
+                              "attention (causal without "
+                              "causal_bottom_right)";
+  }
+  if (getCausalBottomRight() && !getCausal())
+    return emitOpError() << "expects causal_bottom_right only together with "
+                            "causal";
+  ArrayRef<int64_t> acc = getAcc().getType().getShape();
+  for (auto [what, expected, found] :
+       {std::tuple<StringRef, int64_t, int64_t>{"acc batch (B)", q[0], acc[0]},
+        {"acc head count (H)", q[1], acc[1]},
+        {"acc rows (T)", q[2], acc[2]},
+        {"acc columns (dv)", v[3], acc[3]}})
+    if (failed(check.dim(what, expected, found)))
+      return failure();
+  for (auto [name, state] :
+       {std::pair<StringRef, Value>{"max", getMax()}, {"sum", getSum()}}) {
+    ArrayRef<int64_t> shape = tensorType(state).getShape();
+    for (auto [index, dimName] : llvm::enumerate(
+             ArrayRef<StringRef>{"batch (B)", "head count (H)", "rows (T)"}))
+      if (failed(
+              check.dim((name + " " + dimName).str(), q[index], shape[index])))
+        return failure();
+  }
+  double scale = getScale().convertToDouble();
+  if (!std::isfinite(scale) || scale <= 0)
+    return emitOpError() << "expects scale to be positive and finite, got "
+                         << scale;
   return success();
 }
 

@@ -1,7 +1,8 @@
-//===- MhaOnlineAttention.td - The online-softmax update op --*- tablegen -*-===//
+//===- MhaOnlineAttention.td - The online-softmax state ops --*- tablegen -*-===//
 //
-// The one op of the dialect that only the compiler makes: it is kept apart
-// from MhaOps.td so that the graph ops' users do not depend on it.
+// The ops of the dialect that only the compiler makes, the states of the
+// online softmax: kept apart from MhaOps.td so that the graph ops' users do
+// not depend on them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,6 +103,86 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
   let extraClassDeclaration = [{
     /// max, sum, acc and the scratch are the destinations
     /// (DestinationStyleOpInterface), in this order.
+    MutableOperandRange getDpsInitsMutable();
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.sdpa_split
+//===----------------------------------------------------------------------===//
+
+def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
+    DestinationStyleOpInterface]> {
+  let summary = "the online-softmax state of every query of mha.sdpa over "
+                "one of its key splits";
+  let description = [{
+    What one key split of `mha.sdpa` computes when its keys are split into
+    `splits` ranges (`mha-tile-attention`'s `key-splits`, for few query
+    tiles): for every batch element `b`, head `h` and query `t`, the
+    unnormalized state of the online softmax (see `mha.online_attention`)
+    over the keys of split `split`,
+
+    - `max[b, h, t]`: the largest allowed score (−inf where none is),
+    - `sum[b, h, t]`: `Σ exp(s − max)` over the allowed keys,
+    - `acc[b, h, t, :]`: `Σ exp(s − max) · V[key, :]`,
+
+    where the scores `s = Q · Kᵀ · scale` are those `mha.sdpa` computes with
+    the same operands and flags (`mask`, `causal`, `causal_bottom_right`,
+    `positions`), and query head `h` reads key/value head
+    `h / (H / Hkv)`. The merge of the splits' states, in split order, is
+    `mha.sdpa`'s result.
+
+    Split `p` takes whole blocks of `key_block` keys: `[p · chunk,
+    min(E, (p + 1) · chunk))` with `chunk = ⌈⌈E / key_block⌉ / splits⌉ ·
+    key_block`, where `E` is the number of keys (`S`), or with `positions`
+    the keys that sequence `b` may see, `clamp(positions[b] + T, 0, S)`.
+
+    - `query [B, H, T, dk]` (f32), `key [B, Hkv, S, dk]` and
+      `value [B, Hkv, S, dv]` (f32, or bf16 read from a cache and widened
+      per key block), `mask [B or 1, T, S]` (`i1`, `true` = may attend),
+      `positions [B]` (`i64`);
+    - `outs`: `acc [B, H, T, dv]`, `max [B, H, T]`, `sum [B, H, T]`, all
+      f32, overwritten (the results).
+
+    It implements `TilingInterface` over `(b, h, t)`: a tile of one batch
+    element and one head runs the key blocks of its split for its queries,
+    `mha.online_attention` tiled over the keys.
+
+    ```mlir
+    %r:3 = mha.sdpa_split %q, %k, %v split(%p) splits(4) key_block(64)
+        scale(1.250000e-01) causal causal_bottom_right
+        outs(%acc, %max, %sum)
+        : (tensor<1x8x1x64xf32>, tensor<1x8x4096x64xf32>,
+           tensor<1x8x4096x64xf32>, index, tensor<1x8x1x64xf32>,
+           tensor<1x8x1xf32>, tensor<1x8x1xf32>)
+        -> (tensor<1x8x1x64xf32>, tensor<1x8x1xf32>, tensor<1x8x1xf32>)
+    ```
+  }];
+  let arguments = (ins
+      RankedTensorOf<[F32]>:$query, RankedTensorOf<[F32, BF16]>:$key,
+      RankedTensorOf<[F32, BF16]>:$value,
+      Optional<RankedTensorOf<[I1]>>:$mask,
+      Optional<RankedTensorOf<[I64]>>:$positions, Index:$split,
+      ConfinedAttr<I64Attr, [IntMinValue<2>]>:$splits,
+      ConfinedAttr<I64Attr, [IntMinValue<1>]>:$key_block, F64Attr:$scale,
+      UnitAttr:$causal, UnitAttr:$causal_bottom_right,
+      RankedTensorOf<[F32]>:$acc, RankedTensorOf<[F32]>:$max,
+      RankedTensorOf<[F32]>:$sum);
+  let results = (outs RankedTensorOf<[F32]>:$acc_result,
+                      RankedTensorOf<[F32]>:$max_result,
+                      RankedTensorOf<[F32]>:$sum_result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
+    (`positions` `(` $positions^ `)`)?
+    `split` `(` $split `)` `splits` `(` $splits `)`
+    `key_block` `(` $key_block `)` `scale` `(` $scale `)`
+    (`causal` $causal^)? (`causal_bottom_right` $causal_bottom_right^)?
+    `outs` `(` $acc `,` $max `,` $sum `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// acc, max and sum are the destinations (DestinationStyleOpInterface).
     MutableOperandRange getDpsInitsMutable();
   }];
   let hasVerifier = 1;

@@ -51,6 +51,25 @@ public:
                              << " (" << layout << "), got rank " << found;
   }
 
+  /// An operand, its name, the rank it must have and the layout that rank
+  /// spells, for `ranks`.
+  struct RankedOperand {
+    Value value;
+    StringRef name;
+    int64_t rank;
+    StringRef layout;
+  };
+
+  /// Each of `operands` that is present (an optional one may be null) has
+  /// its rank.
+  LogicalResult ranks(ArrayRef<RankedOperand> operands) {
+    for (const RankedOperand &operand : operands)
+      if (operand.value && failed(rank(operand.value, operand.name,
+                                       operand.rank, operand.layout)))
+        return failure();
+    return success();
+  }
+
   /// Dimension `index` of `value`, named `dimName`, is a static size.
   LogicalResult isStatic(Value value, StringRef name, int64_t index,
                          StringRef dimName) {

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -26,16 +27,11 @@ Value SdpaTiling::getBF16Source(Value operand) {
 
 SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
                        int64_t keyTile)
-    : op(op), loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
+    : loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
       value(op.getValue()), mask(op.getMask()), positions(op.getPositions()),
       causal(op.getCausal()),
       causalBottomRight(op.getCausal() && op.getCausalBottomRight()),
-      queryTile(queryTile), keyTile(keyTile) {
-  heads = op.getQuery().getType().getDimSize(1);
-  kvHeads = op.getKey().getType().getDimSize(1);
-  keyDim = op.getQuery().getType().getDimSize(3);
-  valueDim = op.getValue().getType().getDimSize(3);
-  scale = op.getEffectiveScale();
+      scale(op.getEffectiveScale()), queryTile(queryTile), keyTile(keyTile) {
   // Keys and values of a cache (positions) widened from bf16 are read in
   // bf16, one key block at a time, and widened inside the tile
   // (OnlineSoftmax.cpp): half the bytes, and no f32 copy of the whole cache
@@ -47,7 +43,24 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
     if (Value narrow = getBF16Source(value))
       value = narrow;
   }
+  readSizes(builder);
+}
 
+SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaSplitOp op, int64_t queryTile)
+    : loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
+      value(op.getValue()), mask(op.getMask()), positions(op.getPositions()),
+      causal(op.getCausal()),
+      causalBottomRight(op.getCausal() && op.getCausalBottomRight()),
+      scale(op.getScale().convertToDouble()), queryTile(queryTile),
+      keyTile(op.getKeyBlock()) {
+  readSizes(builder);
+}
+
+void SdpaTiling::readSizes(OpBuilder &builder) {
+  heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
+  kvHeads = cast<RankedTensorType>(key.getType()).getDimSize(1);
+  keyDim = cast<RankedTensorType>(query.getType()).getDimSize(3);
+  valueDim = cast<RankedTensorType>(value.getType()).getDimSize(3);
   AttentionSizes sizes =
       AttentionSizes::get(builder, loc, query, key, value, mask);
   batch = sizes.batch;
@@ -76,6 +89,17 @@ void SdpaTiling::eraseDeadWidenings(RewriterBase &rewriter) const {
           dead.push_back(user);
   for (Operation *extf : dead)
     rewriter.eraseOp(extf);
+}
+
+void SdpaTiling::replaceByTiles(RewriterBase &rewriter, SdpaOp op,
+                                scf::ForallOp forall,
+                                ValueRange replacements) const {
+  for (Operation &nested :
+       llvm::make_early_inc_range(llvm::reverse(*forall.getBody())))
+    if (isOpTriviallyDead(&nested))
+      rewriter.eraseOp(&nested);
+  rewriter.replaceOp(op, replacements);
+  eraseDeadWidenings(rewriter);
 }
 
 OpFoldResult SdpaTiling::apply(OpBuilder &builder, AffineExpr expr,

@@ -10,8 +10,10 @@
 #define MHA_COMPILER_ATTENTION_ATTENTIONTILING_H
 
 #include "compiler/attention/OnlineSoftmax.h"
+#include "dialects/MhaOnlineAttention.h"
 #include "dialects/MhaOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -23,6 +25,10 @@ struct SdpaTiling {
   /// Reads the operands and sizes of `op` (creating `tensor.dim` ops for the
   /// dynamic ones at the builder's insertion point).
   SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile, int64_t keyTile);
+
+  /// The same for the queries of `op`, one key split of an mha.sdpa: its
+  /// key blocks are the op's `key_block`.
+  SdpaTiling(OpBuilder &builder, SdpaSplitOp op, int64_t queryTile);
 
   /// True when every operand and the result are f32.
   static bool isF32(SdpaOp op);
@@ -37,6 +43,12 @@ struct SdpaTiling {
   /// whole cache is not left to later passes. Reads only `key` and `value`,
   /// so it may run after `op` is erased.
   void eraseDeadWidenings(RewriterBase &rewriter) const;
+
+  /// Replaces `op` by `replacements`, the results of `forall`, its tiles
+  /// (scf::tileUsingSCF), after erasing what tileUsingSCF computed in the
+  /// loop that the tiles did not use; then eraseDeadWidenings.
+  void replaceByTiles(RewriterBase &rewriter, SdpaOp op, scf::ForallOp forall,
+                      ValueRange replacements) const;
 
   /// ⌈T / BQ⌉.
   OpFoldResult getNumQueryTiles(OpBuilder &builder) const;
@@ -87,13 +99,16 @@ struct SdpaTiling {
   Value buildTile(OpBuilder &builder, Value b, Value h, OpFoldResult queryStart,
                   OpFoldResult tileRows, Value out) const;
 
-  /// The unnormalized states (acc, m, l) of key split `split` of `splits`
-  /// for every query tile of every head, written into `parts`: this
-  /// split's [1, B, H, T, dv], [1, B, H, T] and [1, B, H, T] slices of the
-  /// partial states. The split's range is whole key blocks (each sequence's
-  /// own with `positions`; SplitKeys.cpp, which defines it).
-  SmallVector<Value> buildKeySplit(OpBuilder &builder, Value split,
-                                   int64_t splits, ValueRange parts) const;
+  /// The unnormalized state (acc, m, l) of query tile [queryStart,
+  /// queryStart + rows) of head `h` of batch element `b` over key split
+  /// `split` of `splits` (mha.sdpa_split's tile), computed in `acc` [rows,
+  /// dv], `max` and `sum` [rows]. The split's range is whole key blocks
+  /// (each sequence's own with `positions`; SplitKeys.cpp, which defines
+  /// it).
+  SmallVector<Value> buildSplitTile(OpBuilder &builder, Value split,
+                                    int64_t splits, Value b, Value h,
+                                    OpFoldResult queryStart, OpFoldResult rows,
+                                    Value acc, Value max, Value sum) const;
 
   /// positions[b] as an index (`tensor.extract` at the builder's insertion
   /// point); requires `positions`.
@@ -118,8 +133,7 @@ struct SdpaTiling {
   OpFoldResult apply(OpBuilder &builder, AffineExpr expr,
                      ArrayRef<OpFoldResult> operands) const;
 
-  /// The op, and where the ops that tile it go.
-  SdpaOp op;
+  /// Where the ops that tile it go.
   Location loc;
   /// Its operands; `mask` and `positions` are null without them. `key` and
   /// `value` are bf16 where the op's are widened from bf16 (getBF16Source).
@@ -141,6 +155,10 @@ struct SdpaTiling {
   int64_t queryTile, keyTile;
 
 private:
+  /// The head counts and dimensions, B, T, S, the causal offset and the
+  /// mask's broadcast, from the operands.
+  void readSizes(OpBuilder &builder);
+
   /// transposeKeys, or Kᵀ in pairs of rows where `packedKeys` (pack).
   LogicalResult makeKeysT(RewriterBase &rewriter, bool packedKeys);
 

@@ -5,6 +5,7 @@
 #include "compiler/attention/AttentionPath.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "dialects/MhaDialect.h"
+#include "dialects/MhaOnlineAttention.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -33,13 +34,41 @@ OpFoldResult getTileRows(OpBuilder &b, OpFoldResult offset, OpFoldResult size) {
   return tiling->getTileRows(b, offset);
 }
 
-/// B, T and S of `op`: the scope's, which were read once before the loops,
-/// else read at the builder's insertion point.
-AttentionSizes getSizes(SdpaOp op, OpBuilder &b) {
+/// B, T and S of `op` (mha.sdpa or mha.sdpa_split): the scope's, which
+/// were read once before the loops, else read at the builder's insertion
+/// point.
+template <typename OpT> AttentionSizes getSizes(OpT op, OpBuilder &b) {
   if (const SdpaTiling *tiling = SdpaTilingScope::getCurrent())
     return {tiling->batch, tiling->numQueries, tiling->numKeys};
   return AttentionSizes::get(b, op.getLoc(), op.getQuery(), op.getKey(),
                              op.getValue(), op.getMask());
+}
+
+/// The (batch, head, query) loops of `op`.
+template <typename OpT>
+SmallVector<Range> getQueryDomain(OpT op, OpBuilder &b) {
+  AttentionSizes sizes = getSizes(op, b);
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  return {{zero, sizes.batch, one},
+          {zero, b.getIndexAttr(op.getQuery().getType().getDimSize(1)), one},
+          {zero, sizes.queries, one}};
+}
+
+/// The scope's tiling, else one of `op`'s own, built into `own`.
+template <typename... Args>
+const SdpaTiling &getTiling(std::optional<SdpaTiling> &own, OpBuilder &b,
+                            Args &&...args) {
+  if (const SdpaTiling *tiling = SdpaTilingScope::getCurrent())
+    return *tiling;
+  return own.emplace(b, std::forward<Args>(args)...);
+}
+
+/// A tile of one batch element and one head, which the online softmax
+/// runs over (its rows are one head's).
+LogicalResult checkOneHead(Operation *op, ArrayRef<OpFoldResult> sizes) {
+  if (isConstantIntValue(sizes[0], 1) && isConstantIntValue(sizes[1], 1))
+    return success();
+  return op->emitOpError("expects tiles of one batch element and one head");
 }
 
 /// (batch, head, query, key): the keys are the softmax's reduction.
@@ -52,14 +81,10 @@ struct SdpaTilingInterface
 
   SmallVector<Range> getIterationDomain(Operation *op, OpBuilder &b) const {
     auto sdpa = cast<SdpaOp>(op);
-    AttentionSizes sizes = getSizes(sdpa, b);
-    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-    OpFoldResult heads =
-        b.getIndexAttr(sdpa.getQuery().getType().getDimSize(1));
-    return {{zero, sizes.batch, one},
-            {zero, heads, one},
-            {zero, sizes.queries, one},
-            {zero, sizes.keys, one}};
+    SmallVector<Range> domain = getQueryDomain(sdpa, b);
+    domain.push_back(
+        {b.getIndexAttr(0), getSizes(sdpa, b).keys, b.getIndexAttr(1)});
+    return domain;
   }
 
   /// One (batch, head) and every key per tile: the online softmax runs over
@@ -70,17 +95,14 @@ struct SdpaTilingInterface
                          ArrayRef<OpFoldResult> offsets,
                          ArrayRef<OpFoldResult> sizes) const {
     auto sdpa = cast<SdpaOp>(op);
-    if (!isConstantIntValue(sizes[0], 1) || !isConstantIntValue(sizes[1], 1))
-      return op->emitOpError("expects tiles of one batch element and one head");
+    if (failed(checkOneHead(op, sizes)))
+      return failure();
     if (!isConstantIntValue(offsets[3], 0))
       return op->emitOpError("expects tiles of every key");
     std::optional<SdpaTiling> own;
-    const SdpaTiling *tiling = SdpaTilingScope::getCurrent();
-    if (!tiling) {
-      int64_t rows = getConstantIntValue(sizes[2]).value_or(kDefaultQueryTile);
-      own.emplace(b, sdpa, rows, kDefaultKeyTile);
-      tiling = &*own;
-    }
+    const SdpaTiling *tiling = &getTiling(
+        own, b, sdpa, getConstantIntValue(sizes[2]).value_or(kDefaultQueryTile),
+        kDefaultKeyTile);
     // Inside an scf.forall, the tile is written into its shared output,
     // which is this op's destination (tensor::getOrCreateDestinations).
     Value out;
@@ -139,9 +161,11 @@ struct SdpaPartialReduction
                               alloc(partSizes)};
   }
 
-  /// Split `splitReductionIvs[0]` of P (the parts' leading size): its own
-  /// range of whole key blocks (SdpaTiling::buildKeySplit), not the key
-  /// `offsets` and `sizes` of the tile, which are equal parts of S.
+  /// Split `splitReductionIvs[0]` of P (the parts' leading size): an
+  /// mha.sdpa_split into this split's slices of the parts, whose own range
+  /// of whole key blocks (SplitKeys.cpp) replaces the key `offsets` and
+  /// `sizes` of the tile, equal parts of S. SplitKeys.cpp then tiles it
+  /// over (batch, head, query tile).
   FailureOr<TilingResult>
   tileToPartialReduction(Operation *op, OpBuilder &b, Location loc,
                          ReductionTilingStrategy strategy, ValueRange init,
@@ -161,24 +185,34 @@ struct SdpaPartialReduction
     if (ShapedType::isDynamic(splits))
       return op->emitOpError("expects a static number of key splits");
     std::optional<SdpaTiling> own;
-    const SdpaTiling *tiling = SdpaTilingScope::getCurrent();
-    if (!tiling) {
-      own.emplace(b, sdpa, kDefaultQueryTile, kDefaultKeyTile);
-      tiling = &*own;
-    }
-    Value split = getValueOrCreateConstantIndexOp(b, loc, splitReductionIvs[0]);
+    const SdpaTiling *tiling =
+        &getTiling(own, b, sdpa, kDefaultQueryTile, kDefaultKeyTile);
+    // This split's [B, H, T, dv] and [B, H, T] of the parts [P, ...].
     SmallVector<Value> parts;
     for (auto [i, partial] : llvm::enumerate(init)) {
       SmallVector<OpFoldResult> partOffsets, partSizes;
       (void)getPartialResultTilePosition(op, b, i, strategy, offsets, sizes,
                                          reductionDims, splitReductionIvs,
                                          partOffsets, partSizes);
+      auto partType = cast<RankedTensorType>(partial.getType());
+      auto sliceType = RankedTensorType::get(partType.getShape().drop_front(),
+                                             partType.getElementType());
       SmallVector<OpFoldResult> strides(partSizes.size(), b.getIndexAttr(1));
       parts.push_back(tensor::ExtractSliceOp::create(
-          b, loc, partial, partOffsets, partSizes, strides));
+          b, loc, sliceType, partial, partOffsets, partSizes, strides));
     }
-    SmallVector<Value> states = tiling->buildKeySplit(b, split, splits, parts);
-    return TilingResult{{states[0].getDefiningOp()}, states, {}};
+    auto split = SdpaSplitOp::create(
+        b, loc,
+        TypeRange{parts[0].getType(), parts[1].getType(), parts[2].getType()},
+        sdpa.getQuery(), tiling->key, tiling->value, sdpa.getMask(),
+        sdpa.getPositions(),
+        getValueOrCreateConstantIndexOp(b, loc, splitReductionIvs[0]),
+        b.getI64IntegerAttr(splits), b.getI64IntegerAttr(tiling->keyTile),
+        b.getF64FloatAttr(tiling->scale),
+        tiling->causal ? b.getUnitAttr() : nullptr,
+        tiling->causalBottomRight ? b.getUnitAttr() : nullptr, parts[0],
+        parts[1], parts[2]);
+    return TilingResult{{split}, SmallVector<Value>(split->getResults()), {}};
   }
 
   /// combineKeySplits: the splits added in order, so the result does not
@@ -223,6 +257,70 @@ private:
   }
 };
 
+/// mha.sdpa_split over (batch, head, query): a tile of one batch element
+/// and one head is its queries' state over the split's key blocks
+/// (SdpaTiling::buildSplitTile), mha.online_attention tiled over the keys.
+struct SdpaSplitTilingInterface
+    : TilingInterface::ExternalModel<SdpaSplitTilingInterface, SdpaSplitOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *) const {
+    return SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel);
+  }
+
+  SmallVector<Range> getIterationDomain(Operation *op, OpBuilder &b) const {
+    return getQueryDomain(cast<SdpaSplitOp>(op), b);
+  }
+
+  FailureOr<TilingResult>
+  getTiledImplementation(Operation *op, OpBuilder &b,
+                         ArrayRef<OpFoldResult> offsets,
+                         ArrayRef<OpFoldResult> sizes) const {
+    auto split = cast<SdpaSplitOp>(op);
+    if (failed(checkOneHead(op, sizes)))
+      return failure();
+    std::optional<SdpaTiling> own;
+    const SdpaTiling *tiling =
+        &getTiling(own, b, split,
+                   getConstantIntValue(sizes[2]).value_or(kDefaultQueryTile));
+    Location loc = op->getLoc();
+    OpFoldResult rows = getTileRows(b, offsets[2], sizes[2]);
+    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    SmallVector<OpFoldResult> rowOffsets = {offsets[0], offsets[1], offsets[2]};
+    SmallVector<OpFoldResult> rowSizes = {one, one, rows};
+    SmallVector<OpFoldResult> accOffsets = rowOffsets, accSizes = rowSizes;
+    accOffsets.push_back(zero);
+    accSizes.push_back(b.getIndexAttr(tiling->valueDim));
+    SmallVector<Value> states = tiling->buildSplitTile(
+        b, split.getSplit(), split.getSplits(),
+        getValueOrCreateConstantIndexOp(b, loc, offsets[0]),
+        getValueOrCreateConstantIndexOp(b, loc, offsets[1]), offsets[2], rows,
+        tiling->sliceTrailing(b, split.getAcc(), accOffsets, accSizes, 2),
+        tiling->sliceTrailing(b, split.getMax(), rowOffsets, rowSizes, 1),
+        tiling->sliceTrailing(b, split.getSum(), rowOffsets, rowSizes, 1));
+    SmallVector<Operation *> tiled;
+    for (Value state : states)
+      if (Operation *producer = state.getDefiningOp())
+        tiled.push_back(producer);
+    return TilingResult{tiled, states, {}};
+  }
+
+  LogicalResult
+  getResultTilePosition(Operation *op, OpBuilder &b, unsigned resultNumber,
+                        ArrayRef<OpFoldResult> offsets,
+                        ArrayRef<OpFoldResult> sizes,
+                        SmallVector<OpFoldResult> &resultOffsets,
+                        SmallVector<OpFoldResult> &resultSizes) const {
+    auto split = cast<SdpaSplitOp>(op);
+    resultOffsets = {offsets[0], offsets[1], offsets[2]};
+    resultSizes = {sizes[0], sizes[1], getTileRows(b, offsets[2], sizes[2])};
+    if (resultNumber == 0) {
+      resultOffsets.push_back(b.getIndexAttr(0));
+      resultSizes.push_back(
+          b.getIndexAttr(split.getValue().getType().getDimSize(3)));
+    }
+    return success();
+  }
+};
+
 /// [B, H, T, dv], for the destination that tiling creates when sizes are
 /// dynamic.
 struct SdpaReifyShapes
@@ -253,5 +351,6 @@ void mlir::mha::registerSdpaTilingInterfaceExternalModels(
   registry.addExtension(+[](MLIRContext *context, MhaDialect *) {
     SdpaOp::attachInterface<SdpaTilingInterface, SdpaPartialReduction,
                             SdpaReifyShapes>(*context);
+    SdpaSplitOp::attachInterface<SdpaSplitTilingInterface>(*context);
   });
 }

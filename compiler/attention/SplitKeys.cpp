@@ -12,30 +12,29 @@
 // the last query sees every key): each range stops at the tile's causal end
 // T' + S - T (T' the end of the tile) and tests the diagonal in every block.
 //
-// The `scf.forall` over the splits and the merge are scf::tileUsingSCF's
-// (PartialReductionOuterParallel, P threads on the key dimension) through
-// mha.sdpa's `PartialReductionOpInterface` (SdpaTilingInterface.cpp); the
-// split's state is `SdpaTiling::buildKeySplit` below, and the key loop of
-// each range the same `mha.online_attention` tiled by scf::tileUsingSCF as
-// in the query tiles (OnlineSoftmax.h). What LLVM 22 lacks, and what is
-// ours instead:
-// - tileUsingSCF tiles no parallel dimension together with a partial
-//   reduction ("tiling parallel dimensions is not supported with partial
-//   reduction tiling strategies"), so its forall is over the splits alone
-//   and each split is handed every (batch, head, query). The query tiles
-//   within a split are an scf.for nest (scf::buildLoopNest) in
-//   buildKeySplit: mha.sdpa's TilingInterface cannot make it, since its
-//   tile is the normalized output, one result, not the three partial
-//   states (that would take an op for the partial states of a key range
-//   over (batch, head, query), IREE's batched online_attention; ours is
-//   one query tile of one head). A static OpenMP schedule of the split
-//   forall still gives each thread whole splits, as before.
-// - The ranges are not upstream's equal parts of S (the offsets and sizes
-//   tileUsingSCF computes for the key dimension): a range is whole key
-//   blocks, [p·chunk, min(S, (p + 1)·chunk)) with chunk = ⌈⌈S/BK⌉/P⌉·BK, and
-//   with `positions` (a KV cache) the keys of sequence b end at
-//   positions[b] + T, known at run time per batch element: buildKeySplit
-//   computes them from the split index (`splitReductionIvs`).
+// The loops are scf::tileUsingSCF's, twice:
+// - the `scf.forall` over the splits and the merge:
+// PartialReductionOuterParallel
+//   with P threads on the key dimension, through mha.sdpa's
+//   `PartialReductionOpInterface` (SdpaTilingInterface.cpp), whose split is
+//   an `mha.sdpa_split`, the unnormalized state of every (batch, head,
+//   query) over the split's keys;
+// - the `scf.for` loops over (batch, head, query tile) within a split: that
+//   op's `TilingInterface`, each tile `SdpaTiling::buildSplitTile` below,
+//   the same `mha.online_attention` tiled over the keys as in the query
+//   tiles (OnlineSoftmax.h).
+// Two steps because LLVM 22's tileUsingSCF tiles no parallel dimension
+// together with a partial reduction ("tiling parallel dimensions is not
+// supported with partial reduction tiling strategies"), and mha.sdpa's own
+// tile is the normalized output, not the three partial states (IREE has
+// the same split between `attention` and a batched `online_attention`). A
+// static OpenMP schedule of the split forall gives each thread whole
+// splits. What is ours: the ranges are not upstream's equal parts of S (the
+// offsets and sizes tileUsingSCF computes for the key dimension): a range
+// is whole key blocks, [p·chunk, min(S, (p + 1)·chunk)) with chunk =
+// ⌈⌈S/BK⌉/P⌉·BK, and with `positions` (a KV cache) the keys of sequence b
+// end at positions[b] + T, known at run time per batch element:
+// buildSplitTile computes them from the split index.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,7 +50,6 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
@@ -115,22 +113,68 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
             ReductionTilingStrategy::PartialReductionOuterParallel)
         .setReductionDims({kSdpaKeyDim})
         .setNumThreads({zero, zero, zero, rewriter.getIndexAttr(splits)});
-    FailureOr<scf::SCFTilingResult> tiled = [&] {
-      SdpaTilingScope scope(tiling);
-      return scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-    }();
+    SdpaTilingScope scope(tiling);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
     if (failed(tiled))
       return rewriter.notifyMatchFailure(op, "could not split the keys");
+    // Each split's mha.sdpa_split, tiled over (batch, head, query tile)
+    // into scf.for loops; a dimension of one tile gets no loop.
+    SdpaSplitOp split;
+    tiled->loops.front()->walk([&](SdpaSplitOp nested) { split = nested; });
+    if (!split)
+      return rewriter.notifyMatchFailure(op, "no key split to tile");
+    auto tileSize = [&](OpFoldResult extent, int64_t size) {
+      std::optional<int64_t> known = getConstantIntValue(extent);
+      return rewriter.getIndexAttr(known && *known <= size ? 0 : size);
+    };
+    SmallVector<OpFoldResult> tileSizes = {
+        tileSize(tiling.batch, 1),
+        tileSize(rewriter.getIndexAttr(tiling.heads), 1),
+        tileSize(tiling.numQueries, queryTile)};
+    rewriter.setInsertionPoint(split);
+    auto splitTiling = cast<TilingInterface>(split.getOperation());
+    SmallVector<Value> states;
+    if (llvm::all_of(tileSizes, isZeroInteger)) {
+      // One tile (decoding one sequence of one head), which tileUsingSCF
+      // would leave as it is: its implementation, written into the
+      // destinations.
+      SmallVector<Range> domain = splitTiling.getIterationDomain(rewriter);
+      SmallVector<OpFoldResult> offsets, sizes;
+      for (const Range &range : domain) {
+        offsets.push_back(range.offset);
+        sizes.push_back(range.size);
+      }
+      FailureOr<TilingResult> tile =
+          splitTiling.getTiledImplementation(rewriter, offsets, sizes);
+      if (failed(tile))
+        return rewriter.notifyMatchFailure(op, "could not build a key split");
+      for (auto [i, state] : llvm::enumerate(tile->tiledValues)) {
+        SmallVector<OpFoldResult> stateOffsets, stateSizes;
+        (void)splitTiling.getResultTilePosition(rewriter, i, offsets, sizes,
+                                                stateOffsets, stateSizes);
+        SmallVector<OpFoldResult> strides(stateSizes.size(),
+                                          rewriter.getIndexAttr(1));
+        states.push_back(tensor::InsertSliceOp::create(
+            rewriter, op.getLoc(), state, split.getDpsInits()[i], stateOffsets,
+            stateSizes, strides));
+      }
+    } else {
+      scf::SCFTilingOptions splitOptions;
+      splitOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+          .setTileSizes(tileSizes);
+      FailureOr<scf::SCFTilingResult> splitTiled =
+          scf::tileUsingSCF(rewriter, splitTiling, splitOptions);
+      if (failed(splitTiled))
+        return rewriter.notifyMatchFailure(op, "could not tile a key split");
+      states = splitTiled->replacements;
+    }
+    rewriter.replaceOp(split, states);
     // tileUsingSCF's key offset and size of each split, equal parts of S,
-    // where buildKeySplit chose whole blocks: unused.
-    auto forall = cast<scf::ForallOp>(tiled->loops.front());
-    for (Operation &nested :
-         llvm::make_early_inc_range(llvm::reverse(*forall.getBody())))
-      if (isOpTriviallyDead(&nested))
-        rewriter.eraseOp(&nested);
-    rewriter.replaceOp(op, tiled->replacements);
-    tiling.eraseDeadWidenings(rewriter);
+    // where buildSplitTile chooses whole blocks, are left unused.
+    tiling.replaceByTiles(rewriter, op,
+                          cast<scf::ForallOp>(tiled->loops.front()),
+                          tiled->replacements);
     return success();
   }
 
@@ -139,120 +183,65 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
 };
 } // namespace
 
-SmallVector<Value> SdpaTiling::buildKeySplit(OpBuilder &builder, Value split,
-                                             int64_t splits,
-                                             ValueRange parts) const {
+SmallVector<Value> SdpaTiling::buildSplitTile(OpBuilder &builder, Value split,
+                                              int64_t splits, Value b, Value h,
+                                              OpFoldResult queryStart,
+                                              OpFoldResult rows, Value acc,
+                                              Value max, Value sum) const {
   AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
   MLIRContext *context = builder.getContext();
   AffineMap pair = AffineMap::get(2, 0, {d0, d1}, context);
   bool bottomRight = causal && causalBottomRight;
-  OpFoldResult zero = builder.getIndexAttr(0), one = builder.getIndexAttr(1),
-               dv = builder.getIndexAttr(valueDim);
 
-  // The state of query tile `tileIndex` of head h of batch element b,
-  // written into its rows of this split's parts.
-  auto buildQueryTile = [&](Value b, Value h, Value tileIndex,
-                            ValueRange outs) -> scf::ValueVector {
-    // Split p takes whole key blocks [p·chunk, min(S, (p + 1)·chunk)).
-    // With positions, the keys of sequence b end at positions[b] + T (the
-    // cache's capacity after that is never read): the splits share those.
-    Value position;
-    OpFoldResult keysEnd = numKeys;
-    if (positions) {
-      position = loadPosition(builder, b);
-      keysEnd = getPositionKeyEnd(builder, position);
-    }
-    OpFoldResult chunk = apply(
-        builder, d0.ceilDiv(keyTile).ceilDiv(splits) * keyTile, {keysEnd});
-    OpFoldResult begin = apply(builder, d0 * d1, {split, chunk});
-    OpFoldResult end = affine::makeComposedFoldedAffineMin(
-        builder, loc, pair, {keysEnd, apply(builder, d0 + d1, {begin, chunk})});
-
-    OpFoldResult queryStart = apply(builder, d0 * queryTile, {tileIndex});
-    OpFoldResult rows = getTileRows(builder, queryStart);
-    AttentionTile tile = sliceTile(builder, b, h, queryStart, rows);
-    if (position)
-      tile.causalOffset = position;
-    SmallVector<OpFoldResult> rowOffsets = {zero, b, h, queryStart};
-    SmallVector<OpFoldResult> rowSizes = {one, one, one, rows};
-    SmallVector<OpFoldResult> accOffsets = rowOffsets, accSizes = rowSizes;
-    accOffsets.push_back(zero);
-    accSizes.push_back(dv);
-
-    OnlineSoftmaxBuilder softmax(builder, loc, tile, queryTile, keyTile);
-    // The state lives in this tile's rows of the split's parts.
-    OnlineSoftmaxState state = softmax.initialize(
-        sliceTrailing(builder, outs[0], accOffsets, accSizes, 2),
-        sliceTrailing(builder, outs[1], rowOffsets, rowSizes, 1),
-        sliceTrailing(builder, outs[2], rowOffsets, rowSizes, 1));
-    bool fullKeyBlocks = hasFullKeyBlocks(false);
-    bool causalBlocks = false;
-    if (position) {
-      // Each range ends where it ends at run time: whole blocks, then the
-      // tail (iterateKeyRange). One query sees exactly the keys below
-      // positions[b] + 1; more test the diagonal.
-      state = softmax.iterateKeyRange(
-          state, begin, end, /*causal=*/!isConstantIntValue(numQueries, 1));
-    } else {
-      OpFoldResult rangeEnd = end;
-      // Decoding (T = 1): the one query is the last and sees every key, so
-      // the ranges are those of attention without causality.
-      if (bottomRight && !isConstantIntValue(numQueries, 1)) {
-        // The keys after the tile's last diagonal key are masked for every
-        // row: the range stops there, and the diagonal is tested in every
-        // block. A range that starts after it runs no block, and its state
-        // (m = -inf, l = 0) weighs 0 in the merge.
-        OpFoldResult causalEnd =
-            apply(builder, d0 + d1 + builder.getAffineDimExpr(2),
-                  {queryStart, rows, getAsOpFoldResult(causalOffset)});
-        rangeEnd = affine::makeComposedFoldedAffineMin(builder, loc, pair,
-                                                       {end, causalEnd});
-        causalBlocks = true;
-        fullKeyBlocks = false;
-      }
-      state = softmax.iterateKeyBlocks(state, begin, rangeEnd, causalBlocks,
-                                       fullKeyBlocks);
-    }
-
-    auto insert = [&](Value source, Value dest, ArrayRef<OpFoldResult> offsets,
-                      ArrayRef<OpFoldResult> sizes) -> Value {
-      SmallVector<OpFoldResult> strides(sizes.size(), one);
-      return tensor::InsertSliceOp::create(builder, loc, source, dest, offsets,
-                                           sizes, strides);
-    };
-    return {insert(state.acc, outs[0], accOffsets, accSizes),
-            insert(state.max, outs[1], rowOffsets, rowSizes),
-            insert(state.sum, outs[2], rowOffsets, rowSizes)};
-  };
-
-  // The split's own loops over (batch, head, query tile), which
-  // tileUsingSCF does not tile with the keys (file header): only those
-  // with more than one iteration, a single one is index 0 (decoding one
-  // sequence of one head: no loop, and static offsets).
-  OpFoldResult extents[] = {batch, builder.getIndexAttr(heads),
-                            getNumQueryTiles(builder)};
-  SmallVector<Value> lbs, ubs, steps;
-  for (OpFoldResult extent : extents) {
-    if (isConstantIntValue(extent, 1))
-      continue;
-    lbs.push_back(getValueOrCreateConstantIndexOp(builder, loc, zero));
-    ubs.push_back(getValueOrCreateConstantIndexOp(builder, loc, extent));
-    steps.push_back(getValueOrCreateConstantIndexOp(builder, loc, one));
+  // Split p takes whole key blocks [p·chunk, min(S, (p + 1)·chunk)). With
+  // positions, the keys of sequence b end at positions[b] + T (the cache's
+  // capacity after that is never read): the splits share those.
+  Value position;
+  OpFoldResult keysEnd = numKeys;
+  if (positions) {
+    position = loadPosition(builder, b);
+    keysEnd = getPositionKeyEnd(builder, position);
   }
-  // (buildLoopNest builds the body with `builder` itself.)
-  scf::LoopNest nest = scf::buildLoopNest(
-      builder, loc, lbs, ubs, steps, parts,
-      [&](OpBuilder &, Location, ValueRange ivs, ValueRange outs) {
-        SmallVector<Value> indices;
-        auto iv = ivs.begin();
-        for (OpFoldResult extent : extents)
-          indices.push_back(
-              isConstantIntValue(extent, 1)
-                  ? Value(arith::ConstantIndexOp::create(builder, loc, 0))
-                  : *iv++);
-        return buildQueryTile(indices[0], indices[1], indices[2], outs);
-      });
-  return nest.results;
+  OpFoldResult chunk =
+      apply(builder, d0.ceilDiv(keyTile).ceilDiv(splits) * keyTile, {keysEnd});
+  OpFoldResult begin = apply(builder, d0 * d1, {split, chunk});
+  OpFoldResult end = affine::makeComposedFoldedAffineMin(
+      builder, loc, pair, {keysEnd, apply(builder, d0 + d1, {begin, chunk})});
+
+  AttentionTile tile = sliceTile(builder, b, h, queryStart, rows);
+  if (position)
+    tile.causalOffset = position;
+  OnlineSoftmaxBuilder softmax(builder, loc, tile, queryTile, keyTile);
+  OnlineSoftmaxState state = softmax.initialize(acc, max, sum);
+  bool fullKeyBlocks = hasFullKeyBlocks(false);
+  bool causalBlocks = false;
+  if (position) {
+    // Each range ends where it ends at run time: whole blocks, then the
+    // tail (iterateKeyRange). One query sees exactly the keys below
+    // positions[b] + 1; more test the diagonal.
+    state = softmax.iterateKeyRange(
+        state, begin, end, /*causal=*/!isConstantIntValue(numQueries, 1));
+  } else {
+    OpFoldResult rangeEnd = end;
+    // Decoding (T = 1): the one query is the last and sees every key, so
+    // the ranges are those of attention without causality.
+    if (bottomRight && !isConstantIntValue(numQueries, 1)) {
+      // The keys after the tile's last diagonal key are masked for every
+      // row: the range stops there, and the diagonal is tested in every
+      // block. A range that starts after it runs no block, and its state
+      // (m = -inf, l = 0) weighs 0 in the merge.
+      OpFoldResult causalEnd =
+          apply(builder, d0 + d1 + builder.getAffineDimExpr(2),
+                {queryStart, rows, getAsOpFoldResult(causalOffset)});
+      rangeEnd = affine::makeComposedFoldedAffineMin(builder, loc, pair,
+                                                     {end, causalEnd});
+      causalBlocks = true;
+      fullKeyBlocks = false;
+    }
+    state = softmax.iterateKeyBlocks(state, begin, rangeEnd, causalBlocks,
+                                     fullKeyBlocks);
+  }
+  return {state.acc, state.max, state.sum};
 }
 
 void mlir::mha::populateSplitKeysPatterns(

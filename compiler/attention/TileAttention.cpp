@@ -51,7 +51,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::mha {
@@ -123,13 +122,8 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     if (tiling.causal)
       balanceQueryTiles(rewriter, forall, tiling);
     // tileUsingSCF's tile sizes, min(BQ, T - offset), where the tile
-    // counted its rows itself (static where they are): unused.
-    for (Operation &nested :
-         llvm::make_early_inc_range(llvm::reverse(*forall.getBody())))
-      if (isOpTriviallyDead(&nested))
-        rewriter.eraseOp(&nested);
-    rewriter.replaceOp(op, tiled->replacements);
-    tiling.eraseDeadWidenings(rewriter);
+    // counted its rows itself (static where they are), are left unused.
+    tiling.replaceByTiles(rewriter, op, forall, tiled->replacements);
     return success();
   }
 

@@ -7,9 +7,11 @@
 // splits (64 keys: 8 blocks, one per split). scf::tileUsingSCF
 // (PartialReductionOuterParallel, 8 threads on the key dimension) makes the
 // scf.forall over the splits, outermost, and merges the partial states after
-// it (mergeReductions); LLVM 22 tiles no parallel dimension with it, so
-// each split loops over its (batch, head) tiles itself, writing their
-// states into the split's slices of the partial states.
+// it (mergeReductions). LLVM 22 tiles no parallel dimension with it, so
+// each split is an mha.sdpa_split of every (batch, head, query), which
+// scf::tileUsingSCF tiles in turn (its TilingInterface) into scf.for loops
+// over (batch, head), each writing its tile's state into the split's
+// slices of the partial states.
 // CHECK-LABEL: func.func @split_keys_heads(
 //  CHECK-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x2x1x8xf32>
 //       CHECK:   %[[ACCS:.+]] = bufferization.alloc_tensor() : tensor<8x2x2x1x8xf32>
@@ -23,9 +25,9 @@
 //       CHECK:       %[[HEADS:.+]]:3 = scf.for %[[H:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACCH:.+]] = %[[ACCB]], %[[MAXH:.+]] = %[[MAXB]], %[[SUMH:.+]] = %[[SUMB]])
 //       CHECK:         tensor.extract_slice %[[Q]][%[[B]], %[[H]], 0, 0] [1, 1, 1, 8]
 //       CHECK:         %[[STATE:.+]]:7 = scf.for
-//       CHECK:         %[[ACCT:.+]] = tensor.insert_slice %[[STATE]]#2 into %[[ACCH]][0, %[[B]], %[[H]], 0, 0] [1, 1, 1, 1, 8]
-//       CHECK:         %[[MAXT:.+]] = tensor.insert_slice %[[STATE]]#0 into %[[MAXH]][0, %[[B]], %[[H]], 0] [1, 1, 1, 1]
-//       CHECK:         %[[SUMT:.+]] = tensor.insert_slice %[[STATE]]#1 into %[[SUMH]][0, %[[B]], %[[H]], 0] [1, 1, 1, 1]
+//       CHECK:         %[[ACCT:.+]] = tensor.insert_slice %[[STATE]]#2 into %[[ACCH]][%[[B]], %[[H]], 0, 0] [1, 1, 1, 8]
+//       CHECK:         %[[MAXT:.+]] = tensor.insert_slice %[[STATE]]#0 into %[[MAXH]][%[[B]], %[[H]], 0] [1, 1, 1]
+//       CHECK:         %[[SUMT:.+]] = tensor.insert_slice %[[STATE]]#1 into %[[SUMH]][%[[B]], %[[H]], 0] [1, 1, 1]
 //       CHECK:         scf.yield %[[ACCT]], %[[MAXT]], %[[SUMT]]
 //       CHECK:       scf.yield %[[HEADS]]#0, %[[HEADS]]#1, %[[HEADS]]#2
 //       CHECK:     scf.forall.in_parallel
