@@ -179,11 +179,13 @@ std::optional<WeightReads> analyzeReads(Value weight, int64_t panelColumns) {
 template <typename PackOrUnPack>
 bool packsInnermostExactly(PackOrUnPack op, int64_t rank, int64_t size) {
   ArrayRef<int64_t> outer = op.getOuterDimsPerm();
-  ArrayRef<int64_t> tiles = op.getStaticTiles();
-  return (outer.empty() || isIdentityPermutation(outer)) &&
-         op.getInnerDimsPos() == ArrayRef<int64_t>{rank - 1} &&
-         tiles.size() == 1 && ShapedType::isStatic(tiles[0]) &&
-         ShapedType::isStatic(size) && size % tiles[0] == 0;
+  ArrayRef<int64_t> inner = op.getInnerDimsPos();
+  // getStaticTiles returns a new vector: kept, not viewed.
+  SmallVector<int64_t> tiles = op.getStaticTiles();
+  return (outer.empty() || isIdentityPermutation(outer)) && inner.size() == 1 &&
+         inner[0] == rank - 1 && tiles.size() == 1 &&
+         ShapedType::isStatic(tiles[0]) && ShapedType::isStatic(size) &&
+         size % tiles[0] == 0;
 }
 
 /// [0], ..., [rank - 2], [rank - 1, rank]: the innermost dimension split
