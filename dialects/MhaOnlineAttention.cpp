@@ -159,11 +159,11 @@ LogicalResult SdpaSplitOp::verify() {
         {"acc columns (dv)", v[3], acc[3]}})
     if (failed(check.dim(what, expected, found)))
       return failure();
+  const StringRef dimNames[] = {"batch (B)", "head count (H)", "rows (T)"};
   for (auto [name, state] :
        {std::pair<StringRef, Value>{"max", getMax()}, {"sum", getSum()}}) {
     ArrayRef<int64_t> shape = tensorType(state).getShape();
-    for (auto [index, dimName] : llvm::enumerate(
-             ArrayRef<StringRef>{"batch (B)", "head count (H)", "rows (T)"}))
+    for (auto [index, dimName] : llvm::enumerate(dimNames))
       if (failed(
               check.dim((name + " " + dimName).str(), q[index], shape[index])))
         return failure();
