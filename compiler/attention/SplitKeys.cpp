@@ -14,11 +14,10 @@
 //
 // The loops are scf::tileUsingSCF's, twice:
 // - the `scf.forall` over the splits and the merge:
-// PartialReductionOuterParallel
-//   with P threads on the key dimension, through mha.sdpa's
-//   `PartialReductionOpInterface` (SdpaTilingInterface.cpp), whose split is
-//   an `mha.sdpa_split`, the unnormalized state of every (batch, head,
-//   query) over the split's keys;
+//   PartialReductionOuterParallel with P threads on the key dimension,
+//   through mha.sdpa's `PartialReductionOpInterface`
+//   (SdpaTilingInterface.cpp), whose split is an `mha.sdpa_split`, the
+//   unnormalized state of every (batch, head, query) over the split's keys;
 // - the `scf.for` loops over (batch, head, query tile) within a split: that
 //   op's `TilingInterface`, each tile `SdpaTiling::buildSplitTile` below,
 //   the same `mha.online_attention` tiled over the keys as in the query

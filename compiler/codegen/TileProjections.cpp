@@ -44,20 +44,20 @@ SmallVector<OpFoldResult> projectionTileSizes(OpBuilder &b, linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   AffineMap result = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   unsigned rank = result.getNumResults();
-  std::optional<AffineMap> weights;
-  if (op.getNumDpsInputs() >= 2)
-    weights = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-  unsigned rowPosition = rank >= 2 ? rank - 2 : 0;
-  for (unsigned position = rowPosition; weights && position > 0; --position) {
+  // Whether result dimension `position` indexes the weights.
+  auto indexesWeights = [&](unsigned position) {
     auto dim = dyn_cast<AffineDimExpr>(result.getResult(position));
-    if (!dim || !weights->isFunctionOfDim(dim.getPosition()))
-      break;
-    if (auto before = dyn_cast<AffineDimExpr>(result.getResult(position - 1));
-        before && !weights->isFunctionOfDim(before.getPosition())) {
-      rowPosition = position - 1;
-      break;
-    }
-  }
+    return dim && op.getNumDpsInputs() >= 2 &&
+           op.getMatchingIndexingMap(op.getDpsInputOperand(1))
+               .isFunctionOfDim(dim.getPosition());
+  };
+  unsigned rowPosition = rank >= 2 ? rank - 2 : 0;
+  if (indexesWeights(rowPosition))
+    for (unsigned position = rowPosition; position-- > 0;)
+      if (!indexesWeights(position)) {
+        rowPosition = position;
+        break;
+      }
   for (auto [position, expr] : llvm::enumerate(result.getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(expr);
     if (!dim)

@@ -316,9 +316,10 @@ unpaddedSlice(OpBuilder &builder, const WeightReads &reads) {
   return {offsets, sizes, strides};
 }
 
-/// `value` (of the read type) in the stored layout, flattened.
-Value storeFlat(OpBuilder &builder, Location loc, Value value,
-                const WeightReads &reads) {
+/// `value` (of the read type) in the stored layout, flattened; failure
+/// where a panel pack could not be lowered (nothing later lowers it).
+FailureOr<Value> storeFlat(OpBuilder &builder, Location loc, Value value,
+                           const WeightReads &reads) {
   RankedTensorType stored = storedType(reads);
   Value empty = tensor::EmptyOp::create(builder, loc, stored.getShape(),
                                         stored.getElementType());
@@ -334,8 +335,9 @@ Value storeFlat(OpBuilder &builder, Location loc, Value value,
     IRRewriter rewriter(builder);
     FailureOr<linalg::LowerPackResult> lowered =
         linalg::lowerPack(rewriter, pack);
-    result = succeeded(lowered) ? Value(lowered->transposeOp->getResult(0))
-                                : Value(pack.getResult());
+    if (failed(lowered))
+      return failure();
+    result = lowered->transposeOp->getResult(0);
   } else if (reads.layout == Layout::HeadMajor) {
     SmallVector<int64_t> permutation = {1, 0};
     llvm::append_range(permutation,
@@ -355,7 +357,8 @@ Value storeFlat(OpBuilder &builder, Location loc, Value value,
   auto flatType =
       RankedTensorType::get({stored.getNumElements()}, stored.getElementType());
   return tensor::CollapseShapeOp::create(builder, loc, flatType, result,
-                                         allInOne(stored.getRank()));
+                                         allInOne(stored.getRank()))
+      .getResult();
 }
 
 /// The layer reads `flat` (the stored layout) instead of the weight.
@@ -445,7 +448,11 @@ struct MhaWeightLayoutsPass
       Value logical = tensor::ExpandShapeOp::create(
           builder, loc, reads->type, returnOp.getOperand(0),
           allInOne(reads->type.getRank()));
-      Value flat = storeFlat(builder, loc, logical, *reads);
+      FailureOr<Value> stored = storeFlat(builder, loc, logical, *reads);
+      if (failed(stored))
+        return prepare.emitError("mha-weight-layouts: could not pack a weight "
+                                 "in panels (linalg::lowerPack)");
+      Value flat = *stored;
       returnOp.setOperand(0, flat);
       prepare.setFunctionType(FunctionType::get(
           context, prepare.getArgumentTypes(), {flat.getType()}));
@@ -488,7 +495,11 @@ struct MhaWeightLayoutsPass
                 logical,
                 allInOne(cast<RankedTensorType>(logical.getType()).getRank())),
             allInOne(reads->type.getRank()));
-      Value flat = storeFlat(builder, loc, logical, *reads);
+      FailureOr<Value> stored = storeFlat(builder, loc, logical, *reads);
+      if (failed(stored))
+        return prepare.emitError("mha-weight-layouts: could not pack a weight "
+                                 "in panels (linalg::lowerPack)");
+      Value flat = *stored;
       func::ReturnOp::create(builder, loc, flat);
       prepare.setFunctionType(
           FunctionType::get(context, inputsType.getInputs(), {flat.getType()}));

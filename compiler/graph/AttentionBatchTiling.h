@@ -4,10 +4,11 @@
 // model (as mha.sdpa and upstream's linalg ops do), over one dimension: the
 // batch. Sequences are independent, so a tile of b sequences is the same
 // layer on the slices of its batch operands (the query, kv, and the mask
-// unless it is one row shared by the batch), with the weights whole. `scf::tileUsingSCF` then runs a whole layer
-// chunk by chunk (mha-batch-chunks). The tokens are not a dimension of this
-// domain: every query of a sequence reads every key of it through the
-// projections, so a tile of queries is not a layer of its own.
+// unless it is one row shared by the batch), with the weights whole.
+// `scf::tileUsingSCF` then runs a whole layer chunk by chunk
+// (mha-batch-chunks). The tokens are not a dimension of this domain: every
+// query of a sequence reads every key of it through the projections, so a tile
+// of queries is not a layer of its own.
 //
 //===----------------------------------------------------------------------===//
 
