@@ -18,15 +18,15 @@ llvm::Error mlir::mha::checkOptionRange(llvm::StringRef name, int64_t value,
 }
 
 llvm::Error
-mlir::mha::checkTileAttentionOptions(const MhaTileAttentionOptions &options,
+mlir::mha::checkAttentionTileRequest(const AttentionTileRequest &request,
                                      llvm::StringRef prefix) {
   if (auto error = checkOptionRange((prefix + "query-tile").str(),
-                                    options.queryTile, 1, kMaxTileSize))
+                                    request.queryTile, 0, kMaxTileSize))
     return error;
   if (auto error = checkOptionRange((prefix + "key-tile").str(),
-                                    options.keyTile, 1, kMaxTileSize))
+                                    request.keyTile, 0, kMaxTileSize))
     return error;
-  return checkOptionRange((prefix + "key-splits").str(), options.keySplits, 1,
+  return checkOptionRange((prefix + "key-splits").str(), request.keySplits, 1,
                           kMaxKeySplits);
 }
 

@@ -10,6 +10,8 @@
 #define MHA_COMPILER_OPTIONRANGES_H
 
 #include "compiler/Passes.h"
+#include "compiler/attention/AttentionStrategy.h"
+#include "dialects/MhaDialect.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -19,30 +21,26 @@
 namespace mlir {
 namespace mha {
 
-/// The largest tile any option accepts: queries per tile, keys per block,
-/// rows or columns per projection tile. Each thread of the fused path holds
-/// a [query-tile, key-tile] f32 block of scores, 64 MiB at 4096 x 4096, and
-/// a tile larger than its dimension is the whole dimension anyway (0 says
-/// that for the projections). The bound also keeps every size the passes
-/// compute from the options (tile x tile x splits) far from int64 overflow.
-constexpr int64_t kMaxTileSize = 4096;
+/// The largest tile any option accepts: queries per tile, keys per block
+/// (the bound of `#mha.attention_tiles`, MhaDialect.h), rows or columns per
+/// projection tile (a tile larger than its dimension is the whole dimension
+/// anyway; 0 says that for the projections).
+constexpr int64_t kMaxTileSize = kMaxAttentionTile;
 
-/// The most key ranges `key-splits` accepts. The ranges exist to keep the
-/// threads busy, so more ranges than `mha-run --threads` allows (1024) only
-/// add partial states to merge; the pass also never makes more ranges than
-/// there are key blocks. Each range has its own [B, H, T, dv] partial
-/// output, so an unbounded count was an unbounded allocation.
-constexpr int64_t kMaxKeySplits = 1024;
+/// The most key ranges `key-splits` accepts (MhaDialect.h says why); the
+/// pass also never makes more ranges than there are key blocks.
+constexpr int64_t kMaxKeySplits = kMaxAttentionKeySplits;
 
 /// Fails with `<name> must be between <min> and <max>, got <value>` when
 /// `value` is outside [min, max].
 llvm::Error checkOptionRange(llvm::StringRef name, int64_t value, int64_t min,
                              int64_t max);
 
-/// Checks the options of `mha-tile-attention`: query-tile and key-tile in
-/// [1, kMaxTileSize], key-splits in [1, kMaxKeySplits]. Each message names
-/// the option as `<prefix><name>`, e.g. `--key-splits` with prefix "--".
-llvm::Error checkTileAttentionOptions(const MhaTileAttentionOptions &options,
+/// Checks what the options ask of `mha-attention-strategy`: query-tile and
+/// key-tile in [0, kMaxTileSize] (0: from the target), key-splits in
+/// [1, kMaxKeySplits]. Each message names the option as `<prefix><name>`,
+/// e.g. `--key-splits` with prefix "--".
+llvm::Error checkAttentionTileRequest(const AttentionTileRequest &request,
                                       llvm::StringRef prefix = "");
 
 /// Checks the options of `mha-tile-projections`: row-tile and col-tile in

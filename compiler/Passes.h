@@ -33,13 +33,14 @@ void populateExpandShapeMetadataPatterns(RewritePatternSet &patterns);
 
 /// Adds the pattern that rewrites `mha.sdpa` (f32) into fused flash-style
 /// attention: an `scf.forall` over (batch, head, query tile) around an
-/// online softmax over key blocks, with the tile sizes and selection
-/// (`fused` or `auto`) of `options`.
+/// online softmax over key blocks, with the tile sizes of each op's
+/// `mha.tiles` (AttentionStrategy.h) and the selection (`fused` or `auto`)
+/// of `options`.
 void populateTileAttentionPatterns(RewritePatternSet &patterns,
                                    const MhaTileAttentionOptions &options);
 
-/// Adds the pattern that tiles an f32 `mha.sdpa` with fewer query tiles
-/// than `options.keySplits` over key ranges too, merging the ranges' online
+/// Adds the pattern that tiles an f32 `mha.sdpa` whose `mha.tiles` has more
+/// than one key range over key ranges too, merging the ranges' online
 /// softmax states in a fixed order (`populateTileAttentionPatterns` adds
 /// it, with a higher benefit than the query tiling).
 void populateSplitKeysPatterns(RewritePatternSet &patterns,

@@ -615,19 +615,51 @@ def MhaLowerScalarTransfers
                            "vector::VectorDialect"];
 }
 
+def MhaAttentionStrategy : Pass<"mha-attention-strategy", "func::FuncOp"> {
+  let summary = "Record the tile sizes of each mha.sdpa (mha.tiles)";
+  let description = [{
+    The strategy step of the fused path: sets `mha.tiles`, an
+    `#mha.attention_tiles<query_tile, key_tile, key_splits>`, on each
+    `mha.sdpa` that has none, which `mha-tile-attention` and the op's
+    `TilingInterface` then read (compiler/attention/AttentionStrategy.h):
+
+    - `query_tile` and `key_tile`: the options, or where they are 0 the
+      sizes the target's vector registers and L1 give
+      (compiler/codegen/Strategy.h, docs/pipeline.md "Sizes from the
+      target"); with `causal` and one key range, the key block is cut down
+      to a divisor of the query tile, so that every causal block is whole;
+    - `key_splits`: `key-splits` where B·H·⌈T/BQ⌉ (static) is smaller,
+      bounded by the number of key blocks, else 1; top-left causal
+      attention, whose queries see only their own prefix, is never split.
+
+    Tiles already on an op (written in the graph, for one attention) are
+    kept.
+  }];
+  let options = [
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
+           "Queries per parallel tile (BQ; 0: from the target)">,
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
+           "Keys per block of the online softmax (BK; 0: from the target)">,
+    Option<"keySplits", "key-splits", "int64_t",
+           /*default=*/"mlir::mha::kDefaultKeySplits",
+           "Key ranges run in parallel when there are fewer query tiles "
+           "(1: never)">,
+  ];
+}
+
 def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
   let summary = "Tile mha.sdpa into fused flash-style attention: parallel "
                 "query tiles, key blocks with online softmax";
   let description = [{
     Rewrites each `mha.sdpa` (f32) into an `scf.forall` over
-    (batch, head, query tile of `query-tile` rows), made by
+    (batch, head, query tile of `query_tile` rows), made by
     `scf::tileUsingSCF` through mha.sdpa's `TilingInterface` (an external
     model, compiler/attention/SdpaTilingInterface.cpp); with `causal` the
     tiles are then visited in a balanced order (0, n-1, 1, n-2, ...). Each
     tile, mha.sdpa's tiled implementation, slices its
     queries, its rows of the mask and its key/value head (query head `h`
     reads head `h / (H / Hkv)` as a view) and runs an `scf.for` over key
-    blocks of `key-tile` keys that carries the running row maximum `m`, the
+    blocks of `key_tile` keys that carries the running row maximum `m`, the
     running sum `l` and the unnormalized output `acc` (all f32) and updates
     them with an explicit online softmax:
     `m_new = max(m, rowmax(s))`, `corr = m == m_new ? 1 : exp(m - m_new)`,
@@ -635,18 +667,21 @@ def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
     `acc = acc·corr + p·V`; the tile's output is `l == 0 ? 0 : acc / l`, so
     a row that may attend no key gives exactly 0.
 
-    The score matrix never exists: one `[query-tile, key-tile]` block of it
+    The score matrix never exists: one `[query_tile, key_tile]` block of it
     per tile, in scratch tensors that the key loop carries (allocated once
     per tile). With `causal`, the key loop stops at the tile's last query
     (blocks wholly above the diagonal are never visited) and only blocks
     that cross the diagonal test key <= query. Dynamic batch and sequence
     sizes and remainder tiles are handled at run time.
 
-    When there are fewer query tiles than `key-splits` (B·H·⌈T/BQ⌉ static and
-    smaller, e.g. decoding one token of one head) and the attention is not
-    causal, the keys are also split into `key-splits` ranges of whole blocks,
-    run in parallel, and their states are merged in a fixed order (the
-    result does not depend on the thread count).
+    With `key_splits` P > 1 (few query tiles, e.g. decoding one token of
+    one head), the keys are also split into P ranges of whole blocks, run
+    in parallel, and their states are merged in a fixed order (the result
+    does not depend on the thread count).
+
+    The sizes are the op's `mha.tiles` (`mha-attention-strategy`, which
+    the pipelines run first); an op without them gets the strategy's
+    choice for this machine.
 
     With `attention=auto`, only the `mha.sdpa` ops for which the per-shape
     rule picks the fused path are tiled (docs/pipeline.md), and with
@@ -654,16 +689,6 @@ def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
     `mha-lower-to-linalg`.
   }];
   let options = [
-    Option<"queryTile", "query-tile", "int64_t",
-           /*default=*/"mlir::mha::kDefaultQueryTile",
-           "Queries per parallel tile (BQ)">,
-    Option<"keyTile", "key-tile", "int64_t",
-           /*default=*/"mlir::mha::kDefaultKeyTile",
-           "Keys per block of the online softmax (BK)">,
-    Option<"keySplits", "key-splits", "int64_t",
-           /*default=*/"mlir::mha::kDefaultKeySplits",
-           "Key ranges run in parallel when there are fewer query tiles "
-           "(1: never)">,
     Option<"amxSplit", "amx-split", "bool", /*default=*/"false",
            "For mha.sdpa ops marked mha.bf16_layer whose shapes allow it "
            "(SdpaTiling::canPack), pack the keys and values in bf16 hi and "

@@ -28,11 +28,19 @@
 using namespace mlir;
 using namespace mlir::mha;
 
+MhaAttentionStrategyOptions
+MhaPipelineOptions::getAttentionStrategyOptions() const {
+  CodegenStrategy strategy = deriveCodegenStrategy(target);
+  MhaAttentionStrategyOptions tiles;
+  tiles.queryTile =
+      queryTile > 0 ? int64_t(queryTile) : strategy.attentionQueryTile;
+  tiles.keyTile = keyTile > 0 ? int64_t(keyTile) : strategy.attentionKeyTile;
+  tiles.keySplits = keySplits;
+  return tiles;
+}
+
 MhaTileAttentionOptions MhaPipelineOptions::getTileAttentionOptions() const {
   MhaTileAttentionOptions tile;
-  tile.queryTile = queryTile;
-  tile.keyTile = keyTile;
-  tile.keySplits = keySplits;
   tile.attention = attention;
   tile.amxSplit = getBF16Path() == BF16Path::Amx && bf16AmxAttention;
   return tile;
@@ -98,7 +106,8 @@ llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
   if (auto error = checkOptionRange((prefix + "batch-chunk").str(), batchChunk,
                                     -1, int64_t(1) << 20))
     return error;
-  if (auto error = checkTileAttentionOptions(getTileAttentionOptions(), prefix))
+  if (auto error =
+          checkAttentionTileRequest({queryTile, keyTile, keySplits}, prefix))
     return error;
   if (auto error = checkTileProjectionsOptions(getTileProjectionsOptions(),
                                                (prefix + "projection-").str()))
@@ -125,8 +134,12 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // The attention that takes the fused path is tiled before the rest is
   // lowered; mha-lower-to-linalg decomposes the mha.sdpa ops left.
-  if (options.attention != AttentionMode::Decomposed)
+  // Its tile sizes are chosen first and recorded on each mha.sdpa.
+  if (options.attention != AttentionMode::Decomposed) {
+    funcPm.addPass(
+        createMhaAttentionStrategy(options.getAttentionStrategyOptions()));
     funcPm.addPass(createMhaTileAttention(options.getTileAttentionOptions()));
+  }
   funcPm.addPass(createMhaLowerToLinalg());
   // The widenings and roundings of mha-widen-bf16 (arith on tensors).
   funcPm.addPass(createConvertElementwiseToLinalgPass());
@@ -362,9 +375,8 @@ static void registerMhaPipeline(llvm::StringRef name,
         build(pm, options);
         return success();
       },
-      [](llvm::function_ref<void(const detail::PassOptions &)> printHelp) {
-        printHelp(MhaPipelineOptions());
-      });
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)>
+             printHelp) { printHelp(MhaPipelineOptions()); });
 }
 
 void mlir::mha::registerMhaPipelines() {

@@ -58,14 +58,19 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "runs on at a time (-1: as many as fit in L2; 0: the "
                      "whole batch)"),
       llvm::cl::init(-1)};
-  /// Queries per parallel tile of the fused path.
-  Option<int64_t> queryTile{*this, "query-tile",
-                            llvm::cl::desc("Queries per tile (fused path)"),
-                            llvm::cl::init(kDefaultQueryTile)};
-  /// Keys per block of the fused path's online softmax.
-  Option<int64_t> keyTile{*this, "key-tile",
-                          llvm::cl::desc("Keys per block (fused path)"),
-                          llvm::cl::init(kDefaultKeyTile)};
+  /// Queries per parallel tile of the fused path
+  /// (`mha-attention-strategy`); 0 takes it from the target.
+  Option<int64_t> queryTile{
+      *this, "query-tile",
+      llvm::cl::desc("Queries per tile (fused path; 0: from the target's L1)"),
+      llvm::cl::init(0)};
+  /// Keys per block of the fused path's online softmax; 0 takes it from the
+  /// target.
+  Option<int64_t> keyTile{
+      *this, "key-tile",
+      llvm::cl::desc("Keys per block (fused path; 0: from the target's "
+                     "vector registers)"),
+      llvm::cl::init(0)};
   /// Key ranges the fused path runs in parallel when there are fewer query
   /// tiles (decoding one token of one head).
   Option<int64_t> keySplits{
@@ -197,8 +202,10 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   /// targetHasAMX; F32 without prepare-weights or vectorize.
   BF16Path getBF16Path() const;
 
-  /// The options of `mha-tile-attention` and `mha-tile-projections` that
-  /// these ask for.
+  /// What these ask of `mha-attention-strategy`, its zeros resolved for
+  /// `target`, and the options of `mha-tile-attention` and
+  /// `mha-tile-projections`.
+  MhaAttentionStrategyOptions getAttentionStrategyOptions() const;
   MhaTileAttentionOptions getTileAttentionOptions() const;
   MhaTileProjectionsOptions getTileProjectionsOptions() const;
   /// The options of `mha-vectorize`: the rule of deriveCodegenStrategy for
@@ -212,7 +219,7 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   TargetDescription target = TargetDescription::host();
 
   /// Checks every numeric option against its range (compiler/OptionRanges.h):
-  /// batch-chunk in [-1, 2^20], query-tile and key-tile in [1, 4096],
+  /// batch-chunk in [-1, 2^20], query-tile and key-tile in [0, 4096],
   /// key-splits in [1, 1024],
   /// projection-row-tile and projection-col-tile in [0, 4096],
   /// register-rows and register-cols in [0, 64]. The message

@@ -5,15 +5,24 @@
 #include "dialects/MhaOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::mha;
 
 #include "dialects/MhaOpsDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/MhaAttributes.cpp.inc"
+
 void MhaDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/MhaAttributes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/MhaOps.cpp.inc"
@@ -81,9 +90,38 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
              << " to be an array of function symbols, got " << value;
     return success();
   }
+  if (name == TilesAttrHelper::getNameStr()) {
+    if (!isa<SdpaOp>(op))
+      return op->emitError() << "expects " << name << " on an mha.sdpa";
+    if (!isa<AttentionTilesAttr>(value))
+      return op->emitError() << "expects " << name
+                             << " to be an #mha.attention_tiles, got " << value;
+    return success();
+  }
   if (name == NameAttrHelper::getNameStr())
     return op->emitError() << "expects " << name
                            << " on a function argument, not an operation";
   return op->emitError() << "unknown attribute " << name
                          << " of the mha dialect (on an operation)";
+}
+
+// The bounds of the options that set them (compiler/OptionRanges.h): a
+// [query_tile, key_tile] block of f32 scores per thread, and one partial
+// output per key range, stay bounded, and no size computed from them
+// overflows.
+LogicalResult
+AttentionTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           int64_t queryTile, int64_t keyTile,
+                           int64_t keySplits) {
+  auto check = [&](StringRef name, int64_t value,
+                   int64_t max) -> LogicalResult {
+    if (value >= 1 && value <= max)
+      return success();
+    return emitError() << "expects " << name << " between 1 and " << max
+                       << ", got " << value;
+  };
+  if (failed(check("query_tile", queryTile, kMaxAttentionTile)) ||
+      failed(check("key_tile", keyTile, kMaxAttentionTile)))
+    return failure();
+  return check("key_splits", keySplits, kMaxAttentionKeySplits);
 }

@@ -54,7 +54,10 @@ def Mha_Dialect : Dialect {
   // - `mha.name`, on a function argument (not an operation): the name of the
   //   argument for the tools: a file name under `mha-run --inputs DIR`, a C
   //   identifier in the headers of `mha-compile`. `verifyRegionArgAttribute`
-  //   keeps it a C identifier.
+  //   keeps it a C identifier;
+  // - `mha.tiles`, an `#mha.attention_tiles` on an `mha.sdpa`: its tile
+  //   sizes, chosen by `mha-attention-strategy` (or written in the graph),
+  //   read by `mha-tile-attention` and mha.sdpa's `TilingInterface`.
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$projection,
     "::mlir::UnitAttr":$register_block,
@@ -63,9 +66,12 @@ def Mha_Dialect : Dialect {
     "::mlir::UnitAttr":$amx_split,
     "::mlir::UnitAttr":$row_part,
     "::mlir::ArrayAttr":$prepare_functions,
-    "::mlir::StringAttr":$name
+    "::mlir::StringAttr":$name,
+    "::mlir::mha::AttentionTilesAttr":$tiles
   );
   let hasOperationAttrVerify = 1;
+  // `#mha.attention_tiles<...>` (MhaAttributes.td).
+  let useDefaultAttributePrinterParser = 1;
 }
 
 /// Base class of every op of the dialect.

@@ -3,6 +3,7 @@
 #ifndef MHA_OPS_TD
 #define MHA_OPS_TD
 
+include "dialects/MhaAttributes.td"
 include "dialects/MhaDialect.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"

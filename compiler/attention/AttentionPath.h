@@ -20,12 +20,10 @@
 namespace mlir {
 namespace mha {
 
-/// Default tile sizes of the fused path (queries per parallel tile, keys per
-/// block), chosen by measurement on 2 cores (docs/pipeline.md).
-constexpr int64_t kDefaultQueryTile = 64;
-constexpr int64_t kDefaultKeyTile = 128;
-/// Default number of key ranges run in parallel when there are fewer query
-/// tiles (2 cores).
+/// Default of the most key ranges run in parallel when there are fewer
+/// query tiles (mha-attention-strategy `key-splits`): two, the fewest that
+/// use a second core; more pay off only with more threads, and every range
+/// adds a partial output to merge.
 constexpr int64_t kDefaultKeySplits = 2;
 
 /// What the user asks for: a path, or `Auto` for the per-shape rule.

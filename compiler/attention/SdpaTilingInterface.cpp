@@ -3,6 +3,7 @@
 #include "compiler/attention/SdpaTilingInterface.h"
 #include "compiler/attention/AttentionMath.h"
 #include "compiler/attention/AttentionPath.h"
+#include "compiler/attention/AttentionStrategy.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOnlineAttention.h"
@@ -100,9 +101,11 @@ struct SdpaTilingInterface
     if (!isConstantIntValue(offsets[3], 0))
       return op->emitOpError("expects tiles of every key");
     std::optional<SdpaTiling> own;
-    const SdpaTiling *tiling = &getTiling(
-        own, b, sdpa, getConstantIntValue(sizes[2]).value_or(kDefaultQueryTile),
-        kDefaultKeyTile);
+    AttentionTilesAttr tiles = getAttentionTiles(sdpa);
+    const SdpaTiling *tiling =
+        &getTiling(own, b, sdpa,
+                   getConstantIntValue(sizes[2]).value_or(tiles.getQueryTile()),
+                   tiles.getKeyTile());
     // Inside an scf.forall, the tile is written into its shared output,
     // which is this op's destination (tensor::getOrCreateDestinations).
     Value out;
@@ -185,8 +188,9 @@ struct SdpaPartialReduction
     if (ShapedType::isDynamic(splits))
       return op->emitOpError("expects a static number of key splits");
     std::optional<SdpaTiling> own;
+    AttentionTilesAttr tiles = getAttentionTiles(sdpa);
     const SdpaTiling *tiling =
-        &getTiling(own, b, sdpa, kDefaultQueryTile, kDefaultKeyTile);
+        &getTiling(own, b, sdpa, tiles.getQueryTile(), tiles.getKeyTile());
     // This split's [B, H, T, dv] and [B, H, T] of the parts [P, ...].
     SmallVector<Value> parts;
     for (auto [i, partial] : llvm::enumerate(init)) {
@@ -277,10 +281,13 @@ struct SdpaSplitTilingInterface
     auto split = cast<SdpaSplitOp>(op);
     if (failed(checkOneHead(op, sizes)))
       return failure();
+    // Its key blocks are the op's `key_block`; its query tile the tile's
+    // rows, else the strategy's for this machine.
     std::optional<SdpaTiling> own;
     const SdpaTiling *tiling =
         &getTiling(own, b, split,
-                   getConstantIntValue(sizes[2]).value_or(kDefaultQueryTile));
+                   getConstantIntValue(sizes[2]).value_or(
+                       hostCodegenStrategy().attentionQueryTile));
     Location loc = op->getLoc();
     OpFoldResult rows = getTileRows(b, offsets[2], sizes[2]);
     OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);

@@ -34,11 +34,12 @@ constexpr unsigned kSdpaKeyDim = 3;
 /// `ReifyRankedShapedTypeOpInterface` to `mha.sdpa`.
 void registerSdpaTilingInterfaceExternalModels(DialectRegistry &registry);
 
-/// The key tile, the pre-transposed keys and the sizes that the tiled
-/// implementation of an `mha.sdpa` uses while this scope lives (in this
-/// thread); without one it reads them from the op with the default key tile.
-/// `TilingInterface`'s methods take no options: IREE records them on the op
-/// (`lowering_config`); mha.sdpa has no such attribute yet.
+/// What the tiled implementation of an `mha.sdpa` shares between its tiles
+/// while this scope lives (in this thread): the keys transposed or packed
+/// once for every tile (values made before the loops, which no attribute
+/// can carry), and the sizes read once. Without one, a tile reads the op's
+/// operands itself. The tile sizes in it are the op's `mha.tiles`
+/// (AttentionStrategy.h), which a tile without a scope reads too.
 class SdpaTilingScope {
 public:
   explicit SdpaTilingScope(const SdpaTiling &tiling);

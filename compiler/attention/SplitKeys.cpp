@@ -4,9 +4,10 @@
 // one head, say), the query tiles alone cannot keep the cores busy. This
 // pattern also splits the keys into P ranges of whole key blocks: each range
 // runs the online softmax into its unnormalized state (acc, m, l), and
-// `combineKeySplits` merges the P states in split order. P is a compile-time
-// option, not the thread count, so the result does not depend on the thread
-// count; with S static, P is at most the number of key blocks. Top-left
+// `combineKeySplits` merges the P states in split order. P is the op's
+// `key_splits` (mha.tiles, chosen by mha-attention-strategy from an option),
+// not the thread count, so the result does not depend on the thread count;
+// with S static, P is at most the number of key blocks. Top-left
 // causal attention is left to the query tiles: with T ≤ BQ its queries see
 // only the first T keys. Bottom-right causal attention is split (decoding:
 // the last query sees every key): each range stops at the tile's causal end
@@ -39,6 +40,7 @@
 
 #include "compiler/Passes.h"
 #include "compiler/attention/AttentionPath.h"
+#include "compiler/attention/AttentionStrategy.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/SdpaTilingInterface.h"
@@ -49,7 +51,6 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 
@@ -59,50 +60,20 @@ using namespace mlir::mha;
 namespace {
 struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
   SplitKeysSdpa(MLIRContext *context, const MhaTileAttentionOptions &options)
-      : OpRewritePattern(context, /*benefit=*/2), queryTile(options.queryTile),
-        keyTile(options.keyTile), maxSplits(options.keySplits),
-        mode(options.attention) {}
+      : OpRewritePattern(context, /*benefit=*/2), mode(options.attention) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    bool bottomRight = op.getCausal() && op.getCausalBottomRight();
-    bool positions = op.getCausal() && op.getPositions();
-    if (!SdpaTiling::isF32(op) ||
-        (op.getCausal() && !bottomRight && !positions) || maxSplits < 2)
-      return rewriter.notifyMatchFailure(op, "no key splits");
-    AttentionShape shape = *getAttentionShape(op);
-    if (!chooseAttentionPath(shape, mode).fused)
-      return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
-    if (ShapedType::isDynamic(shape.batch) ||
-        ShapedType::isDynamic(shape.queries))
-      return rewriter.notifyMatchFailure(op, "dynamic query tiles");
-    // Sizes come from the graph, which may be hostile: every product is
-    // checked (a product that overflows is certainly not "few tiles").
-    std::optional<int64_t> queryTiles =
-        llvm::checkedMul<int64_t>(shape.batch, shape.heads);
-    if (queryTiles)
-      queryTiles = llvm::checkedMul<int64_t>(
-          *queryTiles, llvm::divideCeil(shape.queries, queryTile));
-    if (!queryTiles || *queryTiles >= maxSplits)
-      return rewriter.notifyMatchFailure(op, "enough query tiles");
-    // A range has at least one key block: more ranges than blocks would
-    // only be empty ranges, each with its own partial output to merge.
-    int64_t splits = maxSplits;
-    if (!ShapedType::isDynamic(shape.keys))
-      splits = std::min(splits, int64_t(llvm::divideCeil(shape.keys, keyTile)));
+    // The strategy's ranges (mha-attention-strategy), where the op can be
+    // split into that many (tiles written in a graph are not trusted).
+    AttentionTilesAttr tiles = getAttentionTiles(op);
+    int64_t queryTile = tiles.getQueryTile(), keyTile = tiles.getKeyTile();
+    int64_t splits =
+        std::min(tiles.getKeySplits(), getMaxKeySplits(op, keyTile));
     if (splits < 2)
-      return rewriter.notifyMatchFailure(op, "one key block");
-    // The partial outputs, [P, B, H, T, dv] f32: the result's size times P,
-    // which a static result near the int64 limit would overflow. Then the
-    // query tiles alone do the work.
-    std::optional<int64_t> partsBytes = int64_t(4) * splits;
-    for (int64_t size : {shape.batch, shape.heads, shape.queries,
-                         int64_t(op.getType().getDimSize(3))})
-      if (partsBytes)
-        partsBytes = llvm::checkedMul<int64_t>(*partsBytes, size);
-    if (!partsBytes)
-      return rewriter.notifyMatchFailure(op, "the partial outputs' size "
-                                             "overflows");
+      return rewriter.notifyMatchFailure(op, "no key splits");
+    if (!chooseAttentionPath(*getAttentionShape(op), mode).fused)
+      return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
 
     SdpaTiling tiling(rewriter, op, queryTile, keyTile);
     OpFoldResult zero = rewriter.getIndexAttr(0);
@@ -177,7 +148,6 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
     return success();
   }
 
-  int64_t queryTile, keyTile, maxSplits;
   AttentionMode mode;
 };
 } // namespace

@@ -34,9 +34,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
 #include "compiler/attention/AttentionPath.h"
+#include "compiler/attention/AttentionStrategy.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/attention/SdpaTilingInterface.h"
 #include "dialects/MhaOps.h"
@@ -64,8 +64,7 @@ using namespace mlir::mha;
 namespace {
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *context, const MhaTileAttentionOptions &options)
-      : OpRewritePattern(context), queryTile(options.queryTile),
-        keyTile(options.keyTile), mode(options.attention),
+      : OpRewritePattern(context), mode(options.attention),
         amxSplit(options.amxSplit) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
@@ -75,14 +74,11 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     if (!chooseAttentionPath(*getAttentionShape(op), mode).fused)
       return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
 
-    // Causal key blocks are all full (static shapes, so vectorized) when
-    // the key tile divides the query tile: every block then ends at or
-    // before a query tile's start, or is the tile's diagonal block.
-    int64_t keyTile = this->keyTile;
-    if (op.getCausal())
-      while (queryTile % keyTile != 0)
-        --keyTile;
-    SdpaTiling tiling(rewriter, op, queryTile, keyTile);
+    // The strategy's tiles (mha-attention-strategy); with causal, its key
+    // block divides the query tile.
+    AttentionTilesAttr tiles = getAttentionTiles(op);
+    int64_t queryTile = tiles.getQueryTile();
+    SdpaTiling tiling(rewriter, op, queryTile, tiles.getKeyTile());
 
     // Every query tile of a head reads all its keys transposed: with more
     // than one tile per head, transpose each head once, up front.
@@ -166,7 +162,6 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     rewriter.replaceAllUsesExcept(queryOffset, balanced, order);
   }
 
-  int64_t queryTile, keyTile;
   AttentionMode mode;
   bool amxSplit;
 };
@@ -178,36 +173,13 @@ struct MhaTileAttentionPass
   /// The options as the patterns take them.
   MhaTileAttentionOptions getOptions() const {
     MhaTileAttentionOptions options;
-    options.queryTile = queryTile;
-    options.keyTile = keyTile;
-    options.keySplits = keySplits;
     options.attention = attention;
     options.amxSplit = amxSplit;
     return options;
   }
 
-  /// Refuses options out of range where they are parsed (`mha-opt
-  /// --mha-tile-attention="key-splits=0"`), before any IR is touched.
-  LogicalResult initializeOptions(
-      StringRef text,
-      function_ref<LogicalResult(const Twine &)> errorHandler) override {
-    if (failed(Base::initializeOptions(text, errorHandler)))
-      return failure();
-    if (llvm::Error error = checkTileAttentionOptions(getOptions()))
-      return errorHandler("mha-tile-attention: " +
-                          llvm::toString(std::move(error)));
-    return success();
-  }
-
   void runOnOperation() override {
-    // Options set in C++ (createMhaTileAttention) are not parsed: the same
-    // check, before any size is computed from them.
     MhaTileAttentionOptions options = getOptions();
-    if (llvm::Error error = checkTileAttentionOptions(options)) {
-      emitError(getOperation().getLoc())
-          << "mha-tile-attention: " << llvm::toString(std::move(error));
-      return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
     populateTileAttentionPatterns(patterns, options);
     walkAndApplyPatterns(getOperation(), std::move(patterns));

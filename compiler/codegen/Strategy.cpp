@@ -3,6 +3,7 @@
 #include "compiler/codegen/Strategy.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -83,6 +84,13 @@ mlir::mha::deriveCodegenStrategy(const TargetDescription &target) {
   int64_t fitting = panelColumns / strategy.cols * strategy.cols;
   strategy.projectionColTile =
       std::clamp<int64_t>(fitting, strategy.cols, strategy.projectionColTile);
+  // Attention: key blocks of two register-block widths; the largest
+  // power-of-two query tile whose block of scores fits in 2/3 of L1.
+  strategy.attentionKeyTile = 2 * strategy.cols;
+  int64_t scoreRows = target.l1Bytes * 2 / 3 / (strategy.attentionKeyTile * 4);
+  strategy.attentionQueryTile = std::clamp<int64_t>(
+      int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(scoreRows, 1)))), 16,
+      256);
   return strategy;
 }
 

@@ -1,9 +1,10 @@
 //===- Strategy.h - Tile and register-block sizes from the target -*- C++ -*-//
 //
 // One place derives the sizes that the code generation passes use from the
-// CPU the code is compiled for: the register block of mha-vectorize and the
-// parallel tiles of mha-tile-projections. The passes' and pipelines'
-// defaults are this rule applied to the host (the JIT's target);
+// CPU the code is compiled for: the register block of mha-vectorize, the
+// parallel tiles of mha-tile-projections and the tiles of the fused
+// attention (recorded on each mha.sdpa by mha-attention-strategy). The passes'
+// and pipelines' defaults are this rule applied to the host (the JIT's target);
 // `mha-compile --cpu` applies it to its CPU; options set by hand override
 // it. docs/pipeline.md ("Sizes from the target") states the rule.
 //
@@ -57,6 +58,9 @@ struct CodegenStrategy {
   /// Rows and columns of a projection's parallel tile
   /// (mha-tile-projections `row-tile` and `col-tile`).
   int64_t projectionRowTile, projectionColTile;
+  /// Queries per parallel tile and keys per block of the fused attention
+  /// (mha-attention-strategy `query-tile` and `key-tile`).
+  int64_t attentionQueryTile, attentionKeyTile;
 };
 
 /// The rule (docs/pipeline.md, "Sizes from the target"):
@@ -75,7 +79,15 @@ struct CodegenStrategy {
 ///   weight row loaded from L2 serves 8 row blocks, and a tile is small
 ///   enough that 2 threads get many (8 heads x T/48); its columns are
 ///   fewer where a [1024, cols] weight panel would not fit in a quarter of
-///   L2 (AVX-512 with 2 MiB: 48 x 128).
+///   L2 (AVX-512 with 2 MiB: 48 x 128);
+/// - an attention key block is two register blocks of columns wide (its
+///   scores S = Q·Kᵀ are register blocks of the query rows), and a query
+///   tile is the largest power of two of rows, from 16 to 256, whose
+///   [query tile, key block] of f32 scores fits in two thirds of L1: the
+///   block is written by Q·Kᵀ, read and rewritten by the softmax and read
+///   by P·V, and stays in L1 between them beside the rows of K and V that
+///   stream through (AVX-512 with 48 KiB: 64 x 128; AVX2 with 32 KiB:
+///   128 x 32).
 CodegenStrategy deriveCodegenStrategy(const TargetDescription &target);
 
 /// deriveCodegenStrategy(TargetDescription::host()), computed once.

@@ -55,3 +55,54 @@ func.func @row_part_not_unit(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tenso
   %0 = linalg.matmul {mha.row_part = 2} ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// mha.tiles: an #mha.attention_tiles, on an mha.sdpa only, with sizes in
+// the options' ranges (MhaDialect.h).
+func.func @tiles_not_on_sdpa(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{expects mha.tiles on an mha.sdpa}}
+  %0 = linalg.matmul {mha.tiles = #mha.attention_tiles<query_tile = 16, key_tile = 16, key_splits = 1>} ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @tiles_not_tiles(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{expects mha.tiles to be an #mha.attention_tiles, got [16, 16]}}
+  %o = mha.sdpa %q, %k, %v {mha.tiles = [16, 16]} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @tiles_zero_queries(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{expects query_tile between 1 and 4096, got 0}}
+  %o = mha.sdpa %q, %k, %v {mha.tiles = #mha.attention_tiles<query_tile = 0, key_tile = 16, key_splits = 1>} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @tiles_huge_keys(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{expects key_tile between 1 and 4096, got 9223372036854775807}}
+  %o = mha.sdpa %q, %k, %v {mha.tiles = #mha.attention_tiles<query_tile = 16, key_tile = 9223372036854775807, key_splits = 1>} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @tiles_too_many_splits(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{expects key_splits between 1 and 1024, got 1025}}
+  %o = mha.sdpa %q, %k, %v {mha.tiles = #mha.attention_tiles<query_tile = 16, key_tile = 16, key_splits = 1025>} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// All three sizes are required.
+func.func @tiles_missing_splits(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{expected ','}}
+  %o = mha.sdpa %q, %k, %v {mha.tiles = #mha.attention_tiles<query_tile = 16, key_tile = 16>} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}

@@ -162,6 +162,18 @@ func.func @sdpa_plain(%q: tensor<2x8x16x64xf32>, %k: tensor<2x8x16x64xf32>,
 
 // -----
 
+// The tiles mha-attention-strategy records (#mha.attention_tiles).
+// CHECK-LABEL: func.func @sdpa_tiles
+// CHECK: mha.sdpa {{.*}} {mha.tiles = #mha.attention_tiles<query_tile = 64, key_tile = 128, key_splits = 2>} :
+func.func @sdpa_tiles(%q: tensor<2x8x16x64xf32>, %k: tensor<2x8x16x64xf32>,
+                      %v: tensor<2x8x16x64xf32>) -> tensor<2x8x16x64xf32> {
+  %o = mha.sdpa %q, %k, %v {mha.tiles = #mha.attention_tiles<query_tile = 64, key_tile = 128, key_splits = 2>}
+      : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>) -> tensor<2x8x16x64xf32>
+  return %o : tensor<2x8x16x64xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @sdpa_mask
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x8x16x64xf32>, %[[K:.+]]: tensor<2x8x16x64xf32>, %[[V:.+]]: tensor<2x8x16x64xf32>, %[[M:.+]]: tensor<2x16x16xi1>)
 // CHECK: mha.sdpa %[[Q]], %[[K]], %[[V]] mask(%[[M]]) : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x16x16xi1>) -> tensor<2x8x16x64xf32>
