@@ -328,17 +328,21 @@ def MhaAmxSplit : Pass<"mha-amx-split", "func::FuncOp"> {
     blocks of 16 rows by 32 columns (16 where the columns are an odd
     number of 16): `hi(A)·hi(B) + lo(A)·hi(B) + hi(A)·lo(B)`, three
     TDPBF16PS per 32 of the reduction, about 16 bits of each operand. The
-    f32 operand's hi and lo parts are made with vector code into a stack
-    scratch `[M, 2·K]` bf16: once per query tile for Q (where nothing in
-    the key loop writes it), per key block for P. Runs after
+    f32 operand's hi and lo parts are made into a stack scratch
+    `[M, 2·K]` bf16 by a generic tiled into rows (`scf::tileUsingSCF`) and
+    vectorized (`linalg::vectorize`): once per query tile for Q (where
+    nothing in the key loop writes it), per key block for P. The blocks are
+    the product's generic tiled by `scf::tileUsingSCF`. Runs after
     bufferization: the results are written in place into the scores
     scratch and the accumulator. Generics whose shapes are not static
     whole tiles are left to convert-linalg-to-loops
     (`SdpaTiling::canPack` keeps mha-tile-attention from making one).
   }];
   let dependentDialects = [
+    "affine::AffineDialect",
     "amx::AMXDialect",
     "arith::ArithDialect",
+    "linalg::LinalgDialect",
     "memref::MemRefDialect",
     "scf::SCFDialect",
     "vector::VectorDialect",

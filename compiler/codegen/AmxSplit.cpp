@@ -16,18 +16,21 @@
 //   the pairs of their lo parts, so a B tile is 16 of its even (or odd)
 //   rows by 16 columns, read with twice the view's row stride.
 // - A (Q [tq, dk] or P [tq, BK]) is split into a stack scratch [M, 2·K]
-//   bf16 (hi, then lo, per row) with vector code: the pass runs after
-//   mha-vectorize, and a scalar loop per element would cost as much as the
-//   tiles. Q is split once per query tile, before the key loops, where
-//   nothing inside them writes the buffer it views; P once per block.
-// - Blocks of 16 rows by 32 columns (16 where the columns are an odd
-//   number of 16): 2 accumulators, A's hi and lo tiles and one B tile at a
-//   time (buildTiles says why). The reduction is unrolled (K/32 steps, a
-//   last one of 16):
-//   no tile crosses an `scf.for` (LLVM 22's cf-to-llvm has no type
-//   conversion for `!amx.tile` block arguments, BF16Amx.cpp). C starts at
-//   zero where its init is a fill of zero marked `mha.amx_split` (the
-//   scores; the fill goes), else at C (the accumulator).
+//   bf16 (hi, then lo, per row) by a generic that writes both halves, tiled
+//   into rows by scf::tileUsingSCF and each row vectorized by
+//   linalg::vectorize: the pass runs after mha-vectorize, and a scalar loop
+//   per element would cost as much as the tiles. Q is split once per query
+//   tile, before the key loops, where nothing inside them writes the buffer
+//   it views; P once per block.
+// - The product's generic is tiled by scf::tileUsingSCF into blocks of 16
+//   rows by 32 columns (16 where the columns are an odd number of 16), and
+//   each block becomes its AMX tiles: 2 accumulators, A's hi and lo tiles
+//   and one B tile at a time (buildTiles says why). The reduction is
+//   unrolled (K/32 steps, a last one of 16): no tile crosses an `scf.for`
+//   (LLVM 22's cf-to-llvm has no type conversion for `!amx.tile` block
+//   arguments, BF16Amx.cpp). C starts at zero where its init is a fill of
+//   zero marked `mha.amx_split` (the scores; the fill goes), else at C (the
+//   accumulator).
 //
 // Why on buffers, after bufferization: the results are written in place
 // into the scores scratch and the accumulator, which the softmax reads;
@@ -44,13 +47,18 @@
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -72,6 +80,9 @@ struct SplitDot {
   /// C's init where it is a fill of zero marked `mha.amx_split` (the
   /// scores): the tiles start at zero instead, and the fill goes.
   linalg::FillOp zeroFill;
+  /// A's bf16 parts where they are made for this product alone (A is
+  /// written inside its loops: P).
+  Value parts;
 };
 
 /// What `value`, an expanded view, expands.
@@ -130,38 +141,74 @@ Value index(ImplicitLocOpBuilder &b, int64_t value) {
   return arith::ConstantIndexOp::create(b, value);
 }
 
-/// The f32 rows of `a` ([m, k]) split into `parts` ([m, 2·k] bf16, hi then
-/// lo), with vectors of 16 lanes, at the builder's insertion point.
-void buildParts(ImplicitLocOpBuilder &b, Value a, Value parts, int64_t m,
-                int64_t k) {
-  auto loop = scf::ForOp::create(b, index(b, 0), index(b, m), index(b, 1));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value row = loop.getInductionVar();
-  auto f32Vector = VectorType::get({kAmxTile}, b.getF32Type());
-  for (int64_t column = 0; column < k; column += kAmxTile) {
-    Value x = vector::LoadOp::create(b, f32Vector, a,
-                                     ValueRange{row, index(b, column)});
-    Value hi = buildBF16Part(b, b.getLoc(), x, /*lo=*/false);
-    Value lo = buildBF16Part(b, b.getLoc(), x, /*lo=*/true);
-    vector::StoreOp::create(b, hi, parts, ValueRange{row, index(b, column)});
-    vector::StoreOp::create(b, lo, parts,
-                            ValueRange{row, index(b, k + column)});
-  }
+/// `op` tiled with `tileSizes` into `scf.for` loops (scf::tileUsingSCF, on
+/// buffers: the loops carry nothing) and erased; the tile, whose operands
+/// are views of `op`'s, and the loops.
+FailureOr<scf::SCFTilingResult> tileLoops(RewriterBase &rewriter,
+                                          linalg::GenericOp op,
+                                          ArrayRef<int64_t> tileSizes) {
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), tileSizes));
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (succeeded(tiled))
+    rewriter.eraseOp(op);
+  return tiled;
 }
 
-/// C += A · B of `dot` tile by tile, from the parts of A in `parts`.
-void buildTiles(ImplicitLocOpBuilder &b, const SplitDot &dot, Value parts) {
+/// The f32 rows of `a` ([m, k]) split into `parts` ([m, 2·k] bf16, hi then
+/// lo), at the builder's insertion point: a generic that writes both halves
+/// of `parts`, tiled into one row per iteration and each row vectorized
+/// (linalg::vectorize: one vector of k per part), as the rest of the code
+/// was by mha-vectorize before this pass.
+LogicalResult buildParts(RewriterBase &rewriter, Location loc, Value a,
+                         Value parts, int64_t m, int64_t k) {
+  auto half = [&](int64_t column) -> Value {
+    return memref::SubViewOp::create(
+        rewriter, loc, parts,
+        getAsIndexOpFoldResult(rewriter.getContext(), {0, column}),
+        getAsIndexOpFoldResult(rewriter.getContext(), {m, k}),
+        getAsIndexOpFoldResult(rewriter.getContext(), {1, 1}));
+  };
+  AffineMap identity = rewriter.getMultiDimIdentityMap(2);
+  auto split = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{}, ValueRange{a}, ValueRange{half(0), half(k)},
+      SmallVector<AffineMap>(3, identity),
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, nloc,
+            ValueRange{buildBF16Part(nb, nloc, args[0], /*lo=*/false),
+                       buildBF16Part(nb, nloc, args[0], /*lo=*/true)});
+      });
+  FailureOr<scf::SCFTilingResult> rows = tileLoops(rewriter, split, {1, 0});
+  if (failed(rows))
+    return failure();
+  Operation *row = rows->tiledOps.front();
+  rewriter.setInsertionPoint(row);
+  if (failed(linalg::vectorize(rewriter, row)))
+    return failure();
+  rewriter.eraseOp(row);
+  return success();
+}
+
+/// C += A · B of `dot`: its generic tiled into blocks of 16 rows by 32
+/// columns (16 where the columns are an odd number of 16) by
+/// scf::tileUsingSCF, each block the AMX tiles below, from the parts of A
+/// in `parts`.
+LogicalResult buildTiles(RewriterBase &rewriter, const SplitDot &dot,
+                         Value parts) {
   int64_t bTiles = dot.n % (2 * kAmxTile) == 0 ? 2 : 1;
-  auto rowLoop =
-      scf::ForOp::create(b, index(b, 0), index(b, dot.m), index(b, kAmxTile));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(rowLoop.getBody());
-  Value row = rowLoop.getInductionVar();
-  auto columnLoop = scf::ForOp::create(b, index(b, 0), index(b, dot.n),
-                                       index(b, bTiles * kAmxTile));
-  b.setInsertionPointToStart(columnLoop.getBody());
-  Value column = columnLoop.getInductionVar();
+  // Iterations (m, pair, n, element): blocks of m and n, every pair.
+  FailureOr<scf::SCFTilingResult> blocks =
+      tileLoops(rewriter, dot.op, {kAmxTile, 0, bTiles * kAmxTile, 0});
+  if (failed(blocks))
+    return failure();
+  Operation *block = blocks->tiledOps.front();
+  ImplicitLocOpBuilder b(block->getLoc(), block);
+  Value row = blocks->loops[0]->getRegion(0).getArgument(0);
+  Value column = blocks->loops[1]->getRegion(0).getArgument(0);
   // B's rows 2i (hi) and 2i + 1 (lo) are two rows of B apart.
   auto metadata = memref::ExtractStridedMetadataOp::create(b, dot.b);
   Value pairStride =
@@ -204,6 +251,9 @@ void buildTiles(ImplicitLocOpBuilder &b, const SplitDot &dot, Value parts) {
   }
   for (int64_t j = 0; j < bTiles; ++j)
     amx::TileStoreOp::create(b, dot.c, ValueRange{row, columns[j]}, acc[j]);
+  // The block's views of A, B and C are left to the canonicalizer.
+  rewriter.eraseOp(block);
+  return success();
 }
 
 /// The buffer that `view` is a view of (through view-like ops).
@@ -282,34 +332,35 @@ struct MhaAmxSplitPass : mha::impl::MhaAmxSplitBase<MhaAmxSplitPass> {
       if (std::optional<SplitDot> match = matchSplitDot(op))
         dots.push_back(*match);
     });
+    IRRewriter rewriter(&getContext());
     // The parts of a loop-invariant A, made once before its loops.
     llvm::DenseMap<std::pair<Value, Operation *>, Value> hoistedParts;
     for (SplitDot &dot : dots) {
-      ImplicitLocOpBuilder b(dot.op.getLoc(), dot.op);
-      auto partsType = MemRefType::get({dot.m, 2 * dot.k}, b.getBF16Type());
-      Value parts;
-      if (scf::ForOp loop = getHoistingLoop(dot.op, dot.a)) {
-        Value &cached = hoistedParts[{dot.a, loop}];
-        if (!cached) {
-          OpBuilder::InsertionGuard guard(b);
-          setScratchInsertionPoint(b, dot.op);
-          cached = memref::AllocaOp::create(b, partsType);
-          b.setInsertionPoint(loop);
-          buildParts(b, dot.a, cached, dot.m, dot.k);
+      Location loc = dot.op.getLoc();
+      auto partsType =
+          MemRefType::get({dot.m, 2 * dot.k}, rewriter.getBF16Type());
+      scf::ForOp loop = getHoistingLoop(dot.op, dot.a);
+      Value &parts = loop ? hoistedParts[{dot.a, loop}] : dot.parts;
+      if (!parts) {
+        setScratchInsertionPoint(rewriter, dot.op);
+        parts = memref::AllocaOp::create(rewriter, loc, partsType);
+        if (loop)
+          rewriter.setInsertionPoint(loop);
+        else
+          rewriter.setInsertionPoint(dot.op);
+        if (failed(buildParts(rewriter, loc, dot.a, parts, dot.m, dot.k))) {
+          dot.op.emitOpError("could not split A into bf16 parts");
+          return signalPassFailure();
         }
-        parts = cached;
-      } else {
-        {
-          OpBuilder::InsertionGuard guard(b);
-          setScratchInsertionPoint(b, dot.op);
-          parts = memref::AllocaOp::create(b, partsType);
-        }
-        buildParts(b, dot.a, parts, dot.m, dot.k);
       }
-      buildTiles(b, dot, parts);
-      dot.op.erase();
-      if (dot.zeroFill)
-        dot.zeroFill.erase();
+      rewriter.setInsertionPoint(dot.op);
+      linalg::FillOp zeroFill = dot.zeroFill;
+      if (failed(buildTiles(rewriter, dot, parts))) {
+        dot.op.emitOpError("could not tile into AMX blocks");
+        return signalPassFailure();
+      }
+      if (zeroFill)
+        rewriter.eraseOp(zeroFill);
     }
   }
 };
