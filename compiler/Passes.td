@@ -383,8 +383,9 @@ def MhaWeightLayouts : Pass<"mha-weight-layouts", "ModuleOp"> {
   }];
   let options = [
     Option<"panelColumns", "panel-columns", "int64_t", /*default=*/"0",
-           "Columns per panel of a weight read along its columns (the "
-           "projections' column tile; 0: padded rows instead)">,
+           "Columns per panel of a weight read along its columns, where the "
+           "layer has no mha.codegen (whose projection_cols it is otherwise; "
+           "0: padded rows instead)">,
   ];
   let dependentDialects = [
     "arith::ArithDialect",
@@ -411,6 +412,9 @@ def MhaTileProjections : Pass<"mha-tile-projections", "func::FuncOp"> {
     - reduction dimensions are never tiled: each output element is summed
       by one thread, in the same order, so the results are bitwise
       identical for any thread count.
+
+    The tile sizes are the function's `mha.codegen` (`projection_rows`,
+    `projection_cols`; `mha-codegen-strategy`), else the options.
 
     The tile of a `linalg.matmul` is a `linalg.matmul`. The tile of a
     contraction that writes heads `[1, 1, rows, d]` has its unit dimensions
@@ -489,9 +493,10 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
     with a `?` row count runs whole blocks of `rows` rows, then its rest in
     blocks of rows/2, rows/4, ... and 1 row, each static.
 
-    The defaults are what the target rule (`compiler/codegen/Strategy.h`,
-    docs/pipeline.md "Sizes from the target") gives an AVX-512 CPU; the
-    named pipelines pass the rule's sizes for their target.
+    The sizes are the function's `mha.codegen` (`mha-codegen-strategy`,
+    which the named pipelines run with the target rule's sizes,
+    `compiler/codegen/Strategy.h`); the options below are the fallback for
+    a function without it.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"8",
@@ -619,6 +624,57 @@ def MhaLowerScalarTransfers
                            "vector::VectorDialect"];
 }
 
+def MhaCodegenStrategy : Pass<"mha-codegen-strategy", "ModuleOp"> {
+  let summary = "Record the register blocks and projection tiles of each "
+                "function (mha.codegen)";
+  let description = [{
+    The strategy step of code generation: sets `mha.codegen`, an
+    `#mha.codegen_sizes`, on each function with a body that has none: the
+    sizes of the rule in `compiler/codegen/Strategy.h` (docs/pipeline.md,
+    "Sizes from the target") for this machine's CPU, each option that is
+    set taking the place of its size. The named pipelines run it once the
+    prepare functions exist, with the sizes for their target (`mha-compile
+    --cpu`); `mha-tile-projections`, `mha-weight-layouts`, `mha-bf16-dot`,
+    `mha-bf16-amx` and `mha-vectorize` read the sizes there, and fall back
+    on their own options in a function without them. Sizes a function
+    already has are kept.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"0",
+           "f32 elements of one vector register (0: the target's)">,
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"0",
+           "Rows of a contraction's register block (0: the target's)">,
+    Option<"registerCols", "register-cols", "int64_t", /*default=*/"0",
+           "Columns of a contraction's register block (0: the target's)">,
+    Option<"registerUnroll", "register-unroll", "int64_t", /*default=*/"0",
+           "Reduction steps per iteration of a register block's loop (0: "
+           "the target's)">,
+    Option<"maxVectorLength", "max-vector-length", "int64_t",
+           /*default=*/"0",
+           "Longest vector along the last loop of a non-contraction op (0: "
+           "the target's)">,
+    Option<"projectionRowTile", "projection-row-tile", "int64_t",
+           /*default=*/"-1",
+           "Rows per parallel tile of the projections (-1: the target's; 0: "
+           "all)">,
+    Option<"projectionColTile", "projection-col-tile", "int64_t",
+           /*default=*/"-1",
+           "Columns per parallel tile of the projections (-1: the target's; "
+           "0: all)">,
+  ];
+  let dependentDialects = ["mha::MhaDialect"];
+}
+
+def MhaDropCodegenSizes : Pass<"mha-drop-codegen-sizes", "ModuleOp"> {
+  let summary = "Remove the mha.codegen records once the code is generated";
+  let description = [{
+    Removes `mha.codegen` from every function. The named pipelines run it
+    at the end of `mha-to-loops`, after the last pass that reads the
+    record: their output is read by upstream tools (`mlir-runner`,
+    `mlir-translate`) that do not know the mha dialect's attributes.
+  }];
+}
+
 def MhaAttentionStrategy : Pass<"mha-attention-strategy", "func::FuncOp"> {
   let summary = "Record the tile sizes of each mha.sdpa (mha.tiles)";
   let description = [{
@@ -649,6 +705,7 @@ def MhaAttentionStrategy : Pass<"mha-attention-strategy", "func::FuncOp"> {
            "Key ranges run in parallel when there are fewer query tiles "
            "(1: never)">,
   ];
+  let dependentDialects = ["mha::MhaDialect"];
 }
 
 def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {

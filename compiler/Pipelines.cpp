@@ -54,16 +54,19 @@ MhaPipelineOptions::getTileProjectionsOptions() const {
   return tile;
 }
 
-MhaVectorizeOptions MhaPipelineOptions::getVectorizeOptions() const {
+MhaCodegenStrategyOptions
+MhaPipelineOptions::getCodegenStrategyOptions() const {
   CodegenStrategy strategy = deriveCodegenStrategy(target);
-  MhaVectorizeOptions vectorize;
-  vectorize.rows = registerRows > 0 ? int64_t(registerRows) : strategy.rows;
-  vectorize.cols = registerCols > 0 ? int64_t(registerCols) : strategy.cols;
-  vectorize.unroll =
+  MhaCodegenStrategyOptions sizes;
+  sizes.lanes = strategy.lanes;
+  sizes.registerRows = registerRows > 0 ? int64_t(registerRows) : strategy.rows;
+  sizes.registerCols = registerCols > 0 ? int64_t(registerCols) : strategy.cols;
+  sizes.registerUnroll =
       registerUnroll > 0 ? int64_t(registerUnroll) : strategy.reductionUnroll;
-  vectorize.maxVectorLength = strategy.maxVectorLength;
-  vectorize.lanes = strategy.lanes;
-  return vectorize;
+  sizes.maxVectorLength = strategy.maxVectorLength;
+  sizes.projectionRowTile = projectionRowTile;
+  sizes.projectionColTile = projectionColTile;
+  return sizes;
 }
 
 bool mlir::mha::hostHasAVX512BF16() {
@@ -147,15 +150,15 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
   funcPm.addPass(createCSEPass());
   // Prepared projection weights are stored in the layout the register
   // blocks read best (a prepare function and its layer change together).
-  // The output projection's weight in panels of one parallel tile's columns.
+  // The output projection's weight in panels of one parallel tile's columns
+  // (mha.codegen).
   if (options.prepareWeights)
-    pm.addPass(createMhaWeightLayouts(MhaWeightLayoutsOptions{
-        std::max<int64_t>(options.projectionColTile, 0)}));
-  // The projections' contractions become parallel tiles (scf.forall).
+    pm.addPass(createMhaWeightLayouts());
+  // The projections' contractions become parallel tiles (scf.forall), of
+  // the sizes in mha.codegen.
   if (options.projectionRowTile > 0 || options.projectionColTile > 0) {
     OpPassManager &tilePm = pm.nest<func::FuncOp>();
-    tilePm.addPass(
-        createMhaTileProjections(options.getTileProjectionsOptions()));
+    tilePm.addPass(createMhaTileProjections());
     tilePm.addPass(createCanonicalizerPass());
     tilePm.addPass(createCSEPass());
   }
@@ -192,6 +195,10 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   // own; the passes below lower those functions too.
   if (options.prepareWeights)
     pm.addPass(createMhaPrepareWeights());
+  // The code generation sizes for the target (register blocks, projection
+  // tiles), recorded on each function, the layer's and its prepare
+  // functions' (mha.codegen), for the passes below to read.
+  pm.addPass(createMhaCodegenStrategy(options.getCodegenStrategyOptions()));
   // bf16 projections whose weights were just prepared read them packed in
   // K pairs, for the bf16 dot products (lowered by mha-bf16-dot below).
   // On AMX, in panels of 16 columns: one B tile per KiB; and the output
@@ -218,21 +225,13 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
     pm.addPass(createMhaMaskBytes());
     OpPassManager &funcPm = pm.nest<func::FuncOp>();
     // The bf16 projections become AMX tiles or vdpbf16ps register blocks
-    // first, so that mha-vectorize sees only the f32 ops.
-    if (options.getBF16Path() == BF16Path::Amx) {
-      MhaBF16AmxOptions amx;
-      amx.colTile = options.projectionColTile > 0 ? options.projectionColTile
-                                                  : amx.colTile;
-      funcPm.addPass(createMhaBF16Amx(amx));
-    } else if (options.getBF16Path() == BF16Path::Avx512) {
-      MhaBF16DotOptions dot;
-      dot.rowTile = options.projectionRowTile > 0 ? options.projectionRowTile
-                                                  : dot.rowTile;
-      dot.colTile = options.projectionColTile > 0 ? options.projectionColTile
-                                                  : dot.colTile;
-      funcPm.addPass(createMhaBF16Dot(dot));
-    }
-    funcPm.addPass(createMhaVectorize(options.getVectorizeOptions()));
+    // first, so that mha-vectorize sees only the f32 ops. Their tiles and
+    // the register blocks are the function's mha.codegen.
+    if (options.getBF16Path() == BF16Path::Amx)
+      funcPm.addPass(createMhaBF16Amx());
+    else if (options.getBF16Path() == BF16Path::Avx512)
+      funcPm.addPass(createMhaBF16Dot());
+    funcPm.addPass(createMhaVectorize());
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
   }
@@ -284,6 +283,9 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   // The tiles' small scratch buffers (attention's running maximum and sum,
   // a block of scores) on the stack instead of a malloc and a free per tile.
   pm.addNestedPass<func::FuncOp>(createMhaStackScratch());
+  // Every pass that reads mha.codegen has run; upstream tools that read
+  // what follows do not know the attribute.
+  pm.addPass(createMhaDropCodegenSizes());
 }
 
 void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,

@@ -208,9 +208,10 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   MhaAttentionStrategyOptions getAttentionStrategyOptions() const;
   MhaTileAttentionOptions getTileAttentionOptions() const;
   MhaTileProjectionsOptions getTileProjectionsOptions() const;
-  /// The options of `mha-vectorize`: the rule of deriveCodegenStrategy for
-  /// `target`, with register-rows and register-cols where they are set.
-  MhaVectorizeOptions getVectorizeOptions() const;
+  /// The options of `mha-codegen-strategy`: the rule of
+  /// deriveCodegenStrategy for `target`, with register-rows, register-cols,
+  /// register-unroll and the projection tiles where they are set.
+  MhaCodegenStrategyOptions getCodegenStrategyOptions() const;
 
   /// The CPU the code is compiled for: the host (the JIT's), or the
   /// `--cpu` of mha-compile, which sets it (and the projection tiles that

@@ -31,4 +31,36 @@ def Mha_AttentionTilesAttr : AttrDef<Mha_Dialect, "AttentionTiles"> {
   let genVerifyDecl = 1;
 }
 
+def Mha_CodegenSizesAttr : AttrDef<Mha_Dialect, "CodegenSizes"> {
+  let mnemonic = "codegen_sizes";
+  let summary = "The code generation sizes of one function";
+  let description = [{
+    The sizes the code generation passes use in one function, from the CPU
+    it is compiled for, recorded on it as `mha.codegen` by
+    `mha-codegen-strategy` (as IREE records a `translation_info` on a
+    dispatch function), so that `mha-tile-projections`, `mha-vectorize`,
+    `mha-weight-layouts` and the bf16 projection passes read them off the
+    function rather than off their own options:
+
+    - `lanes`: f32 elements of one vector register, 1 to 64;
+    - `register_rows`, `register_cols`: a contraction's register block,
+      1 to 64 each;
+    - `register_unroll`: reduction steps per iteration of its loop, 1 to 16;
+    - `max_vector_length`: the longest vector along the last loop of any
+      other op, 1 to 4096;
+    - `projection_rows`, `projection_cols`: the projections' parallel
+      tile, 0 (the whole dimension) to 4096.
+
+    ```mlir
+    func.func @layer(...) attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = 128>}
+    ```
+  }];
+  let parameters = (ins "int64_t":$lanes, "int64_t":$register_rows,
+                        "int64_t":$register_cols, "int64_t":$register_unroll,
+                        "int64_t":$max_vector_length,
+                        "int64_t":$projection_rows, "int64_t":$projection_cols);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // MHA_ATTRIBUTES_TD

@@ -98,11 +98,29 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
                              << " to be an #mha.attention_tiles, got " << value;
     return success();
   }
+  if (name == CodegenAttrHelper::getNameStr()) {
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError() << "expects " << name << " on a function";
+    if (!isa<CodegenSizesAttr>(value))
+      return op->emitError() << "expects " << name
+                             << " to be an #mha.codegen_sizes, got " << value;
+    return success();
+  }
   if (name == NameAttrHelper::getNameStr())
     return op->emitError() << "expects " << name
                            << " on a function argument, not an operation";
   return op->emitError() << "unknown attribute " << name
                          << " of the mha dialect (on an operation)";
+}
+
+/// Fails with `expects <name> between <min> and <max>, got <value>`.
+static LogicalResult checkSize(function_ref<InFlightDiagnostic()> emitError,
+                               StringRef name, int64_t value, int64_t min,
+                               int64_t max) {
+  if (value >= min && value <= max)
+    return success();
+  return emitError() << "expects " << name << " between " << min << " and "
+                     << max << ", got " << value;
 }
 
 // The bounds of the options that set them (compiler/OptionRanges.h): a
@@ -113,15 +131,29 @@ LogicalResult
 AttentionTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            int64_t queryTile, int64_t keyTile,
                            int64_t keySplits) {
-  auto check = [&](StringRef name, int64_t value,
-                   int64_t max) -> LogicalResult {
-    if (value >= 1 && value <= max)
-      return success();
-    return emitError() << "expects " << name << " between 1 and " << max
-                       << ", got " << value;
-  };
-  if (failed(check("query_tile", queryTile, kMaxAttentionTile)) ||
-      failed(check("key_tile", keyTile, kMaxAttentionTile)))
+  if (failed(checkSize(emitError, "query_tile", queryTile, 1,
+                       kMaxAttentionTile)) ||
+      failed(checkSize(emitError, "key_tile", keyTile, 1, kMaxAttentionTile)))
     return failure();
-  return check("key_splits", keySplits, kMaxAttentionKeySplits);
+  return checkSize(emitError, "key_splits", keySplits, 1,
+                   kMaxAttentionKeySplits);
+}
+
+// The ranges of the pipeline options that set them (compiler/Pipelines.h).
+LogicalResult CodegenSizesAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t lanes,
+    int64_t registerRows, int64_t registerCols, int64_t registerUnroll,
+    int64_t maxVectorLength, int64_t projectionRows, int64_t projectionCols) {
+  return success(
+      succeeded(checkSize(emitError, "lanes", lanes, 1, 64)) &&
+      succeeded(checkSize(emitError, "register_rows", registerRows, 1, 64)) &&
+      succeeded(checkSize(emitError, "register_cols", registerCols, 1, 64)) &&
+      succeeded(
+          checkSize(emitError, "register_unroll", registerUnroll, 1, 16)) &&
+      succeeded(checkSize(emitError, "max_vector_length", maxVectorLength, 1,
+                          kMaxAttentionTile)) &&
+      succeeded(checkSize(emitError, "projection_rows", projectionRows, 0,
+                          kMaxAttentionTile)) &&
+      succeeded(checkSize(emitError, "projection_cols", projectionCols, 0,
+                          kMaxAttentionTile)));
 }

@@ -57,7 +57,10 @@ def Mha_Dialect : Dialect {
   //   keeps it a C identifier;
   // - `mha.tiles`, an `#mha.attention_tiles` on an `mha.sdpa`: its tile
   //   sizes, chosen by `mha-attention-strategy` (or written in the graph),
-  //   read by `mha-tile-attention` and mha.sdpa's `TilingInterface`.
+  //   read by `mha-tile-attention` and mha.sdpa's `TilingInterface`;
+  // - `mha.codegen`, an `#mha.codegen_sizes` on a function: the register
+  //   blocks and projection tiles of its code, chosen by
+  //   `mha-codegen-strategy`, read by the code generation passes.
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$projection,
     "::mlir::UnitAttr":$register_block,
@@ -67,10 +70,11 @@ def Mha_Dialect : Dialect {
     "::mlir::UnitAttr":$row_part,
     "::mlir::ArrayAttr":$prepare_functions,
     "::mlir::StringAttr":$name,
-    "::mlir::mha::AttentionTilesAttr":$tiles
+    "::mlir::mha::AttentionTilesAttr":$tiles,
+    "::mlir::mha::CodegenSizesAttr":$codegen
   );
   let hasOperationAttrVerify = 1;
-  // `#mha.attention_tiles<...>` (MhaAttributes.td).
+  // `#mha.attention_tiles<...>`, `#mha.codegen_sizes<...>` (MhaAttributes.td).
   let useDefaultAttributePrinterParser = 1;
 }
 

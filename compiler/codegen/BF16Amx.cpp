@@ -51,6 +51,7 @@
 #include "compiler/Passes.h"
 #include "compiler/codegen/AmxTile.h"
 #include "compiler/codegen/BF16Projection.h"
+#include "compiler/codegen/Strategy.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -392,6 +393,12 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
           << " k-chunk=" << int64_t(kChunk);
       return signalPassFailure();
     }
+    // The projections' column tile recorded on the function
+    // (mha-codegen-strategy), where it has one; the rows stay whole 16s.
+    int64_t colTile = this->colTile;
+    if (CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation()))
+      if (sizes.getProjectionCols() > 0)
+        colTile = sizes.getProjectionCols();
     replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
                                                BF16Projection &projection) {
       return AmxKernelBuilder(b, projection, rowTile, colTile, kChunk).build();

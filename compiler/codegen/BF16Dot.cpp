@@ -32,6 +32,7 @@
 
 #include "compiler/Passes.h"
 #include "compiler/codegen/BF16Projection.h"
+#include "compiler/codegen/Strategy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -368,6 +369,15 @@ struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {
           << int64_t(rowTile) << " col-tile=" << int64_t(colTile)
           << " rows=" << int64_t(rows);
       return signalPassFailure();
+    }
+    // The projections' tiles recorded on the function
+    // (mha-codegen-strategy), where it has them.
+    int64_t rowTile = this->rowTile, colTile = this->colTile;
+    if (CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation())) {
+      if (sizes.getProjectionRows() > 0)
+        rowTile = sizes.getProjectionRows();
+      if (sizes.getProjectionCols() > 0)
+        colTile = sizes.getProjectionCols();
     }
     replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
                                                BF16Projection &projection) {

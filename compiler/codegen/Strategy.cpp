@@ -1,6 +1,16 @@
 //===- Strategy.cpp - Tile and register-block sizes from the target -------===//
+//
+// The rule (deriveCodegenStrategy) and the pass that records its sizes on
+// each function (mha-codegen-strategy).
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/Strategy.h"
+#include "compiler/OptionRanges.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"
@@ -10,7 +20,14 @@
 #include <algorithm>
 #include <unistd.h>
 
+using namespace mlir;
 using namespace mlir::mha;
+
+namespace mlir::mha {
+#define GEN_PASS_DEF_MHACODEGENSTRATEGY
+#define GEN_PASS_DEF_MHADROPCODEGENSIZES
+#include "compiler/Passes.h.inc"
+} // namespace mlir::mha
 
 namespace {
 /// A cache size from sysconf, or `fallback` where the host reports none
@@ -99,3 +116,102 @@ const CodegenStrategy &mlir::mha::hostCodegenStrategy() {
       deriveCodegenStrategy(TargetDescription::host());
   return strategy;
 }
+
+CodegenSizesAttr
+mlir::mha::getCodegenSizesAttr(MLIRContext *context,
+                               const CodegenStrategy &strategy) {
+  return CodegenSizesAttr::get(
+      context, strategy.lanes, strategy.rows, strategy.cols,
+      strategy.reductionUnroll, strategy.maxVectorLength,
+      strategy.projectionRowTile, strategy.projectionColTile);
+}
+
+CodegenSizesAttr mlir::mha::getRecordedCodegenSizes(Operation *op) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    function = op->getParentOfType<FunctionOpInterface>();
+  if (!function)
+    return nullptr;
+  return MhaDialect::CodegenAttrHelper(op->getContext()).getAttr(function);
+}
+
+namespace {
+struct MhaCodegenStrategyPass
+    : mha::impl::MhaCodegenStrategyBase<MhaCodegenStrategyPass> {
+  using Base::Base;
+
+  /// The options' ranges: those of the pipeline options that set them
+  /// (compiler/Pipelines.h), with 0 (-1 for the projection tiles) for the
+  /// target's.
+  llvm::Error checkOptions() const {
+    struct Range {
+      const char *name;
+      int64_t value, min, max;
+    };
+    for (const Range &range :
+         {Range{"lanes", lanes, 0, 64},
+          Range{"register-rows", registerRows, 0, 64},
+          Range{"register-cols", registerCols, 0, 64},
+          Range{"register-unroll", registerUnroll, 0, 16},
+          Range{"max-vector-length", maxVectorLength, 0, kMaxTileSize},
+          Range{"projection-row-tile", projectionRowTile, -1, kMaxTileSize},
+          Range{"projection-col-tile", projectionColTile, -1, kMaxTileSize}})
+      if (llvm::Error error =
+              checkOptionRange(range.name, range.value, range.min, range.max))
+        return error;
+    return llvm::Error::success();
+  }
+
+  /// Refuses options out of range where they are parsed, before any IR is
+  /// touched.
+  LogicalResult initializeOptions(
+      StringRef text,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(Base::initializeOptions(text, errorHandler)))
+      return failure();
+    if (llvm::Error error = checkOptions())
+      return errorHandler("mha-codegen-strategy: " +
+                          llvm::toString(std::move(error)));
+    return success();
+  }
+
+  void runOnOperation() override {
+    // Options set in C++ are not parsed: the same check.
+    if (llvm::Error error = checkOptions()) {
+      emitError(getOperation().getLoc())
+          << "mha-codegen-strategy: " << llvm::toString(std::move(error));
+      return signalPassFailure();
+    }
+    // The host's rule, where an option leaves a size to it.
+    CodegenStrategy strategy = hostCodegenStrategy();
+    auto set = [](int64_t option, int64_t &size, int64_t unset) {
+      if (option != unset)
+        size = option;
+    };
+    set(lanes, strategy.lanes, 0);
+    set(registerRows, strategy.rows, 0);
+    set(registerCols, strategy.cols, 0);
+    set(registerUnroll, strategy.reductionUnroll, 0);
+    set(maxVectorLength, strategy.maxVectorLength, 0);
+    set(projectionRowTile, strategy.projectionRowTile, -1);
+    set(projectionColTile, strategy.projectionColTile, -1);
+    MLIRContext *context = &getContext();
+    CodegenSizesAttr sizes = getCodegenSizesAttr(context, strategy);
+    // Sizes a function already has (written by hand, or by an earlier run)
+    // are kept.
+    MhaDialect::CodegenAttrHelper helper(context);
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      if (!function.isExternal() && !helper.isAttrPresent(function))
+        helper.setAttr(function, sizes);
+  }
+};
+
+struct MhaDropCodegenSizesPass
+    : mha::impl::MhaDropCodegenSizesBase<MhaDropCodegenSizesPass> {
+  void runOnOperation() override {
+    MhaDialect::CodegenAttrHelper helper(&getContext());
+    for (auto function : getOperation().getOps<FunctionOpInterface>())
+      helper.removeAttr(function);
+  }
+};
+} // namespace

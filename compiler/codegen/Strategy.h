@@ -13,6 +13,8 @@
 #ifndef MHA_COMPILER_CODEGEN_STRATEGY_H
 #define MHA_COMPILER_CODEGEN_STRATEGY_H
 
+#include "dialects/MhaDialect.h"
+
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -92,6 +94,17 @@ CodegenStrategy deriveCodegenStrategy(const TargetDescription &target);
 
 /// deriveCodegenStrategy(TargetDescription::host()), computed once.
 const CodegenStrategy &hostCodegenStrategy();
+
+/// The sizes of `strategy` that mha-codegen-strategy records on a function
+/// (`mha.codegen`); the attention tiles are recorded per `mha.sdpa`
+/// (AttentionStrategy.h).
+CodegenSizesAttr getCodegenSizesAttr(MLIRContext *context,
+                                     const CodegenStrategy &strategy);
+
+/// The sizes recorded on `op`'s function (or on `op`, a function), else
+/// null: the code generation passes read them there, and fall back on
+/// their own options where a function has none.
+CodegenSizesAttr getRecordedCodegenSizes(Operation *op);
 
 } // namespace mha
 } // namespace mlir

@@ -11,6 +11,7 @@
 
 #include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
+#include "compiler/codegen/Strategy.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -238,8 +239,13 @@ struct MhaTileProjectionsPass
           << "mha-tile-projections: " << llvm::toString(std::move(error));
       return signalPassFailure();
     }
+    // The tiles recorded on the function (mha-codegen-strategy), else the
+    // options.
+    MhaTileProjectionsOptions tiles{rowTile, colTile};
+    if (CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation()))
+      tiles = {sizes.getProjectionRows(), sizes.getProjectionCols()};
     RewritePatternSet patterns(&getContext());
-    populateTileProjectionsPatterns(patterns, {rowTile, colTile});
+    populateTileProjectionsPatterns(patterns, tiles);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -40,6 +40,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/codegen/Strategy.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -811,11 +812,20 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
     options.unroll = unroll;
     options.maxVectorLength = maxVectorLength;
     options.lanes = lanes;
+    // The sizes recorded on the function (mha-codegen-strategy) take the
+    // options' place.
+    if (CodegenSizesAttr sizes = getRecordedCodegenSizes(func)) {
+      options.rows = sizes.getRegisterRows();
+      options.cols = sizes.getRegisterCols();
+      options.unroll = sizes.getRegisterUnroll();
+      options.maxVectorLength = sizes.getMaxVectorLength();
+      options.lanes = sizes.getLanes();
+    }
     vectorizeLinalgOps(func, options);
     if (failed(simplifyVectorOps(func)))
       return signalPassFailure();
     hoistAccumulators(func);
-    unrollReductions(func, unroll);
+    unrollReductions(func, options.unroll);
   }
 };
 } // namespace

@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/codegen/Strategy.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -430,6 +431,11 @@ struct MhaWeightLayoutsPass
     FunctionType inputsType = FunctionType::get(
         context, layer.getArgumentTypes().take_front(numInputs), {});
     OpBuilder builder(context);
+    // The panels are the projections' column tiles, recorded on the layer
+    // (mha-codegen-strategy), else the option.
+    int64_t panelColumns = this->panelColumns;
+    if (CodegenSizesAttr sizes = getRecordedCodegenSizes(layer))
+      panelColumns = sizes.getProjectionCols();
 
     // Buffers that a prepare function computes: it stores them anew.
     for (auto [index, symbol] : llvm::enumerate(prepareFunctions)) {

@@ -106,3 +106,34 @@ func.func @tiles_missing_splits(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>
   %o = mha.sdpa %q, %k, %v {mha.tiles = #mha.attention_tiles<query_tile = 16, key_tile = 16>} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %o : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// mha.codegen: an #mha.codegen_sizes, on a function only, with sizes in the
+// pipeline options' ranges.
+func.func @codegen_not_on_function(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{expects mha.codegen on a function}}
+  %0 = linalg.matmul {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = 128>} ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{expects mha.codegen to be an #mha.codegen_sizes, got #mha.attention_tiles<query_tile = 16, key_tile = 16, key_splits = 1>}}
+func.func @codegen_not_sizes() attributes {mha.codegen = #mha.attention_tiles<query_tile = 16, key_tile = 16, key_splits = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects register_unroll between 1 and 16, got 0}}
+func.func @codegen_no_steps() attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 0, max_vector_length = 256, projection_rows = 48, projection_cols = 128>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects projection_cols between 0 and 4096, got -1}}
+func.func @codegen_negative_tile() attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = -1>} {
+  return
+}
