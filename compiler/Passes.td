@@ -474,14 +474,11 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
 
     - a contraction (matmul, batch_reduce_matmul, the QK^T and PV generics)
       is tiled with `scf.for` to blocks of `rows` x `cols` results and a
-      reduction step of 1 and vectorized to `vector.contract`; the block's
-      accumulator read and write are hoisted out of the reduction loop
-      (`hoistLoopInvariantSubsets`), so it stays in registers, and the
-      contraction later lowers to `rows` broadcast-FMAs per step
+      reduction step of 1 and vectorized to `vector.contract`, whose
+      accumulator `mha-hoist-accumulators` then keeps in registers through
+      the reduction loop (and `mha-unroll-reductions` unrolls), and which
+      later lowers to `rows` broadcast-FMAs per step
       (`convert-vector-to-llvm{vector-contract-lowering=outerproduct}`);
-      the reduction loop is then unrolled by `unroll` (the steps of one
-      iteration in their original order, the rest of a trip count that
-      `unroll` does not divide in a loop of its own);
     - every other linalg op (elementwise, row reductions, fill, copy,
       broadcast, transpose) is tiled by 1 in all dimensions but the last,
       which becomes one vector of at most `max-vector-length` elements;
@@ -503,8 +500,6 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
            "Rows of a contraction's register block">,
     Option<"cols", "cols", "int64_t", /*default=*/"32",
            "Columns of a contraction's register block (2 zmm registers)">,
-    Option<"unroll", "unroll", "int64_t", /*default=*/"2",
-           "Reduction steps per iteration of a register block's loop">,
     Option<"maxVectorLength", "max-vector-length", "int64_t",
            /*default=*/"256",
            "Longest vector along the last loop of a non-contraction op">,
@@ -521,6 +516,40 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
     "tensor::TensorDialect",
     "vector::VectorDialect",
   ];
+}
+
+def MhaHoistAccumulators : Pass<"mha-hoist-accumulators", "func::FuncOp"> {
+  let summary = "Keep register blocks' accumulators in registers through "
+                "their reduction loops";
+  let description = [{
+    The second step of the register blocks, after `mha-vectorize`: in each
+    `scf.for` (innermost first), the loop-invariant code and the
+    loop-invariant subsets (upstream's `moveLoopInvariantCode` and
+    `hoistLoopInvariantSubsets`) move out of the loop. A contraction's
+    accumulator block, read and written at the same place of the output in
+    every reduction step, is then read once before the loop, carried as a
+    vector value and written once after it.
+  }];
+}
+
+def MhaUnrollReductions : Pass<"mha-unroll-reductions", "func::FuncOp"> {
+  let summary = "Several reduction steps per iteration of a register "
+                "block's loop";
+  let description = [{
+    The third step of the register blocks, after `mha-hoist-accumulators`:
+    each reduction loop of a register block (innermost, contracting,
+    carrying its accumulators as vectors) is unrolled by `unroll`
+    (upstream's `loopUnrollByFactor`): the steps of one iteration in their
+    original order, so that every sum keeps its order, and the rest of a
+    trip count that `unroll` does not divide in a loop of its own. The
+    count is the function's `mha.codegen` (`register_unroll`,
+    `mha-codegen-strategy`), else the option.
+  }];
+  let options = [
+    Option<"unroll", "unroll", "int64_t", /*default=*/"2",
+           "Reduction steps per iteration of a register block's loop">,
+  ];
+  let dependentDialects = ["scf::SCFDialect"];
 }
 
 def MhaLowerStridedCopies : Pass<"mha-lower-strided-copies", "func::FuncOp"> {

@@ -232,6 +232,8 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
     else if (options.getBF16Path() == BF16Path::Avx512)
       funcPm.addPass(createMhaBF16Dot());
     funcPm.addPass(createMhaVectorize());
+    funcPm.addPass(createMhaHoistAccumulators());
+    funcPm.addPass(createMhaUnrollReductions());
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
   }

@@ -26,12 +26,14 @@
 // rows and a rest in blocks of its own static size or of rows/2, rows/4,
 // ... 1 row when it is `?` (vectorizeRowParts).
 //
-// The pass has four stages: the ops cut into blocks and vectorized
-// (vectorizeLinalgOps), the vector ops simplified into the forms the
-// lowering expects (simplifyVectorOps), the accumulators hoisted out of
-// the reduction loops (hoistAccumulators), and those loops unrolled
-// (unrollReductions). The block sizes and the unrolling come from the
-// target rule (compiler/codegen/Strategy.h) through the pipeline options.
+// The pass has two stages: the ops cut into blocks and vectorized
+// (vectorizeLinalgOps), then the vector ops simplified into the forms the
+// lowering expects (simplifyVectorOps). Two passes finish the register
+// blocks: mha-hoist-accumulators keeps each block's accumulator in
+// registers through its reduction loop (HoistAccumulators.cpp), and
+// mha-unroll-reductions does several reduction steps per iteration
+// (UnrollReductions.cpp). The block sizes are the function's mha.codegen
+// (mha-codegen-strategy, from the target rule in Strategy.h).
 //
 // What is not vectorized stays for convert-linalg-to-loops: ops on boolean
 // masks, reductions whose body is not one combining op, and generics over
@@ -734,74 +736,15 @@ LogicalResult simplifyVectorOps(func::FuncOp func) {
   return applyPatternsGreedily(func, std::move(patterns));
 }
 
-/// Stage 3: the accumulator block of each contraction is read and written
-/// at the same place in every step of its reduction loop: it moves out of
-/// the loop and is carried in registers. Innermost loops first, so that a
-/// hoisted block can move out of the next loop too.
-void hoistAccumulators(func::FuncOp func) {
-  IRRewriter rewriter(func.getContext());
-  SmallVector<scf::ForOp> loops;
-  func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-  for (scf::ForOp loop : loops) {
-    moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
-    rewriter.setInsertionPoint(loop);
-    (void)hoistLoopInvariantSubsets(
-        rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
-  }
-}
-
-/// Stage 4: each reduction loop of a register block (an innermost loop
-/// that carries only its accumulators, in vectors, and contracts into
-/// them) does `unroll` steps per iteration. One step is a block of FMAs
-/// that wait on one row of the right operand: with one step per
-/// iteration, the loop's increments, compare and branch and the next row's
-/// loads sit between every two such blocks, and LLVM does not unroll a
-/// loop of this size by itself. Each accumulator sums in the same order:
-/// the results do not change. A trip count that `unroll` does not divide
-/// leaves its last steps to a loop of their own (loopUnrollByFactor).
-void unrollReductions(func::FuncOp func, int64_t unroll) {
-  if (unroll <= 1)
-    return;
-  SmallVector<scf::ForOp> loops;
-  func.walk([&](scf::ForOp loop) {
-    Block *body = loop.getBody();
-    bool contracts = false, nested = false;
-    for (Operation &op : *body) {
-      contracts |= isa<vector::ContractionOp>(op);
-      nested |= op.getNumRegions() > 0;
-    }
-    // Before canonicalization the loop still carries the tensor whose
-    // block it accumulates, unchanged.
-    auto yield = cast<scf::YieldOp>(body->getTerminator());
-    bool vectorsOnly =
-        llvm::any_of(
-            loop.getRegionIterArgs(),
-            [](BlockArgument arg) { return isa<VectorType>(arg.getType()); }) &&
-        llvm::all_of(loop.getRegionIterArgs(), [&](BlockArgument arg) {
-          return isa<VectorType>(arg.getType()) ||
-                 yield.getOperand(arg.getArgNumber() -
-                                  loop.getNumInductionVars()) == arg;
-        });
-    std::optional<APInt> trips = loop.getStaticTripCount();
-    if (contracts && !nested && vectorsOnly && trips &&
-        trips->getSExtValue() >= unroll)
-      loops.push_back(loop);
-  });
-  for (scf::ForOp loop : loops)
-    (void)loopUnrollByFactor(loop, unroll);
-}
-
 struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
   using MhaVectorizeBase::MhaVectorizeBase;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (rows < 1 || cols < 1 || unroll < 1 || maxVectorLength < 1 ||
-        lanes < 1) {
-      func.emitError() << "mha-vectorize expects rows, cols, unroll, "
+    if (rows < 1 || cols < 1 || maxVectorLength < 1 || lanes < 1) {
+      func.emitError() << "mha-vectorize expects rows, cols, "
                           "max-vector-length and lanes >= 1, got rows="
                        << int64_t(rows) << " cols=" << int64_t(cols)
-                       << " unroll=" << int64_t(unroll)
                        << " max-vector-length=" << int64_t(maxVectorLength)
                        << " lanes=" << int64_t(lanes);
       return signalPassFailure();
@@ -809,7 +752,6 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
     MhaVectorizeOptions options;
     options.rows = rows;
     options.cols = cols;
-    options.unroll = unroll;
     options.maxVectorLength = maxVectorLength;
     options.lanes = lanes;
     // The sizes recorded on the function (mha-codegen-strategy) take the
@@ -817,15 +759,12 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
     if (CodegenSizesAttr sizes = getRecordedCodegenSizes(func)) {
       options.rows = sizes.getRegisterRows();
       options.cols = sizes.getRegisterCols();
-      options.unroll = sizes.getRegisterUnroll();
       options.maxVectorLength = sizes.getMaxVectorLength();
       options.lanes = sizes.getLanes();
     }
     vectorizeLinalgOps(func, options);
     if (failed(simplifyVectorOps(func)))
-      return signalPassFailure();
-    hoistAccumulators(func);
-    unrollReductions(func, options.unroll);
+      signalPassFailure();
   }
 };
 } // namespace

@@ -1,19 +1,21 @@
-// RUN: mha-opt %s -split-input-file -mha-vectorize=unroll=1 | FileCheck %s
-// RUN: mha-opt %s -split-input-file -mha-vectorize="rows=4 cols=16 unroll=1" | FileCheck %s --check-prefix=BLOCK
-// RUN: mha-opt %s -split-input-file -mha-vectorize="max-vector-length=48 unroll=1" | FileCheck %s --check-prefix=LEN
-// RUN: mha-opt %s -split-input-file -mha-vectorize=unroll=1 -canonicalize -cse | FileCheck %s --check-prefix=CANON
-// RUN: mha-opt %s -split-input-file -mha-vectorize -canonicalize -cse | FileCheck %s --check-prefix=UNROLL
-// RUN: mha-opt %s -split-input-file -mha-vectorize="rows=6 cols=64 unroll=1" -canonicalize -cse | FileCheck %s --check-prefix=REST
+// RUN: mha-opt %s -split-input-file -mha-vectorize -mha-hoist-accumulators | FileCheck %s
+// RUN: mha-opt %s -split-input-file -mha-vectorize="rows=4 cols=16" -mha-hoist-accumulators | FileCheck %s --check-prefix=BLOCK
+// RUN: mha-opt %s -split-input-file -mha-vectorize="max-vector-length=48" -mha-hoist-accumulators | FileCheck %s --check-prefix=LEN
+// RUN: mha-opt %s -split-input-file -mha-vectorize -mha-hoist-accumulators -canonicalize -cse | FileCheck %s --check-prefix=CANON
+// RUN: mha-opt %s -split-input-file -mha-vectorize -mha-hoist-accumulators -mha-unroll-reductions -canonicalize -cse | FileCheck %s --check-prefix=UNROLL
+// RUN: mha-opt %s -split-input-file -mha-vectorize="rows=6 cols=64" -mha-hoist-accumulators -canonicalize -cse | FileCheck %s --check-prefix=REST
 // RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=rows=0 2>&1 | FileCheck %s --check-prefix=ERR
 // RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=max-vector-length=-2 2>&1 | FileCheck %s --check-prefix=ERRLEN
-// RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-vectorize=unroll=0 2>&1 | FileCheck %s --check-prefix=ERRUNROLL
+// RUN: %expect-exit 3 mha-opt %s -split-input-file -mha-unroll-reductions=unroll=0 2>&1 | FileCheck %s --check-prefix=ERRUNROLL
 
-// ERR: error: mha-vectorize expects rows, cols, unroll, max-vector-length and lanes >= 1, got rows=0 cols=32 unroll=2 max-vector-length=256 lanes=16
-// ERRLEN: error: mha-vectorize expects rows, cols, unroll, max-vector-length and lanes >= 1, got rows=8 cols=32 unroll=2 max-vector-length=-2 lanes=16
-// ERRUNROLL: error: mha-vectorize expects rows, cols, unroll, max-vector-length and lanes >= 1, got rows=8 cols=32 unroll=0 max-vector-length=256 lanes=16
+// ERR: error: mha-vectorize expects rows, cols, max-vector-length and lanes >= 1, got rows=0 cols=32 max-vector-length=256 lanes=16
+// ERRLEN: error: mha-vectorize expects rows, cols, max-vector-length and lanes >= 1, got rows=8 cols=32 max-vector-length=-2 lanes=16
+// ERRUNROLL: error: mha-unroll-reductions expects unroll >= 1, got 0
 
-// (The cases below but the UNROLL ones check one reduction step per
-// iteration, unroll=1; the pass's default is 2.)
+// mha-vectorize cuts the register blocks and vectorizes them;
+// mha-hoist-accumulators keeps their accumulators in registers through the
+// reduction loops, and mha-unroll-reductions (the UNROLL cases only) does
+// 2 reduction steps per iteration.
 
 // A matmul: 8x32 blocks of C (2 row blocks x 2 column blocks), each summed
 // over k one step at a time. The block of C is read before the k loop and
