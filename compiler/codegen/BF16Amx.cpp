@@ -87,11 +87,8 @@ class AmxKernelBuilder {
 public:
   AmxKernelBuilder(ImplicitLocOpBuilder &b, BF16Projection p, int64_t rowTile,
                    int64_t colTile, int64_t kChunk)
-      : b(b), p(p), rowTile(rowTile), kChunk(kChunk) {
-    auto packedType = cast<RankedTensorType>(p.packed.getType());
-    pairs = packedType.getDimSize(0);
-    headColumns = packedType.getShape().back();
-    columns = p.heads ? packedType.getDimSize(1) * headColumns : headColumns;
+      : b(b), p(p), rowTile(rowTile), kChunk(kChunk), pairs(p.pairs),
+        headColumns(p.headColumns), columns(p.columns) {
     bTiles = headColumns % (2 * kAmxTile) == 0 ? 2 : 1;
     tileColumns = bf16ColumnTile(headColumns, colTile, bTiles * kAmxTile);
     fullSteps = 2 * pairs / kAmxStep;
@@ -111,8 +108,7 @@ public:
     if (p.bias)
       biasBuffer = toBuffer(p.bias);
     OpBuilder::InsertionGuard guard(b);
-    tileLoop =
-        buildBF16TileLoop(b, p, columns, headColumns, tileColumns, rowTile);
+    tileLoop = buildBF16TileLoop(b, p, tileColumns, rowTile);
     scf::ForallOp forall = tileLoop.forall;
     Value rows = tileLoop.rows;
 
@@ -393,12 +389,10 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
           << " k-chunk=" << int64_t(kChunk);
       return signalPassFailure();
     }
-    // The projections' column tile recorded on the function
-    // (mha-codegen-strategy), where it has one; the rows stay whole 16s.
-    int64_t colTile = this->colTile;
-    if (CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation()))
-      if (sizes.getProjectionCols() > 0)
-        colTile = sizes.getProjectionCols();
+    // The rows stay the option's whole 16s.
+    int64_t colTile = getBF16Tiles(getOperation(), rowTile, this->colTile,
+                                   /*recordedRows=*/false)
+                          .second;
     replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
                                                BF16Projection &projection) {
       return AmxKernelBuilder(b, projection, rowTile, colTile, kChunk).build();

@@ -94,7 +94,24 @@ mlir::mha::matchBF16Projection(linalg::GenericOp op) {
                 .getShape()
                 .back() == 16)
       match.panels = transpose.getInput();
+  match.pairs = packedType.getDimSize(0);
+  match.headColumns = packedType.getShape().back();
+  match.columns = match.heads ? packedType.getDimSize(1) * match.headColumns
+                              : match.headColumns;
   return match;
+}
+
+std::pair<int64_t, int64_t> mlir::mha::getBF16Tiles(Operation *function,
+                                                    int64_t rowTile,
+                                                    int64_t colTile,
+                                                    bool recordedRows) {
+  if (CodegenSizesAttr sizes = getRecordedCodegenSizes(function)) {
+    if (recordedRows && sizes.getProjectionRows() > 0)
+      rowTile = sizes.getProjectionRows();
+    if (sizes.getProjectionCols() > 0)
+      colTile = sizes.getProjectionCols();
+  }
+  return {rowTile, colTile};
 }
 
 int64_t mlir::mha::bf16ColumnTile(int64_t extent, int64_t limit, int64_t step) {
@@ -107,9 +124,9 @@ int64_t mlir::mha::bf16ColumnTile(int64_t extent, int64_t limit, int64_t step) {
 
 BF16TileLoop mlir::mha::buildBF16TileLoop(ImplicitLocOpBuilder &b,
                                           const BF16Projection &projection,
-                                          int64_t columns, int64_t headColumns,
                                           int64_t tileColumns,
                                           int64_t rowTile) {
+  int64_t columns = projection.columns, headColumns = projection.headColumns;
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, value);
   };
@@ -190,11 +207,8 @@ class KernelBuilder {
 public:
   KernelBuilder(ImplicitLocOpBuilder &b, BF16Projection p, int64_t rowTile,
                 int64_t colTile, int64_t blockRows)
-      : b(b), p(p), rowTile(rowTile), blockRows(blockRows) {
-    auto packedType = cast<RankedTensorType>(p.packed.getType());
-    pairs = packedType.getDimSize(0);
-    headColumns = packedType.getShape().back();
-    columns = p.heads ? packedType.getDimSize(1) * headColumns : headColumns;
+      : b(b), p(p), rowTile(rowTile), blockRows(blockRows), pairs(p.pairs),
+        headColumns(p.headColumns) {
     vectors = headColumns % (2 * kLanes) == 0 ? 2 : 1;
     tileColumns = bf16ColumnTile(headColumns, colTile, vectors * kLanes);
     f32Vector = VectorType::get({kLanes}, b.getF32Type());
@@ -203,8 +217,7 @@ public:
 
   Value build() {
     OpBuilder::InsertionGuard guard(b);
-    tileLoop =
-        buildBF16TileLoop(b, p, columns, headColumns, tileColumns, rowTile);
+    tileLoop = buildBF16TileLoop(b, p, tileColumns, rowTile);
     scf::ForallOp forall = tileLoop.forall;
     Value rows = tileLoop.rows;
     // The tile [rows, tileColumns] of the result.
@@ -352,7 +365,7 @@ private:
   ImplicitLocOpBuilder &b;
   BF16Projection p;
   int64_t rowTile, blockRows;
-  int64_t pairs, headColumns, columns, tileColumns, vectors;
+  int64_t pairs, headColumns, tileColumns, vectors;
   VectorType f32Vector, bf16Vector;
   /// The tile loop, set by build().
   BF16TileLoop tileLoop;
@@ -370,15 +383,9 @@ struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {
           << " rows=" << int64_t(rows);
       return signalPassFailure();
     }
-    // The projections' tiles recorded on the function
-    // (mha-codegen-strategy), where it has them.
-    int64_t rowTile = this->rowTile, colTile = this->colTile;
-    if (CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation())) {
-      if (sizes.getProjectionRows() > 0)
-        rowTile = sizes.getProjectionRows();
-      if (sizes.getProjectionCols() > 0)
-        colTile = sizes.getProjectionCols();
-    }
+    int64_t rowTile, colTile;
+    std::tie(rowTile, colTile) = getBF16Tiles(
+        getOperation(), this->rowTile, this->colTile, /*recordedRows=*/true);
     replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
                                                BF16Projection &projection) {
       return KernelBuilder(b, projection, rowTile, colTile, rows).build();

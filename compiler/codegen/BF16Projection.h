@@ -33,6 +33,8 @@ struct BF16Projection {
   /// (mha-bf16-projections' `panels`, for AMX): the panels,
   /// [N/16, K/2, 16]; else null.
   Value panels;
+  /// K/2, the columns per head (N without heads) and N.
+  int64_t pairs, headColumns, columns;
 };
 
 /// `op`'s parts, if it is a `mha.bf16_dot` generic on tensors whose packed
@@ -59,12 +61,18 @@ struct BF16TileLoop {
 };
 
 /// Builds the loop of `projection`'s kernel, whose tiles are `rowTile` rows
-/// by `tileColumns` columns (`headColumns` per head, `columns` in all), and
-/// leaves the builder inside it, before its terminator.
+/// by `tileColumns` columns, and leaves the builder inside it, before its
+/// terminator.
 BF16TileLoop buildBF16TileLoop(ImplicitLocOpBuilder &b,
                                const BF16Projection &projection,
-                               int64_t columns, int64_t headColumns,
                                int64_t tileColumns, int64_t rowTile);
+
+/// The parallel tile of the bf16 projections in `function`: the
+/// projections' tiles recorded on it (`mha.codegen`, those that are not 0),
+/// else `rowTile` and `colTile`; without `recordedRows` the rows stay
+/// `rowTile` (AMX's are whole 16s).
+std::pair<int64_t, int64_t> getBF16Tiles(Operation *function, int64_t rowTile,
+                                         int64_t colTile, bool recordedRows);
 
 /// Replaces each `mha.bf16_dot` projection under `root` by the value that
 /// `buildKernel` builds for it (before the generic), then erases the generic
