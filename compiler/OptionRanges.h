@@ -36,7 +36,7 @@ constexpr int64_t kMaxKeySplits = kMaxAttentionKeySplits;
 llvm::Error checkOptionRange(llvm::StringRef name, int64_t value, int64_t min,
                              int64_t max);
 
-/// Checks what the options ask of `mha-attention-strategy`: query-tile and
+/// Checks what the options ask of `mha-strategy`: query-tile and
 /// key-tile in [0, kMaxTileSize] (0: from the target), key-splits in
 /// [1, kMaxKeySplits]. Each message names the option as `<prefix><name>`,
 /// e.g. `--key-splits` with prefix "--".

@@ -414,7 +414,7 @@ def MhaTileProjections : Pass<"mha-tile-projections", "func::FuncOp"> {
       identical for any thread count.
 
     The tile sizes are the function's `mha.codegen` (`projection_rows`,
-    `projection_cols`; `mha-codegen-strategy`), else the options.
+    `projection_cols`; `mha-strategy`), else the options.
 
     The tile of a `linalg.matmul` is a `linalg.matmul`. The tile of a
     contraction that writes heads `[1, 1, rows, d]` has its unit dimensions
@@ -490,7 +490,7 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
     with a `?` row count runs whole blocks of `rows` rows, then its rest in
     blocks of rows/2, rows/4, ... and 1 row, each static.
 
-    The sizes are the function's `mha.codegen` (`mha-codegen-strategy`,
+    The sizes are the function's `mha.codegen` (`mha-strategy`,
     which the named pipelines run with the target rule's sizes,
     `compiler/codegen/Strategy.h`); the options below are the fallback for
     a function without it.
@@ -543,7 +543,7 @@ def MhaUnrollReductions : Pass<"mha-unroll-reductions", "func::FuncOp"> {
     original order, so that every sum keeps its order, and the rest of a
     trip count that `unroll` does not divide in a loop of its own. The
     count is the function's `mha.codegen` (`register_unroll`,
-    `mha-codegen-strategy`), else the option.
+    `mha-strategy`), else the option.
   }];
   let options = [
     Option<"unroll", "unroll", "int64_t", /*default=*/"2",
@@ -653,22 +653,46 @@ def MhaLowerScalarTransfers
                            "vector::VectorDialect"];
 }
 
-def MhaCodegenStrategy : Pass<"mha-codegen-strategy", "ModuleOp"> {
-  let summary = "Record the register blocks and projection tiles of each "
-                "function (mha.codegen)";
+def MhaStrategy : Pass<"mha-strategy", "ModuleOp"> {
+  let summary = "Record the tile and register-block sizes for the target "
+                "(mha.codegen on each function, mha.tiles on each mha.sdpa)";
   let description = [{
-    The strategy step of code generation: sets `mha.codegen`, an
-    `#mha.codegen_sizes`, on each function with a body that has none: the
-    sizes of the rule in `compiler/codegen/Strategy.h` (docs/pipeline.md,
-    "Sizes from the target") for this machine's CPU, each option that is
-    set taking the place of its size. The named pipelines run it once the
-    prepare functions exist, with the sizes for their target (`mha-compile
-    --cpu`); `mha-tile-projections`, `mha-weight-layouts`, `mha-bf16-dot`,
-    `mha-bf16-amx` and `mha-vectorize` read the sizes there, and fall back
-    on their own options in a function without them. Sizes a function
-    already has are kept.
+    The strategy step, as IREE's lowering-strategy selection sets a
+    `translation_info` on each dispatch function and a `lowering_config` on
+    its root ops. From the rule in `compiler/codegen/Strategy.h`
+    (docs/pipeline.md, "Sizes from the target") for this machine's CPU,
+    each option that is set taking the place of its size, it records:
+
+    - on each function with a body that has none, `mha.codegen`, an
+      `#mha.codegen_sizes`: the register block and the projections'
+      parallel tile, which `mha-tile-projections`, `mha-weight-layouts`,
+      `mha-bf16-dot`, `mha-bf16-amx`, `mha-vectorize` and
+      `mha-unroll-reductions` read (their own options are the fallback for
+      a function without it);
+    - on each `mha.sdpa` that has none, `mha.tiles`, an
+      `#mha.attention_tiles<query_tile, key_tile, key_splits>`, which
+      `mha-tile-attention` and the op's `TilingInterface` read
+      (compiler/attention/AttentionStrategy.h): the query tile and key
+      block (with `causal` and one key range, the key block cut down to a
+      divisor of the query tile, so that every causal block is whole), and
+      `key-splits` key ranges where B·H·⌈T/BQ⌉ (static) is smaller, bounded
+      by the number of key blocks, else 1 (top-left causal attention, whose
+      queries see only their own prefix, is never split).
+
+    The named pipelines run it once the prepare functions exist, with the
+    sizes for their target (`mha-compile --cpu`). Sizes already recorded
+    (written in a graph, for one function or one attention) are kept.
   }];
   let options = [
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
+           "Queries per parallel tile of the fused attention (BQ; 0: the "
+           "target's)">,
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
+           "Keys per block of the online softmax (BK; 0: the target's)">,
+    Option<"keySplits", "key-splits", "int64_t",
+           /*default=*/"mlir::mha::kDefaultKeySplits",
+           "Key ranges run in parallel when there are fewer query tiles "
+           "(1: never)">,
     Option<"lanes", "lanes", "int64_t", /*default=*/"0",
            "f32 elements of one vector register (0: the target's)">,
     Option<"registerRows", "register-rows", "int64_t", /*default=*/"0",
@@ -704,39 +728,6 @@ def MhaDropCodegenSizes : Pass<"mha-drop-codegen-sizes", "ModuleOp"> {
   }];
 }
 
-def MhaAttentionStrategy : Pass<"mha-attention-strategy", "func::FuncOp"> {
-  let summary = "Record the tile sizes of each mha.sdpa (mha.tiles)";
-  let description = [{
-    The strategy step of the fused path: sets `mha.tiles`, an
-    `#mha.attention_tiles<query_tile, key_tile, key_splits>`, on each
-    `mha.sdpa` that has none, which `mha-tile-attention` and the op's
-    `TilingInterface` then read (compiler/attention/AttentionStrategy.h):
-
-    - `query_tile` and `key_tile`: the options, or where they are 0 the
-      sizes the target's vector registers and L1 give
-      (compiler/codegen/Strategy.h, docs/pipeline.md "Sizes from the
-      target"); with `causal` and one key range, the key block is cut down
-      to a divisor of the query tile, so that every causal block is whole;
-    - `key_splits`: `key-splits` where B·H·⌈T/BQ⌉ (static) is smaller,
-      bounded by the number of key blocks, else 1; top-left causal
-      attention, whose queries see only their own prefix, is never split.
-
-    Tiles already on an op (written in the graph, for one attention) are
-    kept.
-  }];
-  let options = [
-    Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
-           "Queries per parallel tile (BQ; 0: from the target)">,
-    Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
-           "Keys per block of the online softmax (BK; 0: from the target)">,
-    Option<"keySplits", "key-splits", "int64_t",
-           /*default=*/"mlir::mha::kDefaultKeySplits",
-           "Key ranges run in parallel when there are fewer query tiles "
-           "(1: never)">,
-  ];
-  let dependentDialects = ["mha::MhaDialect"];
-}
-
 def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
   let summary = "Tile mha.sdpa into fused flash-style attention: parallel "
                 "query tiles, key blocks with online softmax";
@@ -769,7 +760,7 @@ def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
     in parallel, and their states are merged in a fixed order (the result
     does not depend on the thread count).
 
-    The sizes are the op's `mha.tiles` (`mha-attention-strategy`, which
+    The sizes are the op's `mha.tiles` (`mha-strategy`, which
     the pipelines run first); an op without them gets the strategy's
     choice for this machine.
 

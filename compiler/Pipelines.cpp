@@ -28,17 +28,6 @@
 using namespace mlir;
 using namespace mlir::mha;
 
-MhaAttentionStrategyOptions
-MhaPipelineOptions::getAttentionStrategyOptions() const {
-  CodegenStrategy strategy = deriveCodegenStrategy(target);
-  MhaAttentionStrategyOptions tiles;
-  tiles.queryTile =
-      queryTile > 0 ? int64_t(queryTile) : strategy.attentionQueryTile;
-  tiles.keyTile = keyTile > 0 ? int64_t(keyTile) : strategy.attentionKeyTile;
-  tiles.keySplits = keySplits;
-  return tiles;
-}
-
 MhaTileAttentionOptions MhaPipelineOptions::getTileAttentionOptions() const {
   MhaTileAttentionOptions tile;
   tile.attention = attention;
@@ -54,10 +43,13 @@ MhaPipelineOptions::getTileProjectionsOptions() const {
   return tile;
 }
 
-MhaCodegenStrategyOptions
-MhaPipelineOptions::getCodegenStrategyOptions() const {
+MhaStrategyOptions MhaPipelineOptions::getStrategyOptions() const {
   CodegenStrategy strategy = deriveCodegenStrategy(target);
-  MhaCodegenStrategyOptions sizes;
+  MhaStrategyOptions sizes;
+  sizes.queryTile =
+      queryTile > 0 ? int64_t(queryTile) : strategy.attentionQueryTile;
+  sizes.keyTile = keyTile > 0 ? int64_t(keyTile) : strategy.attentionKeyTile;
+  sizes.keySplits = keySplits;
   sizes.lanes = strategy.lanes;
   sizes.registerRows = registerRows > 0 ? int64_t(registerRows) : strategy.rows;
   sizes.registerCols = registerCols > 0 ? int64_t(registerCols) : strategy.cols;
@@ -137,12 +129,9 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // The attention that takes the fused path is tiled before the rest is
   // lowered; mha-lower-to-linalg decomposes the mha.sdpa ops left.
-  // Its tile sizes are chosen first and recorded on each mha.sdpa.
-  if (options.attention != AttentionMode::Decomposed) {
-    funcPm.addPass(
-        createMhaAttentionStrategy(options.getAttentionStrategyOptions()));
+  // Its tile sizes are each mha.sdpa's mha.tiles (mha-strategy).
+  if (options.attention != AttentionMode::Decomposed)
     funcPm.addPass(createMhaTileAttention(options.getTileAttentionOptions()));
-  }
   funcPm.addPass(createMhaLowerToLinalg());
   // The widenings and roundings of mha-widen-bf16 (arith on tensors).
   funcPm.addPass(createConvertElementwiseToLinalgPass());
@@ -195,10 +184,11 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   // own; the passes below lower those functions too.
   if (options.prepareWeights)
     pm.addPass(createMhaPrepareWeights());
-  // The code generation sizes for the target (register blocks, projection
-  // tiles), recorded on each function, the layer's and its prepare
-  // functions' (mha.codegen), for the passes below to read.
-  pm.addPass(createMhaCodegenStrategy(options.getCodegenStrategyOptions()));
+  // The strategy step: the sizes for the target, recorded on each function,
+  // the layer's and its prepare functions' (mha.codegen: register blocks,
+  // projection tiles), and on each attention (mha.tiles), for the passes
+  // below to read.
+  pm.addPass(createMhaStrategy(options.getStrategyOptions()));
   // bf16 projections whose weights were just prepared read them packed in
   // K pairs, for the bf16 dot products (lowered by mha-bf16-dot below).
   // On AMX, in panels of 16 columns: one B tile per KiB; and the output

@@ -59,7 +59,7 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "whole batch)"),
       llvm::cl::init(-1)};
   /// Queries per parallel tile of the fused path
-  /// (`mha-attention-strategy`); 0 takes it from the target.
+  /// (`mha-strategy`); 0 takes it from the target.
   Option<int64_t> queryTile{
       *this, "query-tile",
       llvm::cl::desc("Queries per tile (fused path; 0: from the target's L1)"),
@@ -202,16 +202,13 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   /// targetHasAMX; F32 without prepare-weights or vectorize.
   BF16Path getBF16Path() const;
 
-  /// What these ask of `mha-attention-strategy`, its zeros resolved for
-  /// `target`, and the options of `mha-tile-attention` and
+  /// The options of `mha-strategy`: the rule of deriveCodegenStrategy for
+  /// `target`, with the tiles, register blocks and key splits where they
+  /// are set; and the options of `mha-tile-attention` and
   /// `mha-tile-projections`.
-  MhaAttentionStrategyOptions getAttentionStrategyOptions() const;
+  MhaStrategyOptions getStrategyOptions() const;
   MhaTileAttentionOptions getTileAttentionOptions() const;
   MhaTileProjectionsOptions getTileProjectionsOptions() const;
-  /// The options of `mha-codegen-strategy`: the rule of
-  /// deriveCodegenStrategy for `target`, with register-rows, register-cols,
-  /// register-unroll and the projection tiles where they are set.
-  MhaCodegenStrategyOptions getCodegenStrategyOptions() const;
 
   /// The CPU the code is compiled for: the host (the JIT's), or the
   /// `--cpu` of mha-compile, which sets it (and the projection tiles that

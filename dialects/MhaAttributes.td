@@ -11,7 +11,7 @@ def Mha_AttentionTilesAttr : AttrDef<Mha_Dialect, "AttentionTiles"> {
   let summary = "The tile sizes of one fused attention";
   let description = [{
     How `mha-tile-attention` cuts one `mha.sdpa`, recorded on it as
-    `mha.tiles` by `mha-attention-strategy` (as IREE records a
+    `mha.tiles` by `mha-strategy` (as IREE records a
     `lowering_config` on the ops it tiles), so that the tiling and the
     op's `TilingInterface` read the sizes off the op rather than off pass
     options, and a graph may fix them for one attention:
@@ -37,7 +37,7 @@ def Mha_CodegenSizesAttr : AttrDef<Mha_Dialect, "CodegenSizes"> {
   let description = [{
     The sizes the code generation passes use in one function, from the CPU
     it is compiled for, recorded on it as `mha.codegen` by
-    `mha-codegen-strategy` (as IREE records a `translation_info` on a
+    `mha-strategy` (as IREE records a `translation_info` on a
     dispatch function), so that `mha-tile-projections`, `mha-vectorize`,
     `mha-weight-layouts` and the bf16 projection passes read them off the
     function rather than off their own options:

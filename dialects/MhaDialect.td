@@ -56,11 +56,11 @@ def Mha_Dialect : Dialect {
   //   identifier in the headers of `mha-compile`. `verifyRegionArgAttribute`
   //   keeps it a C identifier;
   // - `mha.tiles`, an `#mha.attention_tiles` on an `mha.sdpa`: its tile
-  //   sizes, chosen by `mha-attention-strategy` (or written in the graph),
+  //   sizes, chosen by `mha-strategy` (or written in the graph),
   //   read by `mha-tile-attention` and mha.sdpa's `TilingInterface`;
   // - `mha.codegen`, an `#mha.codegen_sizes` on a function: the register
   //   blocks and projection tiles of its code, chosen by
-  //   `mha-codegen-strategy`, read by the code generation passes.
+  //   `mha-strategy`, read by the code generation passes.
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$projection,
     "::mlir::UnitAttr":$register_block,

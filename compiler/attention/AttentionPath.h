@@ -21,7 +21,7 @@ namespace mlir {
 namespace mha {
 
 /// Default of the most key ranges run in parallel when there are fewer
-/// query tiles (mha-attention-strategy `key-splits`): two, the fewest that
+/// query tiles (mha-strategy `key-splits`): two, the fewest that
 /// use a second core; more pay off only with more threads, and every range
 /// adds a partial output to merge.
 constexpr int64_t kDefaultKeySplits = 2;

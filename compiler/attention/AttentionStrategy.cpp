@@ -1,21 +1,13 @@
 //===- AttentionStrategy.cpp - The tile sizes of each attention -----------===//
 
 #include "compiler/attention/AttentionStrategy.h"
-#include "compiler/OptionRanges.h"
-#include "compiler/Passes.h"
 #include "compiler/attention/AttentionTiling.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <limits>
-
-namespace mlir::mha {
-#define GEN_PASS_DEF_MHAATTENTIONSTRATEGY
-#include "compiler/Passes.h.inc"
-} // namespace mlir::mha
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -91,45 +83,3 @@ AttentionTilesAttr mlir::mha::getAttentionTiles(SdpaOp op) {
   return chooseAttentionTiles(op, AttentionTileRequest(),
                               TargetDescription::host());
 }
-
-namespace {
-struct MhaAttentionStrategyPass
-    : mha::impl::MhaAttentionStrategyBase<MhaAttentionStrategyPass> {
-  using Base::Base;
-
-  AttentionTileRequest getRequest() const {
-    return {queryTile, keyTile, keySplits};
-  }
-
-  /// Refuses options out of range where they are parsed, before any IR is
-  /// touched (`--mha-attention-strategy="key-splits=0"`).
-  LogicalResult initializeOptions(
-      StringRef text,
-      function_ref<LogicalResult(const Twine &)> errorHandler) override {
-    if (failed(Base::initializeOptions(text, errorHandler)))
-      return failure();
-    if (llvm::Error error = checkAttentionTileRequest(getRequest()))
-      return errorHandler("mha-attention-strategy: " +
-                          llvm::toString(std::move(error)));
-    return success();
-  }
-
-  void runOnOperation() override {
-    // Options set in C++ are not parsed: the same check.
-    AttentionTileRequest request = getRequest();
-    if (llvm::Error error = checkAttentionTileRequest(request)) {
-      emitError(getOperation().getLoc())
-          << "mha-attention-strategy: " << llvm::toString(std::move(error));
-      return signalPassFailure();
-    }
-    MhaDialect::TilesAttrHelper helper(&getContext());
-    // Tiles the graph already has (written by hand, or by an earlier run)
-    // are kept: they were chosen for that op.
-    getOperation().walk([&](SdpaOp op) {
-      if (!helper.isAttrPresent(op))
-        helper.setAttr(
-            op, chooseAttentionTiles(op, request, TargetDescription::host()));
-    });
-  }
-};
-} // namespace

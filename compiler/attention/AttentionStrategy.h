@@ -1,10 +1,11 @@
 //===- AttentionStrategy.h - The tile sizes of each attention ---*- C++ -*-===//
 //
-// The strategy step of the fused path: for each `mha.sdpa`, the query tile,
-// key block and number of key ranges, from the target (Strategy.h) where
-// the options leave them to it, recorded on the op as `mha.tiles`
-// (`#mha.attention_tiles`, as IREE records a `lowering_config`).
-// `mha-tile-attention` and mha.sdpa's `TilingInterface` read them there.
+// The fused attention's part of the strategy step (mha-strategy,
+// Strategy.cpp): for each `mha.sdpa`, the query tile, key block and number
+// of key ranges, from the target (Strategy.h) where the options leave them
+// to it, recorded on the op as `mha.tiles` (`#mha.attention_tiles`, as IREE
+// records a `lowering_config`). `mha-tile-attention` and mha.sdpa's
+// `TilingInterface` read them there.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,7 +5,7 @@
 // pattern also splits the keys into P ranges of whole key blocks: each range
 // runs the online softmax into its unnormalized state (acc, m, l), and
 // `combineKeySplits` merges the P states in split order. P is the op's
-// `key_splits` (mha.tiles, chosen by mha-attention-strategy from an option),
+// `key_splits` (mha.tiles, chosen by mha-strategy from an option),
 // not the thread count, so the result does not depend on the thread count;
 // with S static, P is at most the number of key blocks. Top-left
 // causal attention is left to the query tiles: with T ≤ BQ its queries see
@@ -64,7 +64,7 @@ struct SplitKeysSdpa : OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    // The strategy's ranges (mha-attention-strategy), where the op can be
+    // The strategy's ranges (mha-strategy), where the op can be
     // split into that many (tiles written in a graph are not trusted).
     AttentionTilesAttr tiles = getAttentionTiles(op);
     int64_t queryTile = tiles.getQueryTile(), keyTile = tiles.getKeyTile();

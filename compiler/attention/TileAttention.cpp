@@ -74,7 +74,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     if (!chooseAttentionPath(*getAttentionShape(op), mode).fused)
       return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
 
-    // The strategy's tiles (mha-attention-strategy); with causal, its key
+    // The strategy's tiles (mha-strategy); with causal, its key
     // block divides the query tile.
     AttentionTilesAttr tiles = getAttentionTiles(op);
     int64_t queryTile = tiles.getQueryTile();

@@ -1,13 +1,14 @@
 //===- Strategy.cpp - Tile and register-block sizes from the target -------===//
 //
-// The rule (deriveCodegenStrategy) and the pass that records its sizes on
-// each function (mha-codegen-strategy).
+// The rule (deriveCodegenStrategy) and the strategy step (mha-strategy),
+// which records its sizes on each function and each attention.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/Strategy.h"
 #include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
+#include "compiler/attention/AttentionStrategy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -24,7 +25,7 @@ using namespace mlir;
 using namespace mlir::mha;
 
 namespace mlir::mha {
-#define GEN_PASS_DEF_MHACODEGENSTRATEGY
+#define GEN_PASS_DEF_MHASTRATEGY
 #define GEN_PASS_DEF_MHADROPCODEGENSIZES
 #include "compiler/Passes.h.inc"
 } // namespace mlir::mha
@@ -136,14 +137,19 @@ CodegenSizesAttr mlir::mha::getRecordedCodegenSizes(Operation *op) {
 }
 
 namespace {
-struct MhaCodegenStrategyPass
-    : mha::impl::MhaCodegenStrategyBase<MhaCodegenStrategyPass> {
+struct MhaStrategyPass : mha::impl::MhaStrategyBase<MhaStrategyPass> {
   using Base::Base;
+
+  AttentionTileRequest getAttentionRequest() const {
+    return {queryTile, keyTile, keySplits};
+  }
 
   /// The options' ranges: those of the pipeline options that set them
   /// (compiler/Pipelines.h), with 0 (-1 for the projection tiles) for the
   /// target's.
   llvm::Error checkOptions() const {
+    if (llvm::Error error = checkAttentionTileRequest(getAttentionRequest()))
+      return error;
     struct Range {
       const char *name;
       int64_t value, min, max;
@@ -163,15 +169,14 @@ struct MhaCodegenStrategyPass
   }
 
   /// Refuses options out of range where they are parsed, before any IR is
-  /// touched.
+  /// touched (`--mha-strategy="key-splits=0"`).
   LogicalResult initializeOptions(
       StringRef text,
       function_ref<LogicalResult(const Twine &)> errorHandler) override {
     if (failed(Base::initializeOptions(text, errorHandler)))
       return failure();
     if (llvm::Error error = checkOptions())
-      return errorHandler("mha-codegen-strategy: " +
-                          llvm::toString(std::move(error)));
+      return errorHandler("mha-strategy: " + llvm::toString(std::move(error)));
     return success();
   }
 
@@ -179,11 +184,12 @@ struct MhaCodegenStrategyPass
     // Options set in C++ are not parsed: the same check.
     if (llvm::Error error = checkOptions()) {
       emitError(getOperation().getLoc())
-          << "mha-codegen-strategy: " << llvm::toString(std::move(error));
+          << "mha-strategy: " << llvm::toString(std::move(error));
       return signalPassFailure();
     }
     // The host's rule, where an option leaves a size to it.
-    CodegenStrategy strategy = hostCodegenStrategy();
+    const TargetDescription &target = TargetDescription::host();
+    CodegenStrategy strategy = deriveCodegenStrategy(target);
     auto set = [](int64_t option, int64_t &size, int64_t unset) {
       if (option != unset)
         size = option;
@@ -197,12 +203,21 @@ struct MhaCodegenStrategyPass
     set(projectionColTile, strategy.projectionColTile, -1);
     MLIRContext *context = &getContext();
     CodegenSizesAttr sizes = getCodegenSizesAttr(context, strategy);
-    // Sizes a function already has (written by hand, or by an earlier run)
-    // are kept.
-    MhaDialect::CodegenAttrHelper helper(context);
-    for (auto function : getOperation().getOps<func::FuncOp>())
-      if (!function.isExternal() && !helper.isAttrPresent(function))
-        helper.setAttr(function, sizes);
+    AttentionTileRequest request = getAttentionRequest();
+    // What a function or an attention already has (written by hand, or by
+    // an earlier run) is kept: it was chosen for it.
+    MhaDialect::CodegenAttrHelper codegen(context);
+    MhaDialect::TilesAttrHelper tiles(context);
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      if (function.isExternal())
+        continue;
+      if (!codegen.isAttrPresent(function))
+        codegen.setAttr(function, sizes);
+      function.walk([&](SdpaOp op) {
+        if (!tiles.isAttrPresent(op))
+          tiles.setAttr(op, chooseAttentionTiles(op, request, target));
+      });
+    }
   }
 };
 

@@ -3,7 +3,7 @@
 // One place derives the sizes that the code generation passes use from the
 // CPU the code is compiled for: the register block of mha-vectorize, the
 // parallel tiles of mha-tile-projections and the tiles of the fused
-// attention (recorded on each mha.sdpa by mha-attention-strategy). The passes'
+// attention (recorded on each mha.sdpa by mha-strategy). The passes'
 // and pipelines' defaults are this rule applied to the host (the JIT's target);
 // `mha-compile --cpu` applies it to its CPU; options set by hand override
 // it. docs/pipeline.md ("Sizes from the target") states the rule.
@@ -61,7 +61,7 @@ struct CodegenStrategy {
   /// (mha-tile-projections `row-tile` and `col-tile`).
   int64_t projectionRowTile, projectionColTile;
   /// Queries per parallel tile and keys per block of the fused attention
-  /// (mha-attention-strategy `query-tile` and `key-tile`).
+  /// (mha-strategy `query-tile` and `key-tile`).
   int64_t attentionQueryTile, attentionKeyTile;
 };
 
@@ -95,7 +95,7 @@ CodegenStrategy deriveCodegenStrategy(const TargetDescription &target);
 /// deriveCodegenStrategy(TargetDescription::host()), computed once.
 const CodegenStrategy &hostCodegenStrategy();
 
-/// The sizes of `strategy` that mha-codegen-strategy records on a function
+/// The sizes of `strategy` that mha-strategy records on a function
 /// (`mha.codegen`); the attention tiles are recorded per `mha.sdpa`
 /// (AttentionStrategy.h).
 CodegenSizesAttr getCodegenSizesAttr(MLIRContext *context,

@@ -239,7 +239,7 @@ struct MhaTileProjectionsPass
           << "mha-tile-projections: " << llvm::toString(std::move(error));
       return signalPassFailure();
     }
-    // The tiles recorded on the function (mha-codegen-strategy), else the
+    // The tiles recorded on the function (mha-strategy), else the
     // options.
     MhaTileProjectionsOptions tiles{rowTile, colTile};
     if (CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation()))

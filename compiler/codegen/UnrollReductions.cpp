@@ -62,7 +62,7 @@ struct MhaUnrollReductionsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    // The function's mha.codegen (mha-codegen-strategy), else the option.
+    // The function's mha.codegen (mha-strategy), else the option.
     int64_t steps = unroll;
     if (CodegenSizesAttr sizes = getRecordedCodegenSizes(func))
       steps = sizes.getRegisterUnroll();

@@ -33,7 +33,7 @@
 // registers through its reduction loop (HoistAccumulators.cpp), and
 // mha-unroll-reductions does several reduction steps per iteration
 // (UnrollReductions.cpp). The block sizes are the function's mha.codegen
-// (mha-codegen-strategy, from the target rule in Strategy.h).
+// (mha-strategy, from the target rule in Strategy.h).
 //
 // What is not vectorized stays for convert-linalg-to-loops: ops on boolean
 // masks, reductions whose body is not one combining op, and generics over
@@ -754,7 +754,7 @@ struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
     options.cols = cols;
     options.maxVectorLength = maxVectorLength;
     options.lanes = lanes;
-    // The sizes recorded on the function (mha-codegen-strategy) take the
+    // The sizes recorded on the function (mha-strategy) take the
     // options' place.
     if (CodegenSizesAttr sizes = getRecordedCodegenSizes(func)) {
       options.rows = sizes.getRegisterRows();

@@ -432,7 +432,7 @@ struct MhaWeightLayoutsPass
         context, layer.getArgumentTypes().take_front(numInputs), {});
     OpBuilder builder(context);
     // The panels are the projections' column tiles, recorded on the layer
-    // (mha-codegen-strategy), else the option.
+    // (mha-strategy), else the option.
     int64_t panelColumns = this->panelColumns;
     if (CodegenSizesAttr sizes = getRecordedCodegenSizes(layer))
       panelColumns = sizes.getProjectionCols();

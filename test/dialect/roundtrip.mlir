@@ -162,7 +162,7 @@ func.func @sdpa_plain(%q: tensor<2x8x16x64xf32>, %k: tensor<2x8x16x64xf32>,
 
 // -----
 
-// The tiles mha-attention-strategy records (#mha.attention_tiles).
+// The tiles mha-strategy records (#mha.attention_tiles).
 // CHECK-LABEL: func.func @sdpa_tiles
 // CHECK: mha.sdpa {{.*}} {mha.tiles = #mha.attention_tiles<query_tile = 64, key_tile = 128, key_splits = 2>} :
 func.func @sdpa_tiles(%q: tensor<2x8x16x64xf32>, %k: tensor<2x8x16x64xf32>,

@@ -1,13 +1,13 @@
 // RUN: mha-opt %s -split-input-file \
-// RUN:   -mha-attention-strategy="query-tile=16 key-tile=6 key-splits=4" \
+// RUN:   -mha-strategy="query-tile=16 key-tile=6 key-splits=4" \
 // RUN:   | FileCheck %s
-// RUN: mha-opt %s -split-input-file -mha-attention-strategy \
+// RUN: mha-opt %s -split-input-file -mha-strategy \
 // RUN:   | FileCheck %s --check-prefix=TARGET
 // RUN: mha-opt %s -split-input-file \
-// RUN:   -mha-attention-strategy="query-tile=16 key-tile=6 key-splits=4" \
+// RUN:   -mha-strategy="query-tile=16 key-tile=6 key-splits=4" \
 // RUN:   -mha-tile-attention | FileCheck %s --check-prefix=TILED
 
-// mha-attention-strategy records the tiles of each mha.sdpa on it
+// mha-strategy records the tiles of each mha.sdpa on it
 // (mha.tiles); mha-tile-attention reads them there.
 
 // Many query tiles (2 x 2 x 64/16 = 16, not fewer than 4 key splits): one

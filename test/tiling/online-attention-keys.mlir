@@ -1,4 +1,4 @@
-// RUN: mha-opt %s -split-input-file -mha-attention-strategy="query-tile=64 key-tile=64" -mha-tile-attention \
+// RUN: mha-opt %s -split-input-file -mha-strategy="query-tile=64 key-tile=64" -mha-tile-attention \
 // RUN:   | FileCheck %s --implicit-check-not=mha.online_attention
 
 // The key loops of mha-tile-attention are mha.online_attention's, tiled by

@@ -1,5 +1,5 @@
 // RUN: mha-opt %s -split-input-file \
-// RUN:   -mha-attention-strategy="query-tile=16 key-tile=8 key-splits=8" \
+// RUN:   -mha-strategy="query-tile=16 key-tile=8 key-splits=8" \
 // RUN:   -mha-tile-attention \
 // RUN:   | FileCheck %s --implicit-check-not=mha.sdpa
 

@@ -1,4 +1,4 @@
-// RUN: mha-opt %s -split-input-file -mha-attention-strategy="query-tile=16 key-tile=8" -mha-tile-attention \
+// RUN: mha-opt %s -split-input-file -mha-strategy="query-tile=16 key-tile=8" -mha-tile-attention \
 // RUN:   | FileCheck %s --implicit-check-not=mha.sdpa
 
 // mha-tile-attention with causal(bottom_right): query i sees keys

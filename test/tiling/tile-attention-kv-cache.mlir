@@ -1,4 +1,4 @@
-// RUN: mha-opt %s -split-input-file -mha-attention-strategy="query-tile=16 key-tile=8" -mha-tile-attention \
+// RUN: mha-opt %s -split-input-file -mha-strategy="query-tile=16 key-tile=8" -mha-tile-attention \
 // RUN:   | FileCheck %s --implicit-check-not=mha.sdpa --implicit-check-not="permutation = [0, 1, 3, 2]"
 
 // Decoding: the key loop of sequence b ends at min(C, len[b] + T) (the

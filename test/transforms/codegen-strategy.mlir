@@ -1,10 +1,10 @@
-// RUN: mha-opt %s -split-input-file -mha-codegen-strategy="lanes=8 register-rows=4 register-cols=16 register-unroll=1 max-vector-length=64 projection-row-tile=16 projection-col-tile=0" | FileCheck %s
-// RUN: mha-opt %s -split-input-file -mha-codegen-strategy | FileCheck %s --check-prefix=TARGET
-// RUN: mha-opt %s -split-input-file -mha-codegen-strategy="register-rows=4 register-cols=16 register-unroll=1" -mha-vectorize | FileCheck %s --check-prefix=BLOCKS
-// RUN: mha-opt %s -split-input-file -mha-codegen-strategy="projection-row-tile=16 projection-col-tile=0" -mha-tile-projections | FileCheck %s --check-prefix=TILES
-// RUN: %expect-exit 2 mha-opt %s -split-input-file -mha-codegen-strategy="register-rows=65" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: mha-opt %s -split-input-file -mha-strategy="lanes=8 register-rows=4 register-cols=16 register-unroll=1 max-vector-length=64 projection-row-tile=16 projection-col-tile=0" | FileCheck %s
+// RUN: mha-opt %s -split-input-file -mha-strategy | FileCheck %s --check-prefix=TARGET
+// RUN: mha-opt %s -split-input-file -mha-strategy="register-rows=4 register-cols=16 register-unroll=1" -mha-vectorize | FileCheck %s --check-prefix=BLOCKS
+// RUN: mha-opt %s -split-input-file -mha-strategy="projection-row-tile=16 projection-col-tile=0" -mha-tile-projections | FileCheck %s --check-prefix=TILES
+// RUN: %expect-exit 2 mha-opt %s -split-input-file -mha-strategy="register-rows=65" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// mha-codegen-strategy records the code generation sizes on each function
+// mha-strategy records the code generation sizes on each function
 // with a body (mha.codegen); mha-vectorize and mha-tile-projections read
 // them there instead of their options (here at their defaults, 8 x 32
 // blocks and 32 x 128 tiles).
@@ -44,4 +44,4 @@ func.func @by_hand(%x: tensor<2x64x16xf32>, %w: tensor<16x12xf32>, %c: tensor<2x
 }
 func.func private @declared(tensor<4xf32>)
 
-// BAD: error: mha-codegen-strategy: register-rows must be between 0 and 64, got 65
+// BAD: error: mha-strategy: register-rows must be between 0 and 64, got 65
