@@ -202,15 +202,7 @@ public:
 
     // The tile [rows, tileColumns] of the result.
     SmallVector<OpFoldResult> offsets, sizes;
-    if (p.heads) {
-      offsets = {tileLoop.batchIndex, tileLoop.head, tileLoop.row0,
-                 tileLoop.column0};
-      sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
-               b.getIndexAttr(tileColumns)};
-    } else {
-      offsets = {tileLoop.batchIndex, tileLoop.row0, tileLoop.column0};
-      sizes = {b.getIndexAttr(1), rows, b.getIndexAttr(tileColumns)};
-    }
+    tileLoop.getResultSlice(b, p.heads, tileColumns, offsets, sizes);
     SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
     auto tensorType =
         RankedTensorType::get({rowTile, tileColumns}, b.getF32Type());

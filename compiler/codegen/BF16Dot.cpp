@@ -101,6 +101,20 @@ mlir::mha::matchBF16Projection(linalg::GenericOp op) {
   return match;
 }
 
+void BF16TileLoop::getResultSlice(OpBuilder &b, bool heads,
+                                  int64_t tileColumns,
+                                  SmallVector<OpFoldResult> &offsets,
+                                  SmallVector<OpFoldResult> &sizes) const {
+  OpFoldResult one = b.getIndexAttr(1), width = b.getIndexAttr(tileColumns);
+  if (heads) {
+    offsets = {batchIndex, head, row0, column0};
+    sizes = {one, one, rows, width};
+  } else {
+    offsets = {batchIndex, row0, column0};
+    sizes = {one, rows, width};
+  }
+}
+
 std::pair<int64_t, int64_t> mlir::mha::getBF16Tiles(Operation *function,
                                                     int64_t rowTile,
                                                     int64_t colTile,
@@ -222,15 +236,7 @@ public:
     Value rows = tileLoop.rows;
     // The tile [rows, tileColumns] of the result.
     SmallVector<OpFoldResult> offsets, sizes;
-    if (p.heads) {
-      offsets = {tileLoop.batchIndex, tileLoop.head, tileLoop.row0,
-                 tileLoop.column0};
-      sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
-               b.getIndexAttr(tileColumns)};
-    } else {
-      offsets = {tileLoop.batchIndex, tileLoop.row0, tileLoop.column0};
-      sizes = {b.getIndexAttr(1), rows, b.getIndexAttr(tileColumns)};
-    }
+    tileLoop.getResultSlice(b, p.heads, tileColumns, offsets, sizes);
     SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
     auto tileType = RankedTensorType::get({ShapedType::kDynamic, tileColumns},
                                           b.getF32Type());

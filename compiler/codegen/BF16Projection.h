@@ -58,6 +58,12 @@ struct BF16TileLoop {
   /// The tile's first column of the whole result; with heads, its head and
   /// first column within the head (else `column0` is `column`).
   Value column, head, column0;
+
+  /// Where the tile of `tileColumns` columns goes in the result ([B, T, N],
+  /// or [B, H, T, d] with `heads`): its offsets and sizes (unit strides).
+  void getResultSlice(OpBuilder &b, bool heads, int64_t tileColumns,
+                      SmallVector<OpFoldResult> &offsets,
+                      SmallVector<OpFoldResult> &sizes) const;
 };
 
 /// Builds the loop of `projection`'s kernel, whose tiles are `rowTile` rows

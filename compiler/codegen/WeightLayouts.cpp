@@ -317,8 +317,8 @@ unpaddedSlice(OpBuilder &builder, const WeightReads &reads) {
   return {offsets, sizes, strides};
 }
 
-/// `value` (of the read type) in the stored layout, flattened; failure
-/// where a panel pack could not be lowered (nothing later lowers it).
+/// `value` (of the read type) in the stored layout, flattened; an error at
+/// `loc` where a panel pack could not be lowered (nothing later lowers it).
 FailureOr<Value> storeFlat(OpBuilder &builder, Location loc, Value value,
                            const WeightReads &reads) {
   RankedTensorType stored = storedType(reads);
@@ -337,7 +337,8 @@ FailureOr<Value> storeFlat(OpBuilder &builder, Location loc, Value value,
     FailureOr<linalg::LowerPackResult> lowered =
         linalg::lowerPack(rewriter, pack);
     if (failed(lowered))
-      return failure();
+      return emitError(loc, "mha-weight-layouts: could not pack a weight in "
+                            "panels (linalg::lowerPack)");
     result = lowered->transposeOp->getResult(0);
   } else if (reads.layout == Layout::HeadMajor) {
     SmallVector<int64_t> permutation = {1, 0};
@@ -454,15 +455,13 @@ struct MhaWeightLayoutsPass
       Value logical = tensor::ExpandShapeOp::create(
           builder, loc, reads->type, returnOp.getOperand(0),
           allInOne(reads->type.getRank()));
-      FailureOr<Value> stored = storeFlat(builder, loc, logical, *reads);
-      if (failed(stored))
-        return prepare.emitError("mha-weight-layouts: could not pack a weight "
-                                 "in panels (linalg::lowerPack)");
-      Value flat = *stored;
-      returnOp.setOperand(0, flat);
+      FailureOr<Value> flat = storeFlat(builder, loc, logical, *reads);
+      if (failed(flat))
+        return failure();
+      returnOp.setOperand(0, *flat);
       prepare.setFunctionType(FunctionType::get(
-          context, prepare.getArgumentTypes(), {flat.getType()}));
-      if (failed(replaceReads(layer, prepared, flat.getType(), *reads)))
+          context, prepare.getArgumentTypes(), {flat->getType()}));
+      if (failed(replaceReads(layer, prepared, flat->getType(), *reads)))
         return failure();
     }
 
@@ -501,18 +500,16 @@ struct MhaWeightLayoutsPass
                 logical,
                 allInOne(cast<RankedTensorType>(logical.getType()).getRank())),
             allInOne(reads->type.getRank()));
-      FailureOr<Value> stored = storeFlat(builder, loc, logical, *reads);
-      if (failed(stored))
-        return prepare.emitError("mha-weight-layouts: could not pack a weight "
-                                 "in panels (linalg::lowerPack)");
-      Value flat = *stored;
-      func::ReturnOp::create(builder, loc, flat);
+      FailureOr<Value> flat = storeFlat(builder, loc, logical, *reads);
+      if (failed(flat))
+        return failure();
+      func::ReturnOp::create(builder, loc, *flat);
       prepare.setFunctionType(
-          FunctionType::get(context, inputsType.getInputs(), {flat.getType()}));
+          FunctionType::get(context, inputsType.getInputs(), {flat->getType()}));
 
       unsigned argument = layer.getNumArguments();
       if (failed(layer.insertArgument(
-              argument, flat.getType(),
+              argument, flat->getType(),
               builder.getDictionaryAttr(
                   builder.getNamedAttr(MhaDialect::NameAttrHelper::getNameStr(),
                                        builder.getStringAttr(name))),
@@ -520,7 +517,7 @@ struct MhaWeightLayoutsPass
         return failure();
       prepareFunctions.push_back(FlatSymbolRefAttr::get(prepare));
       if (failed(replaceReads(layer, layer.getArgument(argument),
-                              flat.getType(), *reads)))
+                              flat->getType(), *reads)))
         return failure();
     }
     if (!prepareFunctions.empty())
