@@ -15,6 +15,22 @@ using namespace mlir::mha;
 
 #include "dialects/MhaOpsDialect.cpp.inc"
 
+#if LLVM_ADDRESS_SANITIZER_BUILD
+// The sanitizer build instruments our code only. The storage of the
+// dialect's attributes is allocated, by code instantiated here, from the
+// context's BumpPtrAllocator, which libMLIR (not instrumented) allocates
+// from too: our instrumented copy of the allocator poisons each new slab
+// and unpoisons only what it hands out itself, so libMLIR's later
+// allocations in that slab read as poisoned (a false use-after-poison in
+// bufferization). Manual poisoning is off; ASan's own checks of the heap,
+// the stack and globals are not affected. In this file because every tool
+// that makes the attributes links it (a weak reference from the sanitizer
+// runtime would not pull a file of its own out of the library).
+extern "C" const char *__asan_default_options() {
+  return "allow_user_poisoning=0";
+}
+#endif
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/MhaAttributes.cpp.inc"
 

@@ -225,8 +225,10 @@ struct MhaDropCodegenSizesPass
     : mha::impl::MhaDropCodegenSizesBase<MhaDropCodegenSizesPass> {
   void runOnOperation() override {
     MhaDialect::CodegenAttrHelper helper(&getContext());
+    // Not every function has one (the helper asserts that it is there).
     for (auto function : getOperation().getOps<FunctionOpInterface>())
-      helper.removeAttr(function);
+      if (helper.isAttrPresent(function))
+        helper.removeAttr(function);
   }
 };
 } // namespace
