@@ -103,12 +103,12 @@ mlir::mha::deriveCodegenStrategy(const TargetDescription &target) {
   strategy.projectionColTile =
       std::clamp<int64_t>(fitting, strategy.cols, strategy.projectionColTile);
   // Attention: key blocks of two register-block widths; the largest
-  // power-of-two query tile whose block of scores fits in 2/3 of L1.
+  // power-of-two query tile, up to 128, whose block of scores fits in L1.
   strategy.attentionKeyTile = 2 * strategy.cols;
-  int64_t scoreRows = target.l1Bytes * 2 / 3 / (strategy.attentionKeyTile * 4);
+  int64_t scoreRows = target.l1Bytes / (strategy.attentionKeyTile * 4);
   strategy.attentionQueryTile = std::clamp<int64_t>(
       int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(scoreRows, 1)))), 16,
-      256);
+      128);
   return strategy;
 }
 

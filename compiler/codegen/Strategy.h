@@ -84,11 +84,11 @@ struct CodegenStrategy {
 ///   L2 (AVX-512 with 2 MiB: 48 x 128);
 /// - an attention key block is two register blocks of columns wide (its
 ///   scores S = Q·Kᵀ are register blocks of the query rows), and a query
-///   tile is the largest power of two of rows, from 16 to 256, whose
-///   [query tile, key block] of f32 scores fits in two thirds of L1: the
-///   block is written by Q·Kᵀ, read and rewritten by the softmax and read
-///   by P·V, and stays in L1 between them beside the rows of K and V that
-///   stream through (AVX-512 with 48 KiB: 64 x 128; AVX2 with 32 KiB:
+///   tile is the largest power of two of rows, from 16 to 128, whose
+///   [query tile, key block] of f32 scores fits in L1: the block is written
+///   by Q·Kᵀ, read and rewritten by the softmax and read by P·V, from L1;
+///   at most 128 rows, so that a sequence of 512 still gives each head 4
+///   parallel tiles (AVX-512 with 32 or 48 KiB: 64 x 128; AVX2 with 32 KiB:
 ///   128 x 32).
 CodegenStrategy deriveCodegenStrategy(const TargetDescription &target);
 
