@@ -30,6 +30,19 @@ mlir::mha::checkAttentionTileRequest(const AttentionTileRequest &request,
                           kMaxKeySplits);
 }
 
+llvm::Error mlir::mha::checkRegisterBlockOptions(int64_t rows, int64_t cols,
+                                                 int64_t unroll,
+                                                 llvm::StringRef prefix) {
+  if (auto error = checkOptionRange((prefix + "register-rows").str(), rows, 0,
+                                    kMaxRegisterBlock))
+    return error;
+  if (auto error = checkOptionRange((prefix + "register-cols").str(), cols, 0,
+                                    kMaxRegisterBlock))
+    return error;
+  return checkOptionRange((prefix + "register-unroll").str(), unroll, 0,
+                          kMaxRegisterUnroll);
+}
+
 llvm::Error
 mlir::mha::checkTileProjectionsOptions(const MhaTileProjectionsOptions &options,
                                        llvm::StringRef prefix) {

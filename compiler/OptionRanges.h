@@ -43,6 +43,13 @@ llvm::Error checkOptionRange(llvm::StringRef name, int64_t value, int64_t min,
 llvm::Error checkAttentionTileRequest(const AttentionTileRequest &request,
                                       llvm::StringRef prefix = "");
 
+/// Checks the register block's options: `<prefix>register-rows` and
+/// `<prefix>register-cols` in [0, kMaxRegisterBlock], `<prefix>register-
+/// unroll` in [0, kMaxRegisterUnroll] (0: the target's).
+llvm::Error checkRegisterBlockOptions(int64_t rows, int64_t cols,
+                                      int64_t unroll,
+                                      llvm::StringRef prefix = "");
+
 /// Checks the options of `mha-tile-projections`: row-tile and col-tile in
 /// [0, kMaxTileSize] (0: the whole dimension). Named `<prefix>row-tile` and
 /// `<prefix>col-tile`.

@@ -107,19 +107,15 @@ llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
   if (auto error = checkTileProjectionsOptions(getTileProjectionsOptions(),
                                                (prefix + "projection-").str()))
     return error;
-  if (auto error = checkOptionRange((prefix + "register-rows").str(),
-                                    registerRows, 0, 64))
+  if (auto error = checkRegisterBlockOptions(registerRows, registerCols,
+                                             registerUnroll, prefix))
     return error;
   if (!llvm::is_contained({"static", "dynamic", "guided", "runtime"},
                           ompSchedule.getValue()))
     return llvm::createStringError(
         "%somp-schedule must be static, dynamic, guided or runtime, got '%s'",
         prefix.str().c_str(), ompSchedule.getValue().c_str());
-  if (auto error = checkOptionRange((prefix + "register-unroll").str(),
-                                    registerUnroll, 0, 16))
-    return error;
-  return checkOptionRange((prefix + "register-cols").str(), registerCols, 0,
-                          64);
+  return llvm::Error::success();
 }
 
 /// The rest of `mha-to-linalg`: attention tiled, everything lowered to

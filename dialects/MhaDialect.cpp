@@ -161,11 +161,13 @@ LogicalResult CodegenSizesAttr::verify(
     int64_t registerRows, int64_t registerCols, int64_t registerUnroll,
     int64_t maxVectorLength, int64_t projectionRows, int64_t projectionCols) {
   return success(
-      succeeded(checkSize(emitError, "lanes", lanes, 1, 64)) &&
-      succeeded(checkSize(emitError, "register_rows", registerRows, 1, 64)) &&
-      succeeded(checkSize(emitError, "register_cols", registerCols, 1, 64)) &&
-      succeeded(
-          checkSize(emitError, "register_unroll", registerUnroll, 1, 16)) &&
+      succeeded(checkSize(emitError, "lanes", lanes, 1, kMaxRegisterBlock)) &&
+      succeeded(checkSize(emitError, "register_rows", registerRows, 1,
+                          kMaxRegisterBlock)) &&
+      succeeded(checkSize(emitError, "register_cols", registerCols, 1,
+                          kMaxRegisterBlock)) &&
+      succeeded(checkSize(emitError, "register_unroll", registerUnroll, 1,
+                          kMaxRegisterUnroll)) &&
       succeeded(checkSize(emitError, "max_vector_length", maxVectorLength, 1,
                           kMaxAttentionTile)) &&
       succeeded(checkSize(emitError, "projection_rows", projectionRows, 0,

@@ -21,6 +21,12 @@ constexpr int64_t kMaxAttentionTile = 4096;
 /// [B, H, T, dv] partial output, and the ranges exist to keep the threads
 /// busy (`mha-run --threads` allows 1024).
 constexpr int64_t kMaxAttentionKeySplits = 1024;
+/// The largest register block (rows or columns) and the most reduction
+/// steps per iteration of an `#mha.codegen_sizes` (and of the options that
+/// set them): far more than any CPU's registers hold, and small enough that
+/// an unrolled block stays a reasonable amount of code.
+constexpr int64_t kMaxRegisterBlock = 64;
+constexpr int64_t kMaxRegisterUnroll = 16;
 } // namespace mha
 } // namespace mlir
 

@@ -207,8 +207,8 @@ LogicalResult buildTiles(RewriterBase &rewriter, const SplitDot &dot,
     return failure();
   Operation *block = blocks->tiledOps.front();
   ImplicitLocOpBuilder b(block->getLoc(), block);
-  Value row = blocks->loops[0]->getRegion(0).getArgument(0);
-  Value column = blocks->loops[1]->getRegion(0).getArgument(0);
+  Value row = cast<scf::ForOp>(blocks->loops[0]).getInductionVar();
+  Value column = cast<scf::ForOp>(blocks->loops[1]).getInductionVar();
   // B's rows 2i (hi) and 2i + 1 (lo) are two rows of B apart.
   auto metadata = memref::ExtractStridedMetadataOp::create(b, dot.b);
   Value pairStride =

@@ -381,10 +381,9 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
           << " k-chunk=" << int64_t(kChunk);
       return signalPassFailure();
     }
-    // The rows stay the option's whole 16s.
-    int64_t colTile = getBF16Tiles(getOperation(), rowTile, this->colTile,
-                                   /*recordedRows=*/false)
-                          .second;
+    // The columns recorded; the rows stay the option's whole 16s.
+    int64_t colTile =
+        getBF16Tiles(getOperation(), rowTile, this->colTile).second;
     replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
                                                BF16Projection &projection) {
       return AmxKernelBuilder(b, projection, rowTile, colTile, kChunk).build();

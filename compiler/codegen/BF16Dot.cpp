@@ -101,8 +101,7 @@ mlir::mha::matchBF16Projection(linalg::GenericOp op) {
   return match;
 }
 
-void BF16TileLoop::getResultSlice(OpBuilder &b, bool heads,
-                                  int64_t tileColumns,
+void BF16TileLoop::getResultSlice(OpBuilder &b, bool heads, int64_t tileColumns,
                                   SmallVector<OpFoldResult> &offsets,
                                   SmallVector<OpFoldResult> &sizes) const {
   OpFoldResult one = b.getIndexAttr(1), width = b.getIndexAttr(tileColumns);
@@ -115,12 +114,10 @@ void BF16TileLoop::getResultSlice(OpBuilder &b, bool heads,
   }
 }
 
-std::pair<int64_t, int64_t> mlir::mha::getBF16Tiles(Operation *function,
-                                                    int64_t rowTile,
-                                                    int64_t colTile,
-                                                    bool recordedRows) {
+std::pair<int64_t, int64_t>
+mlir::mha::getBF16Tiles(Operation *function, int64_t rowTile, int64_t colTile) {
   if (CodegenSizesAttr sizes = getRecordedCodegenSizes(function)) {
-    if (recordedRows && sizes.getProjectionRows() > 0)
+    if (sizes.getProjectionRows() > 0)
       rowTile = sizes.getProjectionRows();
     if (sizes.getProjectionCols() > 0)
       colTile = sizes.getProjectionCols();
@@ -390,8 +387,8 @@ struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {
       return signalPassFailure();
     }
     int64_t rowTile, colTile;
-    std::tie(rowTile, colTile) = getBF16Tiles(
-        getOperation(), this->rowTile, this->colTile, /*recordedRows=*/true);
+    std::tie(rowTile, colTile) =
+        getBF16Tiles(getOperation(), this->rowTile, this->colTile);
     replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
                                                BF16Projection &projection) {
       return KernelBuilder(b, projection, rowTile, colTile, rows).build();

@@ -73,12 +73,11 @@ BF16TileLoop buildBF16TileLoop(ImplicitLocOpBuilder &b,
                                const BF16Projection &projection,
                                int64_t tileColumns, int64_t rowTile);
 
-/// The parallel tile of the bf16 projections in `function`: the
-/// projections' tiles recorded on it (`mha.codegen`, those that are not 0),
-/// else `rowTile` and `colTile`; without `recordedRows` the rows stay
-/// `rowTile` (AMX's are whole 16s).
+/// The parallel tile (rows, columns) of the bf16 projections in `function`:
+/// the projections' tiles recorded on it (`mha.codegen`, those that are
+/// not 0), else `rowTile` and `colTile`.
 std::pair<int64_t, int64_t> getBF16Tiles(Operation *function, int64_t rowTile,
-                                         int64_t colTile, bool recordedRows);
+                                         int64_t colTile);
 
 /// Replaces each `mha.bf16_dot` projection under `root` by the value that
 /// `buildKernel` builds for it (before the generic), then erases the generic

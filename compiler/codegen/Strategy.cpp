@@ -150,15 +150,15 @@ struct MhaStrategyPass : mha::impl::MhaStrategyBase<MhaStrategyPass> {
   llvm::Error checkOptions() const {
     if (llvm::Error error = checkAttentionTileRequest(getAttentionRequest()))
       return error;
+    if (llvm::Error error = checkRegisterBlockOptions(
+            registerRows, registerCols, registerUnroll))
+      return error;
     struct Range {
       const char *name;
       int64_t value, min, max;
     };
     for (const Range &range :
-         {Range{"lanes", lanes, 0, 64},
-          Range{"register-rows", registerRows, 0, 64},
-          Range{"register-cols", registerCols, 0, 64},
-          Range{"register-unroll", registerUnroll, 0, 16},
+         {Range{"lanes", lanes, 0, kMaxRegisterBlock},
           Range{"max-vector-length", maxVectorLength, 0, kMaxTileSize},
           Range{"projection-row-tile", projectionRowTile, -1, kMaxTileSize},
           Range{"projection-col-tile", projectionColTile, -1, kMaxTileSize}})

@@ -504,8 +504,8 @@ struct MhaWeightLayoutsPass
       if (failed(flat))
         return failure();
       func::ReturnOp::create(builder, loc, *flat);
-      prepare.setFunctionType(
-          FunctionType::get(context, inputsType.getInputs(), {flat->getType()}));
+      prepare.setFunctionType(FunctionType::get(context, inputsType.getInputs(),
+                                                {flat->getType()}));
 
       unsigned argument = layer.getNumArguments();
       if (failed(layer.insertArgument(

@@ -16,9 +16,9 @@
 //       CHECK:   mha.sdpa {{.*}} {mha.tiles = #mha.attention_tiles<query_tile = 16, key_tile = 6, key_splits = 1>}
 // Without options, the target's sizes (Strategy.h): a key block of two
 // register blocks of columns (a multiple of 32 on AVX2 and AVX-512, 16
-// elsewhere) and a power-of-two query tile from 16 to 256.
+// elsewhere) and a power-of-two query tile from 16 to 128.
 // TARGET-LABEL: func.func @prefill(
-//       TARGET:   mha.tiles = #mha.attention_tiles<query_tile = {{16|32|64|128|256}}, key_tile = {{16|32|64|96|128}}, key_splits = 1>
+//       TARGET:   mha.tiles = #mha.attention_tiles<query_tile = {{16|32|64|128}}, key_tile = {{16|32|64|96|128}}, key_splits = 1>
 // TILED-LABEL: func.func @prefill(
 //       TILED:   scf.forall ({{.*}}) = (0, 0, 0) to (2, 2, 64) step (1, 1, 16)
 //       TILED:     scf.for {{.*}} step %c6
