@@ -284,10 +284,9 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
       return blocks;
     }
     // Rows are broadcasts, one FMA each, so any count of them fills the
-    // registers: a divisor of a static row count needs no mask, unless it is
-    // so small (5 of 100) that each block reuses a row of the right operand
-    // only a few times; then, as for a `?` count, whole blocks and a peeled,
-    // masked last one.
+    // registers. A static row count is whole blocks and a block of the rest
+    // (no masks), as a `?` count is whole blocks and a peeled rest; a
+    // count below two blocks is one block, or blocks of a divisor.
     unsigned row = dims->m.back(), col = dims->n.back();
     int64_t rows = options.rows;
     if (ShapedType::isStatic(ranges[row])) {
@@ -295,10 +294,14 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
       // A few rows past a block (7 or 8 of 6) are one block: its few
       // spilled accumulators cost less than a second pass over the right
       // operand for a block of 1 or 2 rows. From half a block more on (9
-      // of 6), the rest is a block of its own (vectorizeRowParts).
+      // of 6), the rest is a block of its own (vectorizeRowParts); below
+      // two whole blocks a large divisor (5 of 10) is used instead. From
+      // two whole blocks on, the full block stays (64 rows: 10 × 6 and a
+      // rest of 4, not 16 × 4): a smaller block reads each row of the
+      // right operand for fewer FMAs.
       if (ranges[row] < options.rows + options.rows / 2)
         rows = ranges[row];
-      else if (2 * divisor > options.rows)
+      else if (2 * divisor > options.rows && ranges[row] < 2 * options.rows)
         rows = divisor;
     }
     blocks.sizes[row] = blocks.vectorSizes[row] = rows;
@@ -560,15 +563,21 @@ LogicalResult vectorizeRowParts(RewriterBase &rewriter, linalg::LinalgOp op,
                                 unsigned row, int64_t rows,
                                 const MhaVectorizeOptions &options,
                                 const FrozenRewritePatternSet &cleanup) {
+  // A static count's rest is known (64 rows of 6 leave 4), though the
+  // peeled loop may leave its part `?`: one block of it, not 3 + 1.
+  int64_t range = op.getStaticLoopRanges()[row];
+  int64_t restRows = ShapedType::isStatic(range) && range % rows != 0
+                         ? range % rows
+                         : rows / 2;
   FailureOr<SmallVector<linalg::LinalgOp>> parts =
       splitRows(rewriter, op, row, rows, cleanup);
   if (failed(parts))
     return failure();
   for (linalg::LinalgOp part : *parts) {
-    // The rest: the same split with half the rows.
+    // The rest: the same split with its static size, or half the rows.
     if (rows > 1 && ShapedType::isDynamic(part.getStaticLoopRanges()[row]) &&
-        succeeded(
-            vectorizeRowParts(rewriter, part, row, rows / 2, options, cleanup)))
+        succeeded(vectorizeRowParts(rewriter, part, row, restRows, options,
+                                    cleanup)))
       continue;
     (void)vectorizeOp(rewriter, part, options, /*cleanup=*/nullptr);
   }

@@ -434,3 +434,25 @@ func.func @static_rest(%a: tensor<9x16xf32>, %b: tensor<16x64xf32>, %c: tensor<9
   %r = linalg.matmul ins(%a, %b : tensor<9x16xf32>, tensor<16x64xf32>) outs(%c : tensor<9x64xf32>) -> tensor<9x64xf32>
   return %r : tensor<9x64xf32>
 }
+
+// -----
+
+// 64 rows (a query tile) with blocks of 6: ten whole blocks and a static
+// block of the 4 left, not sixteen blocks of the divisor 4, which would
+// read each row of the right operand for 16 FMAs instead of 24; and the
+// rest as one block, though the peeled loop that holds it counts `?` rows.
+// REST-LABEL: func.func @many_blocks_and_rest
+//   REST-DAG:   %[[C60:.+]] = arith.constant 60 : index
+//   REST-DAG:   %[[C6:.+]] = arith.constant 6 : index
+//   REST-NOT:   vector.mask
+//       REST:   scf.for %{{.+}} = %{{.+}} to %[[C60]] step %[[C6]]
+//       REST:     vector.contract {{.+}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
+//   REST-NOT:   vector.mask
+//   REST-NOT:   vector<3x
+//       REST:   vector.contract {{.+}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
+//   REST-NOT:   vector.contract
+//       REST:   return
+func.func @many_blocks_and_rest(%a: tensor<64x16xf32>, %b: tensor<16x128xf32>, %c: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<64x16xf32>, tensor<16x128xf32>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}
