@@ -481,9 +481,9 @@ def MhaVectorize : Pass<"mha-vectorize", "func::FuncOp"> {
       (`convert-vector-to-llvm{vector-contract-lowering=outerproduct}`);
     - every other linalg op (elementwise, row reductions, fill, copy,
       broadcast, transpose) is tiled by 1 in all dimensions but the last,
-      which becomes one vector of at most `max-vector-length` elements;
-    - `math.exp` becomes upstream's polynomial approximation, which works on
-      vectors (the libm call would be scalarized).
+      which becomes one vector of at most `max-vector-length` elements
+      (a `math.exp` in it an exp of the vector, which `mha-approximate-exp`
+      later makes a polynomial).
 
     Tile sizes are the largest divisors of each loop's extent within these
     limits, so every block is static and no masks are needed. A contraction
@@ -820,6 +820,36 @@ def MhaExtractAttentionWeights
            "function)">,
   ];
   let dependentDialects = ["mha::MhaDialect", "arith::ArithDialect"];
+}
+
+def MhaApproximateExp : Pass<"mha-approximate-exp", "func::FuncOp"> {
+  let summary = "Replace math.exp by a polynomial that stays in vectors";
+  let description = [{
+    Rewrites every f32 `math.exp` (LLVM would make a vector of them one
+    libm call per element). On a target with AVX-512 (the function's
+    `mha.codegen` has 16 lanes, or the `lanes` option without it), an exp
+    of a vector is
+    `ldexp(p(r), n)` with `n = roundeven(x · log2 e)`, `r = x - n · ln 2`
+    (two FMAs, Cody and Waite) and `p` a degree-6 polynomial: `llvm.ldexp`
+    becomes one `VSCALEFPS`, which saturates to 0 and +inf itself, so only
+    the argument is clamped (to [-105, 89], NaN kept). About 14
+    instructions per register against about 20 for upstream's
+    approximation (`populateMathPolynomialApproximationPatterns`), which
+    builds 2^n from its bits; that one stays for scalars and for targets
+    without AVX-512. Softmax takes one exp per score
+    (`compiler/codegen/ExpApproximation.h`).
+
+    Run on buffers, after bufferization: the `llvm.call_intrinsic` it
+    emits has no declared memory effects, which one-shot bufferization
+    refuses.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 elements of one vector register, for a function without "
+           "mha.codegen: 16 (AVX-512) takes the VSCALEFPS form">,
+  ];
+  let dependentDialects = ["LLVM::LLVMDialect", "math::MathDialect",
+                           "vector::VectorDialect", "arith::ArithDialect"];
 }
 
 def MhaNoNaNRowMax : Pass<"mha-no-nan-row-max", "func::FuncOp"> {

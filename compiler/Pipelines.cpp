@@ -271,6 +271,10 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   // The tiles' small scratch buffers (attention's running maximum and sum,
   // a block of scores) on the stack instead of a malloc and a free per tile.
   pm.addNestedPass<func::FuncOp>(createMhaStackScratch());
+  // exp as a polynomial on vectors (softmax's), on buffers: the AVX-512
+  // form calls an LLVM intrinsic that bufferization would refuse.
+  if (options.vectorize)
+    pm.addNestedPass<func::FuncOp>(createMhaApproximateExp());
   // Every pass that reads mha.codegen has run; upstream tools that read
   // what follows do not know the attribute.
   pm.addPass(createMhaDropCodegenSizes());

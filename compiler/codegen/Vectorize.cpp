@@ -50,7 +50,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -727,8 +726,7 @@ void vectorizeLinalgOps(func::FuncOp func, const MhaVectorizeOptions &options) {
 /// Stage 2: the vector ops in the forms the later lowering expects.
 /// Slices read or written by the vector ops fold into their transfers,
 /// contractions recognized in reductions of products become
-/// vector.contract, and the polynomial exp keeps softmax in vectors (the
-/// libm call would scalarize it).
+/// vector.contract.
 LogicalResult simplifyVectorOps(func::FuncOp func) {
   MLIRContext *context = func.getContext();
   RewritePatternSet patterns(context);
@@ -740,8 +738,6 @@ LogicalResult simplifyVectorOps(func::FuncOp func) {
   // the mask as an operand, which bufferize like any other transfer.
   vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
   patterns.add<MaskedReductionAsSelect>(context);
-  populateMathPolynomialApproximationPatterns(
-      patterns, [](StringRef name) { return name == "math.exp"; });
   return applyPatternsGreedily(func, std::move(patterns));
 }
 
