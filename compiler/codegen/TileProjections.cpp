@@ -78,27 +78,34 @@ SmallVector<OpFoldResult> projectionTileSizes(OpBuilder &b, linalg::LinalgOp op,
   return sizes;
 }
 
-/// The loops of `op` with its batch loops (tiled by 1, not indexing the
-/// weights, which are the second input) moved innermost. The parallel
-/// loop's static schedule gives each thread a contiguous range of tiles: with
-/// the batch outermost, every thread would read every weight tile once per
-/// batch row it owns (decoding B = 4 sequences of one token each reads the
-/// weights 4 times). With the batch innermost, the tiles that share a weight
-/// tile follow each other on one thread, which reads it from memory once
-/// and from its cache for the other rows. The other loops keep their order
-/// (a prefill of one sequence tiles as before), and each output is still
-/// summed by one thread in one order: the results do not change.
-SmallVector<int64_t> batchInnermost(linalg::LinalgOp op,
-                                    ArrayRef<OpFoldResult> tileSizes) {
+/// The loops of `op` in the order of its tile loops: those that index the
+/// weights (the second input: column tiles, panels) first, then the rows,
+/// then the batch loops (tiled by 1, not indexing the weights). The
+/// parallel loop's static schedule gives each thread a contiguous range of
+/// tiles:
+/// - with the batch outermost, every thread would read every weight tile
+///   once per batch row it owns (decoding B = 4 sequences of one token each
+///   reads the weights 4 times); innermost, the tiles that share a weight
+///   tile follow each other on one thread, which reads it from memory once
+///   and from its cache for the other rows;
+/// - with the rows outermost, 128 rows in tiles of 48 (48, 48, 32) split
+///   between two threads as 1.5 row tiles each, 144 rows against 112;
+///   with the columns outermost each thread takes whole columns of row
+///   tiles, the same rows, and reads only its share of the weights.
+/// Each output is still summed by one thread in one order: the results do
+/// not change.
+SmallVector<int64_t> weightLoopsFirst(linalg::LinalgOp op,
+                                      ArrayRef<OpFoldResult> tileSizes) {
   if (op.getNumDpsInputs() < 2)
     return {};
   AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-  SmallVector<int64_t> order, batch;
+  SmallVector<int64_t> order, rows, batch;
   for (unsigned loop = 0, e = op.getNumLoops(); loop < e; ++loop) {
-    bool isBatch =
-        isOneInteger(tileSizes[loop]) && !weights.isFunctionOfDim(loop);
-    (isBatch ? batch : order).push_back(loop);
+    bool indexesWeights = weights.isFunctionOfDim(loop);
+    bool isBatch = isOneInteger(tileSizes[loop]) && !indexesWeights;
+    (isBatch ? batch : indexesWeights ? order : rows).push_back(loop);
   }
+  llvm::append_range(order, rows);
   llvm::append_range(order, batch);
   return order;
 }
@@ -173,7 +180,7 @@ struct TileProjection : OpInterfaceRewritePattern<linalg::LinalgOp> {
     scf::SCFTilingOptions tiling;
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
         .setTileSizes(tileSizes)
-        .setInterchange(batchInnermost(op, tileSizes));
+        .setInterchange(weightLoopsFirst(op, tileSizes));
     scf::SCFTileAndFuseOptions options;
     options.setTilingOptions(tiling);
     // Only the accumulator's producer: it is elementwise over the result,

@@ -53,7 +53,9 @@ func.func @project_writes_heads(%x: tensor<2x64x16xf32>, %w: tensor<16x12xf32>, 
 // -----
 
 // A projection over rows [B·T, D] (dynamic): tiles of 16 rows (the last one
-// may be shorter) times all columns; with col-tile=8 also 8 columns.
+// may be shorter) times all columns; with col-tile=8 also 8 columns, the
+// column tiles outermost (each thread's contiguous range of tiles is then
+// whole columns of row tiles).
 // CHECK-LABEL: func.func @project_rows
 //  CHECK-SAME:   (%[[X:.+]]: tensor<?x16xf32>, %[[W:.+]]: tensor<16x12xf32>, %[[B:.+]]: tensor<12xf32>)
 //       CHECK:   scf.forall (%[[R:.+]]) = (0) to (%{{.+}}) step (16)
@@ -63,7 +65,7 @@ func.func @project_writes_heads(%x: tensor<2x64x16xf32>, %w: tensor<16x12xf32>, 
 //       CHECK:     linalg.matmul ins(%[[XT]], %[[W]] : tensor<?x16xf32>, tensor<16x12xf32>) outs(%[[INIT]] : tensor<?x12xf32>)
 //   CHECK-NOT:   mha.projection
 // COLS-LABEL: func.func @project_rows
-//       COLS:   scf.forall (%{{.+}}, %[[C:.+]]) = (0, 0) to (%{{.+}}, 12) step (16, 8)
+//       COLS:   scf.forall (%[[C:.+]], %{{.+}}) = (0, 0) to (12, %{{.+}}) step (8, 16)
 //       COLS:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<?x16xf32>, tensor<16x?xf32>) outs(%{{.+}} : tensor<?x?xf32>)
 func.func @project_rows(%x: tensor<?x16xf32>, %w: tensor<16x12xf32>, %b: tensor<12xf32>) -> tensor<?x12xf32> {
   %c0 = arith.constant 0 : index
@@ -90,7 +92,7 @@ func.func @project_rows(%x: tensor<?x16xf32>, %w: tensor<16x12xf32>, %b: tensor<
 //       CHECK:     %[[OT:.+]] = tensor.extract_slice %[[OT4]][0, 0, 0, 0] [1, 3, %[[N]], 4] [1, 1, 1, 1] : tensor<1x3x?x4xf32> to tensor<3x?x4xf32>
 //       CHECK:     linalg.batch_reduce_matmul ins(%[[OT]], %[[W3]] : tensor<3x?x4xf32>, tensor<3x4x16xf32>) outs(%{{.+}} : tensor<?x16xf32>)
 // COLS-LABEL: func.func @output_project_heads
-//       COLS:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (%{{.+}}, 16, %{{.+}}) step (16, 8, 1)
+//       COLS:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (16, %{{.+}}, %{{.+}}) step (8, 16, 1)
 //       COLS:     linalg.batch_reduce_matmul ins(%{{.+}}, %{{.+}} : tensor<3x?x4xf32>, tensor<3x4x8xf32>) outs(%{{.+}} : tensor<?x8xf32>)
 #o = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>
 #wo = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d2)>

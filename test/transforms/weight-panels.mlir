@@ -31,10 +31,11 @@
 //       NODIV:   tensor.expand_shape %{{.+}} output_shape [2, 32, 272]
 //   NODIV-NOT:   linalg.transpose
 
-// Tiled, each tile reads one panel: rows by 2, panels by 1, the column in
-// the panel whole; the tile is a batch_reduce_matmul over the heads.
+// Tiled, each tile reads one panel: panels by 1 (outermost: a thread's
+// range of tiles is whole panels), rows by 2, the column in the panel
+// whole; the tile is a batch_reduce_matmul over the heads.
 // TILED-LABEL: func.func @output
-//       TILED:   scf.forall (%[[T:[^,]+]], %[[N:[^,]+]], %{{[^)]+}}) = (0, 0, 0) to (4, 4, 1) step (2, 1, 1)
+//       TILED:   scf.forall (%[[N:[^,]+]], %[[T:[^,]+]], %{{[^)]+}}) = (0, 0, 0) to (4, 4, 1) step (1, 2, 1)
 //       TILED:     tensor.extract_slice %{{.+}}[%[[N]], 0, 0, 0] [1, 2, 32, 64] [1, 1, 1, 1] : tensor<4x2x32x64xf32> to tensor<1x2x32x64xf32>
 //       TILED:     linalg.batch_reduce_matmul ins(%{{.+}}, %{{.+}} : tensor<2x2x32xf32>, tensor<2x32x64xf32>) outs(%{{.+}} : tensor<2x64xf32>)
 #o = affine_map<(b, t, n, h, c) -> (b, h, t, c)>
