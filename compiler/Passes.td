@@ -832,8 +832,8 @@ def MhaApproximateExp : Pass<"mha-approximate-exp", "func::FuncOp"> {
     `ldexp(p(r), n)` with `n = roundeven(x · log2 e)`, `r = x - n · ln 2`
     (two FMAs, Cody and Waite) and `p` a degree-6 polynomial: `llvm.ldexp`
     becomes one `VSCALEFPS`, which saturates to 0 and +inf itself, so only
-    the argument is clamped (to [-105, 89], NaN kept). About 14
-    instructions per register against about 20 for upstream's
+    the argument is clamped (to [-105, 89], NaN kept). About 16
+    instructions per register against about 21 for upstream's
     approximation (`populateMathPolynomialApproximationPatterns`), which
     builds 2^n from its bits; that one stays for scalars and for targets
     without AVX-512. Softmax takes one exp per score

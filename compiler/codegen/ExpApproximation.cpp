@@ -23,7 +23,7 @@ namespace {
 /// e^r on [-ln2/2, ln2/2], lowest degree first: a fit that minimizes the
 /// relative error (1.9e-9 in exact arithmetic), rounded to f32.
 constexpr float kExpCoefficients[] = {
-    1.0f,          1.0f,          0x1.fffffap-2f, 0x1.55540ap-3f,
+    1.0f,           1.0f,           0x1.fffffap-2f, 0x1.55540ap-3f,
     0x1.55589ap-5f, 0x1.126d0cp-7f, 0x1.6ab978p-10f};
 
 /// ln(2) as a high part with few bits (n · high is exact for |n| < 2^15)
@@ -80,7 +80,8 @@ struct ExpWithScalef : OpRewritePattern<math::ExpOp> {
     // n is NaN only where x is, and p is NaN there already: maxnumf gives
     // fptosi a number (its result for NaN would be poison).
     Value exponent = arith::FPToSIOp::create(
-        b, flatIndices, arith::MaxNumFOp::create(b, n, splat(kBelowLeastExponent)));
+        b, flatIndices,
+        arith::MaxNumFOp::create(b, n, splat(kBelowLeastExponent)));
     // The intrinsic by name: the llvm.intr.ldexp op takes a scalar
     // exponent only.
     Value result =

@@ -3,9 +3,9 @@
 // Softmax takes one exp per score. Upstream's polynomial approximation
 // (populateMathPolynomialApproximationPatterns) builds 2^n from the bits of
 // n, with clamps before and after so that no input overflows the exponent
-// field: about 20 vector instructions per register. AVX-512 has
+// field: about 21 vector instructions per register (x86, LLVM 22). AVX-512 has
 // VSCALEFPS, p · 2^n for any n with IEEE overflow and underflow, which
-// LLVM's x86 backend emits for `llvm.ldexp`; with it, one exp takes 14.
+// LLVM's x86 backend emits for `llvm.ldexp`; with it, one exp takes 16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,8 +27,8 @@ namespace mlir::mha {
 /// within 1 ulp of the f32 result (7.5e-8 relative against libm's f64 exp
 /// over [-110, 90], test/pipeline/execute-exp.mlir; upstream's form gives
 /// 2.7e-7 and flushes subnormal results to 0); -inf gives exactly 0, +inf
-/// gives +inf, NaN gives NaN. Only for targets with AVX-512: elsewhere `llvm.ldexp` of a vector
-/// is a loop of libm calls.
+/// gives +inf, NaN gives NaN. Only for targets with AVX-512: elsewhere
+/// `llvm.ldexp` of a vector is a loop of libm calls.
 void populateScalefExpPatterns(RewritePatternSet &patterns,
                                PatternBenefit benefit = 1);
 

@@ -575,8 +575,8 @@ LogicalResult vectorizeRowParts(RewriterBase &rewriter, linalg::LinalgOp op,
   for (linalg::LinalgOp part : *parts) {
     // The rest: the same split with its static size, or half the rows.
     if (rows > 1 && ShapedType::isDynamic(part.getStaticLoopRanges()[row]) &&
-        succeeded(vectorizeRowParts(rewriter, part, row, restRows, options,
-                                    cleanup)))
+        succeeded(
+            vectorizeRowParts(rewriter, part, row, restRows, options, cleanup)))
       continue;
     (void)vectorizeOp(rewriter, part, options, /*cleanup=*/nullptr);
   }
