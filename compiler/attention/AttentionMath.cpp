@@ -209,18 +209,24 @@ Value mlir::mha::buildSplitMultiplyAdd(OpBuilder &builder, Location loc,
 Value mlir::mha::buildMaskedMax(OpBuilder &builder, Location loc,
                                 const SoftmaxConstants &constants, Value score,
                                 AllowedBuilder getAllowed, Value runningMax) {
-  Value scaled = arith::MulFOp::create(builder, loc, score, constants.scale);
   if (Value allowed = getAllowed())
-    scaled = arith::SelectOp::create(builder, loc, allowed, scaled,
-                                     constants.minusInfinity);
-  return arith::MaxNumFOp::create(builder, loc, runningMax, scaled);
+    score = arith::SelectOp::create(builder, loc, allowed, score,
+                                    constants.minusInfinity);
+  return arith::MaxNumFOp::create(builder, loc, runningMax, score);
+}
+
+Value mlir::mha::buildScaledMax(OpBuilder &builder, Location loc,
+                                const SoftmaxConstants &constants,
+                                Value rawMax) {
+  return arith::MulFOp::create(builder, loc, rawMax, constants.scale);
 }
 
 Value mlir::mha::buildMaskedExp(OpBuilder &builder, Location loc,
                                 const SoftmaxConstants &constants, Value score,
                                 Value max, AllowedBuilder getAllowed) {
-  Value scaled = arith::MulFOp::create(builder, loc, score, constants.scale);
-  Value shifted = arith::SubFOp::create(builder, loc, scaled, max);
+  Value shifted = math::FmaOp::create(
+      builder, loc, score, constants.scale,
+      arith::NegFOp::create(builder, loc, max));
   Value weight = math::ExpOp::create(builder, loc, shifted);
   if (Value allowed = getAllowed())
     weight =

@@ -133,17 +133,27 @@ Value buildSplitMultiplyAdd(OpBuilder &builder, Location loc, Value q,
 /// or null for every key), after the arithmetic that does not depend on it.
 using AllowedBuilder = function_ref<Value()>;
 
-/// max(runningMax, allowed ? score·scale : -inf). A key that is not allowed
-/// counts as -inf, so the body stays a plain max-reduction that the
-/// vectorizer recognizes. The max is `arith.maxnumf`, the one of the
-/// attention math: mha-no-nan-row-max lets LLVM reduce it without NaN
-/// checks (compiler/codegen/NoNaNRowMax.cpp says why no result changes).
+/// max(runningMax, allowed ? score : -inf): the row maximum of the scores
+/// before scaling, which buildScaledMax turns into that of the scaled
+/// scores. The scale is positive (the ops' verifiers) and rounding is
+/// monotonic, so max(s)·scale is max(s·scale) exactly, with one multiply per
+/// row instead of one per score. A key that is not allowed counts as -inf,
+/// so the body stays a plain max-reduction that the vectorizer recognizes.
+/// The max is `arith.maxnumf`, the one of the attention math:
+/// mha-no-nan-row-max lets LLVM reduce it without NaN checks
+/// (compiler/codegen/NoNaNRowMax.cpp says why no result changes).
 Value buildMaskedMax(OpBuilder &builder, Location loc,
                      const SoftmaxConstants &constants, Value score,
                      AllowedBuilder allowed, Value runningMax);
 
-/// allowed ? exp(score·scale - max) : 0: exactly 0 for a key that is not
-/// allowed, also where the row's max is -inf (no NaN from -inf - -inf).
+/// rawMax·scale: the row maximum of the scaled scores from buildMaskedMax's.
+Value buildScaledMax(OpBuilder &builder, Location loc,
+                     const SoftmaxConstants &constants, Value rawMax);
+
+/// allowed ? exp(score·scale - max) : 0, the argument one FMA (one rounding
+/// where a multiply and a subtraction made two): exactly 0 for a key that
+/// is not allowed, also where the row's max is -inf (no NaN from
+/// -inf - -inf).
 Value buildMaskedExp(OpBuilder &builder, Location loc,
                      const SoftmaxConstants &constants, Value score, Value max,
                      AllowedBuilder allowed);

@@ -171,17 +171,23 @@ func.func @output_project_heads(%x: tensor<?x3x?x4xf32>, %w: tensor<12x7xf32>, %
 //   CHECK-DAG:   %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 //       CHECK:   %[[SCORES:.+]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[S]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
 //  CHECK-SAME:     ins(%[[QA]], %[[KA]] : tensor<2x8x5x4xf32>, tensor<2x2x6x4xf32>) outs(%{{.+}} : tensor<2x8x5x6xf32>)
-// Row max over the scaled scores, starting at -inf.
+// Row max over the scores, starting at -inf, then scaled once per row (the
+// scale is positive: max(s)·scale = max(s·scale)).
 //       CHECK:   %[[MAXINIT:.+]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.+}} : tensor<2x8x5xf32>)
-//       CHECK:   %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ROW4]], #[[PERROW4]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+//       CHECK:   %[[RAWMAX:.+]] = linalg.generic {indexing_maps = [#[[ROW4]], #[[PERROW4]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
 //  CHECK-SAME:     ins(%[[SCORES]] : tensor<2x8x5x6xf32>) outs(%[[MAXINIT]] : tensor<2x8x5xf32>)
-//       CHECK:     %[[SC:.+]] = arith.mulf %{{.+}}, %[[SCALE]] : f32
-//       CHECK:     arith.maxnumf %{{.+}}, %[[SC]] : f32
+//   CHECK-NOT:     arith.mulf
+//       CHECK:     arith.maxnumf %{{.+}}, %{{.+}} : f32
+//       CHECK:   %[[MAX:.+]] = linalg.generic
+//  CHECK-SAME:     ins(%[[RAWMAX]] : tensor<2x8x5xf32>)
+//       CHECK:     arith.mulf %{{.+}}, %[[SCALE]] : f32
+// The exp's argument is one FMA: score·scale - max.
 //       CHECK:   %[[EXP:.+]] = linalg.generic {indexing_maps = [#[[ROW4]], #[[PERROW4]], #[[ROW4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
 //  CHECK-SAME:     ins(%[[SCORES]], %[[MAX]] : tensor<2x8x5x6xf32>, tensor<2x8x5xf32>)
-//       CHECK:     arith.mulf %{{.+}}, %[[SCALE]] : f32
-//       CHECK:     arith.subf
-//       CHECK:     math.exp
+//       CHECK:     ^bb0(%[[ES:.+]]: f32, %[[EM:.+]]: f32, %{{.+}}: f32):
+//       CHECK:     %[[NEG:.+]] = arith.negf %[[EM]] : f32
+//       CHECK:     %[[ARG:.+]] = math.fma %[[ES]], %[[SCALE]], %[[NEG]] : f32
+//       CHECK:     math.exp %[[ARG]]
 //       CHECK:   %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ROW4]], #[[PERROW4]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
 //  CHECK-SAME:     ins(%[[EXP]] : tensor<2x8x5x6xf32>)
 //       CHECK:     arith.addf
@@ -214,11 +220,10 @@ func.func @sdpa_gqa(%q: tensor<2x8x5x4xf32>, %k: tensor<2x2x6x4xf32>, %v: tensor
 //       CHECK:     arith.mulf
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 //       CHECK:   ^bb0(%[[S:.+]]: f32, %[[ACC:.+]]: f32):
-//       CHECK:     %[[SC:.+]] = arith.mulf %[[S]], %{{.+}} : f32
 //       CHECK:     %[[T:.+]] = linalg.index 2 : index
 //       CHECK:     %[[KEY:.+]] = linalg.index 3 : index
 //       CHECK:     %[[ALLOWED:.+]] = arith.cmpi ule, %[[KEY]], %[[T]] : index
-//       CHECK:     %[[SEL:.+]] = arith.select %[[ALLOWED]], %[[SC]], %{{.+}} : f32
+//       CHECK:     %[[SEL:.+]] = arith.select %[[ALLOWED]], %[[S]], %{{.+}} : f32
 //       CHECK:     %[[MAX:.+]] = arith.maxnumf %[[ACC]], %[[SEL]] : f32
 //       CHECK:     linalg.yield %[[MAX]]
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]

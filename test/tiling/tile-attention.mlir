@@ -196,8 +196,7 @@ func.func @tile_causal_remainder(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf
 //       CHECK:       %[[MBLK:.+]] = tensor.extract_slice %[[MROWS]][0, %[[S0]]] [%[[TQ]], 8] [1, 1] : tensor<?x?xi1> to tensor<?x8xi1>
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.+}}, %[[MBLK]] : tensor<?x8xf32>, tensor<?x8xi1>)
 //       CHECK:         ^bb0(%[[SCORE:.+]]: f32, %[[ALLOW:.+]]: i1, %[[OLD:.+]]: f32):
-//       CHECK:         %[[SCALED:.+]] = arith.mulf %[[SCORE]]
-//       CHECK:         %[[MASKED:.+]] = arith.select %[[ALLOW]], %[[SCALED]], %{{.+}} : f32
+//       CHECK:         %[[MASKED:.+]] = arith.select %[[ALLOW]], %[[SCORE]], %{{.+}} : f32
 //       CHECK:         arith.maxnumf %[[OLD]], %[[MASKED]] : f32
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%{{.+}}, %[[MBLK]] : tensor<?xf32>, tensor<?x8xi1>)
 //       CHECK:         %[[E:.+]] = math.exp
