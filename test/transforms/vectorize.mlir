@@ -455,3 +455,25 @@ func.func @many_blocks_and_rest(%a: tensor<64x16xf32>, %b: tensor<16x128xf32>, %
   %r = linalg.matmul ins(%a, %b : tensor<64x16xf32>, tensor<16x128xf32>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %r : tensor<64x128xf32>
 }
+
+// -----
+
+// Columns in blocks of 64 and a peeled last block: 77 leave 13, whose block
+// is a masked vector of 16 lanes (one register), not a 64-wide vector with
+// 51 of its lanes masked off; 100 leave 36, which stay 64 wide (a mask of
+// 48 lanes is no legal mask type for LLVM, and ran slower).
+// REST-LABEL: func.func @rest_columns
+//       REST:   vector.contract {{.+}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
+//       REST:   %[[M:.+]] = vector.constant_mask [6, 13, 1] : vector<6x16x1xi1>
+//       REST:   vector.mask %[[M]] { vector.contract {{.+}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32> }
+// REST-LABEL: func.func @rest_columns_36
+//       REST:   %[[M36:.+]] = vector.constant_mask [6, 36, 1] : vector<6x64x1xi1>
+//       REST:   vector.mask %[[M36]] { vector.contract {{.+}} into vector<6x64xf32> }
+func.func @rest_columns(%a: tensor<6x8xf32>, %b: tensor<8x77xf32>, %c: tensor<6x77xf32>) -> tensor<6x77xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<6x8xf32>, tensor<8x77xf32>) outs(%c : tensor<6x77xf32>) -> tensor<6x77xf32>
+  return %r : tensor<6x77xf32>
+}
+func.func @rest_columns_36(%a: tensor<6x8xf32>, %b: tensor<8x100xf32>, %c: tensor<6x100xf32>) -> tensor<6x100xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<6x8xf32>, tensor<8x100xf32>) outs(%c : tensor<6x100xf32>) -> tensor<6x100xf32>
+  return %r : tensor<6x100xf32>
+}
