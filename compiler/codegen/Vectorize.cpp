@@ -208,8 +208,7 @@ std::optional<int64_t> evaluateInOneTrip(AffineMap map, ValueRange values) {
       std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
                              upper = getConstantIntValue(loop.getUpperBound()),
                              step = getConstantIntValue(loop.getStep());
-      if (lower && upper && step && *lower < *upper &&
-          *lower + *step >= *upper)
+      if (lower && upper && step && *lower < *upper && *lower + *step >= *upper)
         value = lower;
     }
     if (!value)
@@ -217,8 +216,7 @@ std::optional<int64_t> evaluateInOneTrip(AffineMap map, ValueRange values) {
     operands.push_back(builder.getIndexAttr(*value));
   }
   SmallVector<Attribute> results;
-  if (failed(map.constantFold(operands, results)) ||
-      results.empty())
+  if (failed(map.constantFold(operands, results)) || results.empty())
     return std::nullopt;
   std::optional<int64_t> smallest;
   for (Attribute result : results) {
@@ -485,8 +483,9 @@ LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
                                         : loopBound(block, dim);
     if (extent && *extent < size)
       size = size % lanes == 0
-                 ? std::min<int64_t>(size, lanes * llvm::PowerOf2Ceil(
-                                                llvm::divideCeil(*extent, lanes)))
+                 ? std::min<int64_t>(
+                       size, lanes * llvm::PowerOf2Ceil(
+                                         llvm::divideCeil(*extent, lanes)))
                  : *extent;
   }
   // A block of a batch_reduce_matmul steps one batch at a time: it is a
