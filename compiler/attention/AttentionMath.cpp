@@ -224,9 +224,8 @@ Value mlir::mha::buildScaledMax(OpBuilder &builder, Location loc,
 Value mlir::mha::buildMaskedExp(OpBuilder &builder, Location loc,
                                 const SoftmaxConstants &constants, Value score,
                                 Value max, AllowedBuilder getAllowed) {
-  Value shifted = math::FmaOp::create(
-      builder, loc, score, constants.scale,
-      arith::NegFOp::create(builder, loc, max));
+  Value shifted = math::FmaOp::create(builder, loc, score, constants.scale,
+                                      arith::NegFOp::create(builder, loc, max));
   Value weight = math::ExpOp::create(builder, loc, shifted);
   if (Value allowed = getAllowed())
     weight =

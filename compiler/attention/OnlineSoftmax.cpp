@@ -807,14 +807,14 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
                                buildScaledMax(nb, nloc, constants, args[1]));
       });
   // Then m = m_new, element by element in place.
-  Value max = ops.generic(
-      {blockMax}, state.max, {ops.map(1, {0}), ops.map(1, {0})}, {kPar},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        return arith::MaximumFOp::create(
-                   nb, nloc, args[1],
-                   buildScaledMax(nb, nloc, constants, args[0]))
-            .getResult();
-      });
+  Value max =
+      ops.generic({blockMax}, state.max, {ops.map(1, {0}), ops.map(1, {0})},
+                  {kPar}, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return arith::MaximumFOp::create(
+                               nb, nloc, args[1],
+                               buildScaledMax(nb, nloc, constants, args[0]))
+                        .getResult();
+                  });
 
   // P = allowed ? exp(S·scale - m_new) : 0, over S.
   SmallVector<Value> expInputs = {max};

@@ -625,13 +625,13 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
                                                  allowed, args.back()));
         });
     AffineMap rows3 = b.map(3, {d0, d1, d2});
-    rowMax = b.generic({rowMax}, b.empty(rowSizes), {rows3, rows3},
-                       SmallVector<IteratorType>(3, kParallel),
-                       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                         linalg::YieldOp::create(
-                             nb, nloc,
-                             buildScaledMax(nb, nloc, constants, args[0]));
-                       });
+    rowMax =
+        b.generic({rowMax}, b.empty(rowSizes), {rows3, rows3},
+                  SmallVector<IteratorType>(3, kParallel),
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    linalg::YieldOp::create(
+                        nb, nloc, buildScaledMax(nb, nloc, constants, args[0]));
+                  });
 
     // weights[b, h, t, s] = exp(scores * scale - rowMax) for allowed keys,
     // exactly 0 for the others (also where rowMax is -inf).
