@@ -775,8 +775,8 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
         });
   }
 
-  // blockMax = max over allowed j of S (unscaled: buildMaskedMax; its two
-  // readers below scale it per row), from -inf. It does not start
+  // blockMax = max over allowed j of S, from -inf, then scaled once per row
+  // in place (buildMaskedMax, buildScaledMax). It does not start
   // from m: the vectorizer's canonicalization would fold a copy of m away
   // and update m in place while its old value is still read below, which
   // bufferization could only resolve with a buffer per key block.
@@ -796,23 +796,24 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
                         nb, nloc, constants, args[0],
                         [&] { return allowed(nb, nloc, args); }, args.back());
                   });
+  blockMax = ops.generic({}, blockMax, {ops.map(1, {0})}, {kPar},
+                         [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                           return buildScaledMax(nb, nloc, constants, args[0]);
+                         });
 
-  // m_new = max(m, blockMax·scale); corr = m == m_new ? 1 : exp(m - m_new).
+  // m_new = max(m, blockMax); corr = m == m_new ? 1 : exp(m - m_new).
   Value correction = slice(b, loc, state.correction, {zero}, {rows});
   correction = ops.generic(
       {state.max, blockMax}, correction,
       {ops.map(1, {0}), ops.map(1, {0}), ops.map(1, {0})}, {kPar},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        return buildCorrection(nb, nloc, constants, args[0],
-                               buildScaledMax(nb, nloc, constants, args[1]));
+        return buildCorrection(nb, nloc, constants, args[0], args[1]);
       });
   // Then m = m_new, element by element in place.
   Value max =
       ops.generic({blockMax}, state.max, {ops.map(1, {0}), ops.map(1, {0})},
-                  {kPar}, [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    return arith::MaximumFOp::create(
-                               nb, nloc, args[1],
-                               buildScaledMax(nb, nloc, constants, args[0]))
+                  {kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return arith::MaximumFOp::create(nb, nloc, args[1], args[0])
                         .getResult();
                   });
 
