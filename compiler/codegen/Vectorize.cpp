@@ -144,8 +144,14 @@ std::pair<int64_t, int64_t> laneBlock(int64_t range, int64_t limit,
   for (int64_t size = std::min(range, limit); size >= lanes; --size)
     if (range % size == 0 && size % lanes == 0)
       return {size, size};
-  if (range <= limit)
-    return {range, llvm::alignTo(range, lanes)};
+  // The masked block spans a power of two of registers (100 of 128 lanes,
+  // not of 112): LLVM has no legal mask type of 7 or 3 registers, and
+  // assembles such masked products lane by lane, through the stack.
+  int64_t masked =
+      lanes *
+      int64_t(llvm::PowerOf2Ceil(uint64_t(llvm::divideCeil(range, lanes))));
+  if (range <= limit && masked <= limit)
+    return {range, masked};
   return {limit, limit};
 }
 
@@ -365,7 +371,15 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
   unsigned last = ranges.size() - 1;
   if (ShapedType::isStatic(ranges[last]) &&
       ranges[last] <= options.maxVectorLength) {
-    blocks.sizes[last] = blocks.vectorSizes[last] = ranges[last];
+    // Past one register, a row that whole registers do not fill (100 keys:
+    // 6 registers and 4 lanes) is a block of the whole registers and a
+    // peeled block of the rest, one register masked to its lanes
+    // (vectorizeBlock). As one vector<100xf32>, LLVM widens it to 128
+    // lanes and fills the 28 extra ones of each reduction lane by lane
+    // (`vinsertps`), and assembles its loads and stores from pieces.
+    int64_t whole = llvm::alignDown(ranges[last], options.lanes);
+    int64_t size = whole > 0 && whole != ranges[last] ? whole : ranges[last];
+    blocks.sizes[last] = blocks.vectorSizes[last] = size;
     return blocks;
   }
   alongLanes(last, options.maxVectorLength);

@@ -477,3 +477,47 @@ func.func @rest_columns_36(%a: tensor<6x8xf32>, %b: tensor<8x100xf32>, %c: tenso
   %r = linalg.matmul ins(%a, %b : tensor<6x8xf32>, tensor<8x100xf32>) outs(%c : tensor<6x100xf32>) -> tensor<6x100xf32>
   return %r : tensor<6x100xf32>
 }
+
+// -----
+
+// A row of 100 (a key block of T = 100) is 6 whole registers and a peeled
+// block of 4, read as one register masked to 4 lanes whose other lanes
+// become the reduction's identity: not one vector<100xf32>, which LLVM
+// widens to 128 lanes, filling the 28 extra ones lane by lane.
+// REST-LABEL: func.func @row_max_odd_length
+//       REST:   scf.for
+//       REST:     %[[WHOLE:.+]] = vector.transfer_read {{.+}} : tensor<1x96xf32>, vector<96xf32>
+//       REST:     %[[MAX:.+]] = vector.multi_reduction <maximumf>, %{{.+}}, %{{.+}} [1] : vector<1x96xf32> to vector<1xf32>
+//       REST:     %[[M:.+]] = vector.extract %{{.+}}[0] : vector<16xi1> from vector<1x16xi1>
+//       REST:     %[[PART:.+]] = vector.transfer_read %{{.+}}, %{{.+}}, %[[M]] {{.+}} : tensor<1x4xf32>, vector<16xf32>
+//       REST:     %[[KEPT:.+]] = arith.select %[[M]], %[[PART]], %{{.+}} : vector<16xi1>, vector<16xf32>
+//       REST:     %[[KEPT2:.+]] = vector.broadcast %[[KEPT]] : vector<16xf32> to vector<1x16xf32>
+//       REST:     vector.multi_reduction <maximumf>, %[[KEPT2]], %[[MAX]] [1] : vector<1x16xf32> to vector<1xf32>
+//   REST-NOT:   vector<100xf32>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @row_max_odd_length(%x: tensor<4x100xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x100xf32>) outs(%o : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maximumf %b, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A block of fewer rows than 6 (the rest of a query tile) takes wider
+// column blocks (columnLimit: 128 for 3 rows), and 100 columns are one
+// masked block of a power of two of registers, 128 lanes: a mask of 112
+// (7 registers) has no legal type in LLVM, whose code for it assembled the
+// product lane by lane through the stack (T = 100 ran 10 % slower).
+// REST-LABEL: func.func @rest_rows_wide
+//       REST:   %[[M:.+]] = vector.constant_mask [3, 100, 1] : vector<3x128x1xi1>
+//       REST:   vector.mask %[[M]] { vector.contract {{.+}} : vector<3x1xf32>, vector<1x128xf32> into vector<3x128xf32> }
+//   REST-NOT:   vector<3x112xf32>
+func.func @rest_rows_wide(%a: tensor<3x8xf32>, %b: tensor<8x100xf32>, %c: tensor<3x100xf32>) -> tensor<3x100xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<3x8xf32>, tensor<8x100xf32>) outs(%c : tensor<3x100xf32>) -> tensor<3x100xf32>
+  return %r : tensor<3x100xf32>
+}
