@@ -89,7 +89,8 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
       name == Bf16DotAttrHelper::getNameStr() ||
       name == Bf16LayerAttrHelper::getNameStr() ||
       name == AmxSplitAttrHelper::getNameStr() ||
-      name == RowPartAttrHelper::getNameStr()) {
+      name == RowPartAttrHelper::getNameStr() ||
+      name == BlockInitAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(value))
       return op->emitError()
              << "expects " << name << " to be a unit attribute, got " << value;

@@ -46,6 +46,9 @@ def Mha_Dialect : Dialect {
   // - `mha.row_part`: a part of a row `mha-vectorize` split while it
   //   rewrites (set and removed within the pass; declared so that a graph
   //   printed in between still verifies);
+  // - `mha.block_init`: a `linalg.fill` that a contraction's accumulators
+  //   start from, which `mha-vectorize` fuses into the contraction's
+  //   register blocks (set and removed within the pass, as `mha.row_part`);
   // - `mha.prepare_functions`: on a layer function, the functions that
   //   `mha-prepare-weights` split off it, in the order of the extra
   //   arguments they fill. This is the ABI between compiled code and a
@@ -68,6 +71,7 @@ def Mha_Dialect : Dialect {
     "::mlir::UnitAttr":$bf16_layer,
     "::mlir::UnitAttr":$amx_split,
     "::mlir::UnitAttr":$row_part,
+    "::mlir::UnitAttr":$block_init,
     "::mlir::ArrayAttr":$prepare_functions,
     "::mlir::StringAttr":$name,
     "::mlir::mha::AttentionTilesAttr":$tiles,

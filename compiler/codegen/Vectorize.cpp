@@ -417,16 +417,110 @@ FailureOr<linalg::MatmulOp> batchOfOneToMatmul(RewriterBase &rewriter,
   return matmul;
 }
 
+/// Marks a fill that a contraction's accumulators start from
+/// (getFusableInit), and the tiles it is fused into the register blocks as
+/// (tileToRegisterBlocks), until each is vectorized.
+constexpr StringLiteral kBlockInitAttr =
+    MhaDialect::BlockInitAttrHelper::getNameStr();
+
+/// The fill that `op`'s accumulators start from, when `op` alone reads it
+/// (attention's zeroed block of scores): fused into the register blocks, it
+/// becomes a register block of zeros instead of a pass that zeroes the
+/// whole buffer and blocks that load those zeros back.
+linalg::FillOp getFusableInit(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1)
+    return {};
+  Value init = op.getDpsInits()[0];
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && init.hasOneUse() ? fill : linalg::FillOp();
+}
+
+/// Tiles the parallel loops of `op` as `tiling` says, with the fill it starts
+/// from (getFusableInit) fused into them: each tile of the fill (marked
+/// kBlockInitAttr, as the fill) writes the part that one tile of `op` then
+/// accumulates into. Returns the single loop made, or failure (`op` untouched)
+/// where there is no such fill or the tiling makes other than one loop.
+FailureOr<scf::ForOp>
+tileAndFuseInit(RewriterBase &rewriter, linalg::LinalgOp op,
+                const scf::SCFTilingOptions &tiling,
+                Operation **tiledOp = nullptr,
+                SmallVector<LoopLikeOpInterface> *loops = nullptr) {
+  linalg::FillOp init = getFusableInit(op);
+  if (!init)
+    return failure();
+  scf::SCFTileAndFuseOptions fusion;
+  fusion.setTilingOptions(tiling);
+  fusion.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (producer.getOwner() != init.getOperation())
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), fusion);
+  if (failed(fused))
+    return failure();
+  for (OpResult result : op->getResults())
+    if (Value replacement = fused->replacements.lookup(result))
+      rewriter.replaceAllUsesWith(result, replacement);
+  for (Operation *fusedOp : fused->tiledAndFusedOps)
+    if (isa<linalg::FillOp>(fusedOp))
+      fusedOp->setAttr(kBlockInitAttr, rewriter.getUnitAttr());
+  if (tiledOp)
+    *tiledOp = fused->tiledAndFusedOps.front();
+  if (loops)
+    *loops = fused->loops;
+  rewriter.eraseOp(op);
+  if (init->use_empty())
+    rewriter.eraseOp(init);
+  if (fused->loops.empty())
+    return scf::ForOp();
+  return dyn_cast<scf::ForOp>(fused->loops.front().getOperation());
+}
+
+/// The fused fill (kBlockInitAttr) that register block `block` starts from,
+/// through the reduction loops around it and their slices, or null.
+linalg::FillOp getBlockInit(linalg::LinalgOp block) {
+  if (block.getNumDpsInits() != 1)
+    return {};
+  Value init = block.getDpsInits()[0];
+  while (true) {
+    if (auto slice = init.getDefiningOp<tensor::ExtractSliceOp>()) {
+      init = slice.getSource();
+    } else if (auto argument = dyn_cast<BlockArgument>(init)) {
+      auto loop = dyn_cast<scf::ForOp>(argument.getOwner()->getParentOp());
+      if (!loop || argument.getArgNumber() < loop.getNumInductionVars())
+        return {};
+      init = loop.getTiedLoopInit(argument)->get();
+    } else {
+      break;
+    }
+  }
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && fill->hasAttr(kBlockInitAttr) ? fill : linalg::FillOp();
+}
+
 /// Tiles `op` to its register blocks with the reduction loops innermost, and
 /// peels the last iteration off every loop whose step may not divide its
 /// extent, so that all but the last block of a loop have static sizes.
-/// Returns the blocks: `op` itself when it is one block already.
+/// Returns the blocks: `op` itself when it is one block already. A fill
+/// that `op` alone starts from (getFusableInit) is tiled with the blocks,
+/// in their parallel loops and before their reduction loops; its tiles are
+/// marked kBlockInitAttr.
 FailureOr<SmallVector<linalg::LinalgOp>>
 tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
-                     ArrayRef<int64_t> sizes) {
+                     ArrayRef<int64_t> sizes,
+                     SmallVector<linalg::FillOp> &fusedInits) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ArrayRef<int64_t>(sizes) == ArrayRef<int64_t>(ranges))
+  if (ArrayRef<int64_t>(sizes) == ArrayRef<int64_t>(ranges)) {
+    // One block, whose fill an outer split may have fused already.
+    if (linalg::FillOp init = getFusableInit(op);
+        init && init->hasAttr(kBlockInitAttr))
+      fusedInits.push_back(init);
     return SmallVector<linalg::LinalgOp>{op};
+  }
   // A loop whose tile is the whole extent is not tiled at all (size 0):
   // a one-trip loop would carry the accumulator's slice as a loop value.
   SmallVector<int64_t> tileSizes;
@@ -435,27 +529,65 @@ tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   // Reduction loops innermost: the accumulator block is then the same in
   // all their iterations, and is hoisted out of them.
   SmallVector<int64_t> interchange;
-  for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray()))
-    if (type == utils::IteratorType::parallel)
+  SmallVector<int64_t> parallelSizes(tileSizes), reductionSizes(tileSizes);
+  for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (type == utils::IteratorType::parallel) {
       interchange.push_back(dim);
+      reductionSizes[dim] = 0;
+    } else {
+      parallelSizes[dim] = 0;
+    }
+  }
   for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray()))
     if (type != utils::IteratorType::parallel)
       interchange.push_back(dim);
-  scf::SCFTilingOptions tiling;
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
-      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), tileSizes))
-      .setInterchange(interchange);
+  auto tilingOptions = [&](ArrayRef<int64_t> sizes) {
+    scf::SCFTilingOptions tiling;
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+        .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes))
+        .setInterchange(interchange);
+    return tiling;
+  };
+
+  SmallVector<LoopLikeOpInterface> tileLoops;
+  Operation *tiledOp = nullptr;
+  linalg::FillOp init = getFusableInit(op);
   rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
-  if (failed(tiled))
-    return failure();
-  rewriter.replaceOp(op, tiled->replacements);
+  if (init && llvm::any_of(parallelSizes, [](int64_t s) { return s != 0; })) {
+    // The parallel loops first, with the fill fused into them: the whole
+    // fill is then written tile by tile, each tile before the reduction
+    // loops of its block. (Fused into loops that also step the reduction,
+    // it would zero the block again at each step.)
+    if (failed(tileAndFuseInit(rewriter, op, tilingOptions(parallelSizes),
+                               &tiledOp, &tileLoops)))
+      return failure();
+    // Then the reduction loops of each block.
+    if (llvm::any_of(reductionSizes, [](int64_t s) { return s != 0; })) {
+      rewriter.setInsertionPoint(tiledOp);
+      FailureOr<scf::SCFTilingResult> reduced =
+          scf::tileUsingSCF(rewriter, cast<TilingInterface>(tiledOp),
+                            tilingOptions(reductionSizes));
+      if (succeeded(reduced)) {
+        rewriter.replaceOp(tiledOp, reduced->replacements);
+        tiledOp = reduced->tiledOps.back();
+        llvm::append_range(tileLoops, reduced->loops);
+      }
+    }
+  } else {
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()),
+                          tilingOptions(tileSizes));
+    if (failed(tiled))
+      return failure();
+    rewriter.replaceOp(op, tiled->replacements);
+    tiledOp = tiled->tiledOps.back();
+    tileLoops = tiled->loops;
+  }
 
   // Innermost loop first: peeling an outer loop then copies the inner
   // loops, already peeled, into its last iteration.
   SmallVector<scf::ForOp> loops;
-  for (LoopLikeOpInterface loop : tiled->loops)
+  for (LoopLikeOpInterface loop : tileLoops)
     if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation()))
       loops.push_back(forOp);
   for (scf::ForOp loop : llvm::reverse(loops)) {
@@ -464,16 +596,19 @@ tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   // The blocks: the tile in every copy of the loop nest.
   SmallVector<linalg::LinalgOp> blocks;
-  Operation *outermost =
-      loops.empty() ? tiled->tiledOps.back() : loops.front().getOperation();
+  Operation *outermost = loops.empty() ? tiledOp : loops.front().getOperation();
   Block *parent = outermost->getBlock();
-  StringRef name = tiled->tiledOps.back()->getName().getStringRef();
+  StringRef name = tiledOp->getName().getStringRef();
   for (Operation &sibling : *parent)
     sibling.walk([&](linalg::LinalgOp candidate) {
       if (candidate->getName().getStringRef() == name &&
           candidate->hasAttr(kRegisterBlockAttr))
         blocks.push_back(candidate);
     });
+  for (linalg::LinalgOp block : blocks)
+    if (linalg::FillOp fill = getBlockInit(block);
+        fill && !llvm::is_contained(fusedInits, fill))
+      fusedInits.push_back(fill);
   return blocks;
 }
 
@@ -562,14 +697,20 @@ splitRows(RewriterBase &rewriter, linalg::LinalgOp op, unsigned row,
       .setTileSizes(sizes);
   op->setAttr(kRowPartAttr, rewriter.getUnitAttr());
   rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
-  if (failed(tiled) || tiled->loops.size() != 1) {
-    op->removeAttr(kRowPartAttr);
-    return failure();
+  scf::ForOp loop;
+  if (FailureOr<scf::ForOp> fused = tileAndFuseInit(rewriter, op, tiling);
+      succeeded(fused)) {
+    loop = *fused;
+  } else {
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+    if (failed(tiled) || tiled->loops.size() != 1) {
+      op->removeAttr(kRowPartAttr);
+      return failure();
+    }
+    rewriter.replaceOp(op, tiled->replacements);
+    loop = cast<scf::ForOp>(tiled->loops.front().getOperation());
   }
-  rewriter.replaceOp(op, tiled->replacements);
-  auto loop = cast<scf::ForOp>(tiled->loops.front().getOperation());
   SmallVector<Operation *> regions = {loop};
   // Blocks of one row are all whole.
   scf::ForOp partial;
@@ -701,8 +842,12 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
       failed(linalg::vectorizeOpPrecondition(op)))
     return failure();
   op->setAttr(kRegisterBlockAttr, rewriter.getUnitAttr());
+  AffineMap initMap = op.getNumDpsInits() == 1
+                          ? op.getMatchingIndexingMap(op.getDpsInitOperand(0))
+                          : AffineMap();
+  SmallVector<linalg::FillOp> fills;
   FailureOr<SmallVector<linalg::LinalgOp>> tiles =
-      tileToRegisterBlocks(rewriter, op, blocks->sizes);
+      tileToRegisterBlocks(rewriter, op, blocks->sizes, fills);
   if (failed(tiles)) {
     op->removeAttr(kRegisterBlockAttr);
     return failure();
@@ -711,6 +856,16 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
     if (failed(
             vectorizeBlock(rewriter, tile, blocks->vectorSizes, options.lanes)))
       tile->removeAttr(kRegisterBlockAttr);
+  // The tiles of a fused fill: vectors of their block's result.
+  SmallVector<int64_t> initSizes;
+  if (initMap && initMap.isProjectedPermutation())
+    for (AffineExpr result : initMap.getResults())
+      initSizes.push_back(
+          blocks->vectorSizes[cast<AffineDimExpr>(result).getPosition()]);
+  for (linalg::FillOp fill : fills) {
+    fill->removeAttr(kBlockInitAttr);
+    (void)vectorizeBlock(rewriter, fill, initSizes, options.lanes);
+  }
   return success();
 }
 
@@ -778,10 +933,23 @@ void vectorizeLinalgOps(func::FuncOp func, const MhaVectorizeOptions &options) {
   SmallVector<linalg::LinalgOp> ops;
   // The products marked mha.amx_split become AMX tiles after bufferization
   // (mha-amx-split).
+  // A fill that a contraction alone starts from waits for it, which fuses
+  // it into its register blocks (tileToRegisterBlocks); a fill (or a tile
+  // of one) left after that is vectorized on its own, last.
   func.walk([&](linalg::LinalgOp op) {
-    if (op.hasPureTensorSemantics() &&
-        !MhaDialect::AmxSplitAttrHelper(context).isAttrPresent(op))
-      ops.push_back(op);
+    if (!op.hasPureTensorSemantics() ||
+        MhaDialect::AmxSplitAttrHelper(context).isAttrPresent(op))
+      return;
+    if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation());
+        fill && !fill->use_empty()) {
+      auto user = dyn_cast<linalg::LinalgOp>(*fill->user_begin());
+      if (user && linalg::isaContractionOpInterface(user) &&
+          getFusableInit(user) == fill) {
+        fill->setAttr(kBlockInitAttr, UnitAttr::get(context));
+        return;
+      }
+    }
+    ops.push_back(op);
   });
   // The canonicalization patterns, for the parts of split row loops.
   RewritePatternSet canonicalization(context);
@@ -793,6 +961,13 @@ void vectorizeLinalgOps(func::FuncOp func, const MhaVectorizeOptions &options) {
   IRRewriter rewriter(context);
   for (linalg::LinalgOp op : ops)
     (void)vectorizeOp(rewriter, op, options, &cleanup);
+  SmallVector<linalg::FillOp> leftFills;
+  func.walk([&](linalg::FillOp fill) {
+    if (fill->removeAttr(kBlockInitAttr))
+      leftFills.push_back(fill);
+  });
+  for (linalg::FillOp fill : leftFills)
+    (void)vectorizeOp(rewriter, fill, options, &cleanup);
 }
 
 /// Stage 2: the vector ops in the forms the later lowering expects.

@@ -521,3 +521,26 @@ func.func @rest_rows_wide(%a: tensor<3x8xf32>, %b: tensor<8x100xf32>, %c: tensor
   %r = linalg.matmul ins(%a, %b : tensor<3x8xf32>, tensor<8x100xf32>) outs(%c : tensor<3x100xf32>) -> tensor<3x100xf32>
   return %r : tensor<3x100xf32>
 }
+
+// -----
+
+// Accumulators that start from a fill (attention's zeroed block of scores)
+// start from zeros in registers: the fill is fused into the register
+// blocks' parallel loops, before their reduction loops, and no pass zeroes
+// the whole buffer for the blocks to load the zeros back. Both the whole
+// 6-row blocks and the peeled block of 4 rows.
+// REST-LABEL: func.func @zeroed_accumulators
+//   REST-DAG:   %[[Z4:.+]] = arith.constant dense<0.000000e+00> : vector<4x64xf32>
+//   REST-DAG:   %[[Z6:.+]] = arith.constant dense<0.000000e+00> : vector<6x64xf32>
+//   REST-NOT:   linalg.fill
+//       REST:   scf.for %{{.+}} iter_args(%{{.+}} = %[[Z6]]) -> (vector<6x64xf32>)
+//       REST:   scf.for %{{.+}} iter_args(%{{.+}} = %[[Z4]]) -> (vector<4x64xf32>)
+//   REST-NOT:   linalg.fill
+//       REST:   return
+func.func @zeroed_accumulators(%a: tensor<64x16xf32>, %b: tensor<16x128xf32>) -> tensor<64x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<64x128xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x16xf32>, tensor<16x128xf32>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}
