@@ -20,8 +20,12 @@ to back in an order that alternates from round to round:
            its second row is the same call with every array 4 bytes off a
            64-byte boundary against the aligned call.
 
-The ratio of a row is the median over rounds of (time of the shape / time of
-its yardstick), per GFLOP where the row says so. A row prints as soon as it
+Each time is mha-run's median over --repeat calls, or more for a shape of
+fewer GFLOP than (1,128,512,8), in proportion (up to 100 times): T = 8
+takes 0.1 ms a call, and the median of 10 such calls moved by a third from
+run to run on a shared machine. The ratio of a row is the median over
+rounds of (time of the shape / time of its yardstick), per GFLOP where the
+row says so. A row prints as soon as it
 is measured; the summary of the targets follows the table. Only Python's
 standard library is needed: inputs of `?` graphs are written as .npy by hand.
 
@@ -127,10 +131,24 @@ def generate(args, folder, shape, dynamic, mask=False):
     return path
 
 
-def time_graph(args, graph, x_file=None):
-    """mha-run's median ms per call, or None with the reason printed."""
+# Calls of a shape of fewer GFLOP than this are more than --repeat, in
+# proportion (the classic layer at T = 128): a call of T = 8 takes 0.1 ms,
+# and 10 of them are no median on a shared machine.
+SHORT_GFLOP = gflop((1, 128, 512, 8))
+
+
+def calls_for(args, shape):
+    """--repeat, scaled up for shapes shorter than SHORT_GFLOP."""
+    return max(args.repeat,
+               min(100 * args.repeat,
+                   round(args.repeat * SHORT_GFLOP / gflop(shape))))
+
+
+def time_graph(args, graph, calls, x_file=None):
+    """mha-run's median ms per call over `calls` calls, or None with the
+    reason printed."""
     command = [os.path.join(args.bin, "mha-run"), graph, "--random",
-               f"--repeat={args.repeat}", f"--warmup={args.warmup}",
+               f"--repeat={calls}", f"--warmup={args.warmup}",
                f"--threads={args.threads}"]
     if x_file:
         command.append(f"--input=x={x_file}")
@@ -192,9 +210,9 @@ def measure_library(args, folder, shape):
     for round_index in range(args.rounds):
         if round_index % 2 == 0:
             library = time_library(args, program, shape)
-            jit = time_graph(args, graph)
+            jit = time_graph(args, graph, args.repeat)
         else:
-            jit = time_graph(args, graph)
+            jit = time_graph(args, graph, args.repeat)
             library = time_library(args, program, shape)
         if library is None or jit is None:
             return None
@@ -215,20 +233,25 @@ def measure_row(args, folder, row):
         x_file = os.path.join(folder, f"x-{shape[0]}x{shape[1]}.npy")
         if not os.path.exists(x_file):
             write_npy(x_file, shape[:2] + shape[2:3], seed=shape[1])
-        first = (graph, x_file)
-        second = (generate(args, folder, yardstick, dynamic=False), None)
+        first = (graph, x_file, shape)
+        second = (generate(args, folder, yardstick, dynamic=False), None,
+                  yardstick)
     elif kind == "masked":
-        first = (generate(args, folder, shape, dynamic=False, mask=True), None)
-        second = (generate(args, folder, yardstick, dynamic=False), None)
+        first = (generate(args, folder, shape, dynamic=False, mask=True), None,
+                 shape)
+        second = (generate(args, folder, yardstick, dynamic=False), None,
+                  yardstick)
     else:
-        first = (generate(args, folder, shape, dynamic=False), None)
-        second = (generate(args, folder, yardstick, dynamic=False), None)
+        first = (generate(args, folder, shape, dynamic=False), None, shape)
+        second = (generate(args, folder, yardstick, dynamic=False), None,
+                  yardstick)
     ratios, times, yard_times = [], [], []
     for round_index in range(args.rounds):
         order = [first, second] if round_index % 2 == 0 else [second, first]
         measured = {}
-        for graph, x_file in order:
-            measured[graph] = time_graph(args, graph, x_file)
+        for graph, x_file, graph_shape in order:
+            measured[graph] = time_graph(args, graph,
+                                         calls_for(args, graph_shape), x_file)
         ours, theirs = measured[first[0]], measured[second[0]]
         if ours is None or theirs is None:
             return None
@@ -266,7 +289,9 @@ def main():
     rows = args.row or [row for row in ROWS
                         if not args.quick or row[0] in QUICK]
     print(f"\nEvery shape on the fast path: {args.rounds} rounds x "
-          f"{args.repeat} calls, {args.threads} threads; ratio = shape / "
+          f"{args.repeat} calls (more for shapes of fewer GFLOP than "
+          f"(1,128,512,8), in proportion), {args.threads} threads; "
+          f"ratio = shape / "
           f"yardstick (per GFLOP for odd lengths), median over rounds "
           f"[min-max]\n")
     print("| shape | kind | yardstick | ms | yardstick ms | ratio |")

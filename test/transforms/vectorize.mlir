@@ -418,18 +418,37 @@ func.func @matmul_odd_steps(%a: tensor<8x5xf32>, %b: tensor<5x32xf32>, %c: tenso
 
 // -----
 
-// 9 static rows with blocks of 6 (an AVX-512 target's): one whole block of
-// 6 rows, then the rest as a static block of 3, both unmasked. A block of
-// 9 rows would spill accumulators; a masked block of 6 would throw away
-// half its FMAs.
+// 15 static rows with blocks of 6 (an AVX-512 target's): two whole blocks
+// of 6 rows, then the rest as a static block of 3, all unmasked. A masked
+// block of 6 would throw away half its FMAs.
 // REST-LABEL: func.func @static_rest
+//   REST-DAG:   %[[C12:.+]] = arith.constant 12 : index
 //   REST-NOT:   vector.mask
-//       REST:   vector.contract {{.+}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
+//       REST:   scf.for %{{.+}} = %{{.+}} to %[[C12]]
+//       REST:     vector.contract {{.+}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
 //   REST-NOT:   vector.mask
 //       REST:   vector.contract {{.+}} : vector<3x1xf32>, vector<1x64xf32> into vector<3x64xf32>
 //   REST-NOT:   vector.mask
 //       REST:   return
-func.func @static_rest(%a: tensor<9x16xf32>, %b: tensor<16x64xf32>, %c: tensor<9x64xf32>) -> tensor<9x64xf32> {
+func.func @static_rest(%a: tensor<15x16xf32>, %b: tensor<16x64xf32>, %c: tensor<15x64xf32>) -> tensor<15x64xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<15x16xf32>, tensor<16x64xf32>) outs(%c : tensor<15x64xf32>) -> tensor<15x64xf32>
+  return %r : tensor<15x64xf32>
+}
+
+// -----
+
+// 9 static rows (T = 9) with blocks of 6 × 64: one block of all 9 rows,
+// its columns narrowed to 32 to keep 24 accumulators or fewer, so that the
+// right operand (a projection's weights) is read once, not once for a
+// block of 6 rows and again for a block of 3.
+// REST-LABEL: func.func @rows_below_two_blocks
+//   REST-NOT:   vector<6x
+//   REST-NOT:   vector<3x
+//       REST:   vector.contract {{.+}} : vector<9x1xf32>, vector<1x32xf32> into vector<9x32xf32>
+//   REST-NOT:   vector<6x
+//   REST-NOT:   vector<3x
+//       REST:   return
+func.func @rows_below_two_blocks(%a: tensor<9x16xf32>, %b: tensor<16x64xf32>, %c: tensor<9x64xf32>) -> tensor<9x64xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<9x16xf32>, tensor<16x64xf32>) outs(%c : tensor<9x64xf32>) -> tensor<9x64xf32>
   return %r : tensor<9x64xf32>
 }
