@@ -58,6 +58,15 @@ func.func @row_part_not_unit(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tenso
 
 // -----
 
+func.func @block_init_not_unit(%c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{expects mha.block_init to be a unit attribute, got "yes"}}
+  %0 = linalg.fill {mha.block_init = "yes"} ins(%zero : f32) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
 // mha.tiles: an #mha.attention_tiles, on an mha.sdpa only, with sizes in
 // the options' ranges (MhaDialect.h).
 func.func @tiles_not_on_sdpa(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
