@@ -528,7 +528,10 @@ def MhaHoistAccumulators : Pass<"mha-hoist-accumulators", "func::FuncOp"> {
     `hoistLoopInvariantSubsets`) move out of the loop. A contraction's
     accumulator block, read and written at the same place of the output in
     every reduction step, is then read once before the loop, carried as a
-    vector value and written once after it.
+    vector value and written once after it. A read of a whole block that
+    does not depend on the loop (a projection's bias, broadcast to a
+    block's rows) stays in it: moved out, it would hold a block of
+    registers through the loop.
   }];
 }
 

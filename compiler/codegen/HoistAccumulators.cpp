@@ -8,15 +8,20 @@
 // block stays in registers for the whole reduction. Innermost loops first,
 // so that a hoisted block can move out of the next loop too
 // (`moveLoopInvariantCode` first takes out what the subsets' offsets
-// depend on).
+// depend on). A read of a whole block that does not depend on the loop (a
+// projection's bias, broadcast to the rows of each block it starts) stays
+// in it: moved out, it would hold its registers through the loop, taking
+// them from the blocks inside.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir::mha {
@@ -28,6 +33,16 @@ using namespace mlir;
 using namespace mlir::mha;
 
 namespace {
+/// Whether `op` reads a block of two or more dimensions of more than one
+/// element (`vector<6x64xf32>`): a register block's worth of registers.
+bool isRegisterBlockRead(Operation *op) {
+  auto read = dyn_cast<vector::TransferReadOp>(op);
+  if (!read)
+    return false;
+  return llvm::count_if(read.getVectorType().getShape(),
+                        [](int64_t size) { return size > 1; }) >= 2;
+}
+
 struct MhaHoistAccumulatorsPass
     : mha::impl::MhaHoistAccumulatorsBase<MhaHoistAccumulatorsPass> {
   void runOnOperation() override {
@@ -37,7 +52,16 @@ struct MhaHoistAccumulatorsPass
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops) {
       auto loopLike = cast<LoopLikeOpInterface>(loop.getOperation());
-      moveLoopInvariantCode(loopLike);
+      moveLoopInvariantCode(
+          loopLike.getLoopRegions(),
+          [&](Value value, Region *) {
+            return loopLike.isDefinedOutsideOfLoop(value);
+          },
+          [&](Operation *op, Region *) {
+            return isMemoryEffectFree(op) && isSpeculatable(op) &&
+                   !isRegisterBlockRead(op);
+          },
+          [&](Operation *op, Region *) { loopLike.moveOutOfLoop(op); });
       rewriter.setInsertionPoint(loop);
       (void)hoistLoopInvariantSubsets(rewriter, loopLike);
     }

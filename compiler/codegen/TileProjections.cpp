@@ -133,14 +133,48 @@ bool isBatchReduceMatmul(linalg::GenericOp op) {
   return op.getIndexingMapsArray() == expected;
 }
 
+/// Whether `op` is a fill, or a broadcast that still broadcasts once its
+/// unit dimensions are dropped. A broadcast along unit dimensions only (the
+/// bias of a one-token tile) would become a copy, which folds away: the
+/// tile would then accumulate into the bias argument itself, which one-shot
+/// bufferization may write in place.
+bool isBroadcastOrFill(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op.getOperation()))
+    return true;
+  auto broadcast = dyn_cast<linalg::BroadcastOp>(op.getOperation());
+  if (!broadcast)
+    return false;
+  ArrayRef<int64_t> shape = broadcast.getInit().getType().getShape();
+  return llvm::any_of(broadcast.getDimensions(),
+                      [&](int64_t dim) { return shape[dim] != 1; });
+}
+
 /// Turns a tile that is a `linalg.generic` with unit dimensions into the
 /// named op it is: unit dimensions dropped (rank-reducing slices), then a
 /// `linalg.matmul` or `linalg.batch_reduce_matmul`. A tile that matches
 /// neither stays a generic, which is correct, only less recognizable.
+/// The accumulator's producer fused with the tile (bias broadcast, zero
+/// fill) drops the same unit dimensions first, as a generic: the slices
+/// between the two then fold away, and the tile's accumulator is that
+/// producer's result, read by the tile alone, which mha-vectorize fuses
+/// into the register blocks.
 void nameTile(RewriterBase &rewriter, linalg::GenericOp tile) {
   linalg::ControlDropUnitDims control;
   control.rankReductionStrategy =
       linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  Value init = tile.getNumDpsInits() == 1 ? tile.getDpsInits()[0] : Value();
+  if (auto producer =
+          init ? init.getDefiningOp<linalg::LinalgOp>() : linalg::LinalgOp();
+      producer && init.hasOneUse() && isBroadcastOrFill(producer)) {
+    rewriter.setInsertionPoint(producer);
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, producer);
+    if (succeeded(generic))
+      if (FailureOr<linalg::DropUnitDimsResult> dropped =
+              linalg::dropUnitDims(rewriter, *generic, control);
+          succeeded(dropped))
+        rewriter.replaceOp(*generic, dropped->replacements);
+  }
   rewriter.setInsertionPoint(tile);
   FailureOr<linalg::DropUnitDimsResult> dropped =
       linalg::dropUnitDims(rewriter, tile, control);

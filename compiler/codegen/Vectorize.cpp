@@ -430,22 +430,38 @@ FailureOr<linalg::MatmulOp> batchOfOneToMatmul(RewriterBase &rewriter,
   return matmul;
 }
 
-/// Marks a fill that a contraction's accumulators start from
+/// Marks an initial value that a contraction's accumulators start from
 /// (getFusableInit), and the tiles it is fused into the register blocks as
 /// (tileToRegisterBlocks), until each is vectorized.
 constexpr StringLiteral kBlockInitAttr =
     MhaDialect::BlockInitAttrHelper::getNameStr();
 
-/// The fill that `op`'s accumulators start from, when `op` alone reads it
-/// (attention's zeroed block of scores): fused into the register blocks, it
-/// becomes a register block of zeros instead of a pass that zeroes the
-/// whole buffer and blocks that load those zeros back.
-linalg::FillOp getFusableInit(linalg::LinalgOp op) {
+/// Whether `op` computes each element of its result on its own, from no
+/// more than broadcast inputs: a fill, or a broadcast (of a bias) as a
+/// generic, which mha-tile-projections makes of the projections'.
+bool isElementwiseInit(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op.getOperation()))
+    return true;
+  return isa<linalg::GenericOp, linalg::BroadcastOp>(op.getOperation()) &&
+         op.getNumDpsInits() == 1 &&
+         op.getNumLoops() == op.getNumParallelLoops() &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() &&
+         !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
+}
+
+/// The initial value that `op`'s accumulators start from, when `op` alone
+/// reads it: attention's zeroed block of scores, a projection's bias.
+/// Fused into the register blocks, it becomes a register block of zeros or
+/// of the bias, instead of a pass that writes the whole buffer and blocks
+/// that load it back.
+linalg::LinalgOp getFusableInit(linalg::LinalgOp op) {
   if (op.getNumDpsInits() != 1)
     return {};
   Value init = op.getDpsInits()[0];
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  return fill && init.hasOneUse() ? fill : linalg::FillOp();
+  auto producer = init.getDefiningOp<linalg::LinalgOp>();
+  return producer && init.hasOneUse() && isElementwiseInit(producer)
+             ? producer
+             : linalg::LinalgOp();
 }
 
 /// Tiles the parallel loops of `op` as `tiling` says, with the fill it starts
@@ -458,7 +474,7 @@ tileAndFuseInit(RewriterBase &rewriter, linalg::LinalgOp op,
                 const scf::SCFTilingOptions &tiling,
                 Operation **tiledOp = nullptr,
                 SmallVector<LoopLikeOpInterface> *loops = nullptr) {
-  linalg::FillOp init = getFusableInit(op);
+  linalg::LinalgOp init = getFusableInit(op);
   if (!init)
     return failure();
   scf::SCFTileAndFuseOptions fusion;
@@ -479,7 +495,7 @@ tileAndFuseInit(RewriterBase &rewriter, linalg::LinalgOp op,
     if (Value replacement = fused->replacements.lookup(result))
       rewriter.replaceAllUsesWith(result, replacement);
   for (Operation *fusedOp : fused->tiledAndFusedOps)
-    if (isa<linalg::FillOp>(fusedOp))
+    if (fusedOp != fused->tiledAndFusedOps.front())
       fusedOp->setAttr(kBlockInitAttr, rewriter.getUnitAttr());
   if (tiledOp)
     *tiledOp = fused->tiledAndFusedOps.front();
@@ -495,7 +511,7 @@ tileAndFuseInit(RewriterBase &rewriter, linalg::LinalgOp op,
 
 /// The fused fill (kBlockInitAttr) that register block `block` starts from,
 /// through the reduction loops around it and their slices, or null.
-linalg::FillOp getBlockInit(linalg::LinalgOp block) {
+linalg::LinalgOp getBlockInit(linalg::LinalgOp block) {
   if (block.getNumDpsInits() != 1)
     return {};
   Value init = block.getDpsInits()[0];
@@ -511,8 +527,9 @@ linalg::FillOp getBlockInit(linalg::LinalgOp block) {
       break;
     }
   }
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  return fill && fill->hasAttr(kBlockInitAttr) ? fill : linalg::FillOp();
+  auto producer = init.getDefiningOp<linalg::LinalgOp>();
+  return producer && producer->hasAttr(kBlockInitAttr) ? producer
+                                                       : linalg::LinalgOp();
 }
 
 /// Tiles `op` to its register blocks with the reduction loops innermost, and
@@ -525,11 +542,11 @@ linalg::FillOp getBlockInit(linalg::LinalgOp block) {
 FailureOr<SmallVector<linalg::LinalgOp>>
 tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
                      ArrayRef<int64_t> sizes,
-                     SmallVector<linalg::FillOp> &fusedInits) {
+                     SmallVector<linalg::LinalgOp> &fusedInits) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ArrayRef<int64_t>(sizes) == ArrayRef<int64_t>(ranges)) {
     // One block, whose fill an outer split may have fused already.
-    if (linalg::FillOp init = getFusableInit(op);
+    if (linalg::LinalgOp init = getFusableInit(op);
         init && init->hasAttr(kBlockInitAttr))
       fusedInits.push_back(init);
     return SmallVector<linalg::LinalgOp>{op};
@@ -564,7 +581,7 @@ tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
 
   SmallVector<LoopLikeOpInterface> tileLoops;
   Operation *tiledOp = nullptr;
-  linalg::FillOp init = getFusableInit(op);
+  linalg::LinalgOp init = getFusableInit(op);
   rewriter.setInsertionPoint(op);
   if (init && llvm::any_of(parallelSizes, [](int64_t s) { return s != 0; })) {
     // The parallel loops first, with the fill fused into them: the whole
@@ -619,9 +636,9 @@ tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
         blocks.push_back(candidate);
     });
   for (linalg::LinalgOp block : blocks)
-    if (linalg::FillOp fill = getBlockInit(block);
-        fill && !llvm::is_contained(fusedInits, fill))
-      fusedInits.push_back(fill);
+    if (linalg::LinalgOp init = getBlockInit(block);
+        init && !llvm::is_contained(fusedInits, init))
+      fusedInits.push_back(init);
   return blocks;
 }
 
@@ -858,9 +875,9 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
   AffineMap initMap = op.getNumDpsInits() == 1
                           ? op.getMatchingIndexingMap(op.getDpsInitOperand(0))
                           : AffineMap();
-  SmallVector<linalg::FillOp> fills;
+  SmallVector<linalg::LinalgOp> inits;
   FailureOr<SmallVector<linalg::LinalgOp>> tiles =
-      tileToRegisterBlocks(rewriter, op, blocks->sizes, fills);
+      tileToRegisterBlocks(rewriter, op, blocks->sizes, inits);
   if (failed(tiles)) {
     op->removeAttr(kRegisterBlockAttr);
     return failure();
@@ -875,9 +892,9 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
     for (AffineExpr result : initMap.getResults())
       initSizes.push_back(
           blocks->vectorSizes[cast<AffineDimExpr>(result).getPosition()]);
-  for (linalg::FillOp fill : fills) {
-    fill->removeAttr(kBlockInitAttr);
-    (void)vectorizeBlock(rewriter, fill, initSizes, options.lanes);
+  for (linalg::LinalgOp init : inits) {
+    init->removeAttr(kBlockInitAttr);
+    (void)vectorizeBlock(rewriter, init, initSizes, options.lanes);
   }
   return success();
 }
@@ -953,12 +970,11 @@ void vectorizeLinalgOps(func::FuncOp func, const MhaVectorizeOptions &options) {
     if (!op.hasPureTensorSemantics() ||
         MhaDialect::AmxSplitAttrHelper(context).isAttrPresent(op))
       return;
-    if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation());
-        fill && !fill->use_empty()) {
-      auto user = dyn_cast<linalg::LinalgOp>(*fill->user_begin());
+    if (isElementwiseInit(op) && !op->use_empty()) {
+      auto user = dyn_cast<linalg::LinalgOp>(*op->user_begin());
       if (user && linalg::isaContractionOpInterface(user) &&
-          getFusableInit(user) == fill) {
-        fill->setAttr(kBlockInitAttr, UnitAttr::get(context));
+          getFusableInit(user) == op) {
+        op->setAttr(kBlockInitAttr, UnitAttr::get(context));
         return;
       }
     }
@@ -974,13 +990,13 @@ void vectorizeLinalgOps(func::FuncOp func, const MhaVectorizeOptions &options) {
   IRRewriter rewriter(context);
   for (linalg::LinalgOp op : ops)
     (void)vectorizeOp(rewriter, op, options, &cleanup);
-  SmallVector<linalg::FillOp> leftFills;
-  func.walk([&](linalg::FillOp fill) {
-    if (fill->removeAttr(kBlockInitAttr))
-      leftFills.push_back(fill);
+  SmallVector<linalg::LinalgOp> leftInits;
+  func.walk([&](linalg::LinalgOp init) {
+    if (init->removeAttr(kBlockInitAttr))
+      leftInits.push_back(init);
   });
-  for (linalg::FillOp fill : leftFills)
-    (void)vectorizeOp(rewriter, fill, options, &cleanup);
+  for (linalg::LinalgOp init : leftInits)
+    (void)vectorizeOp(rewriter, init, options, &cleanup);
 }
 
 /// Stage 2: the vector ops in the forms the later lowering expects.

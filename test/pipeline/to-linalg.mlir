@@ -24,14 +24,15 @@
 //       CHECK:   tensor.concat dim(0) %[[BQ]], %{{.+}}, %{{.+}} : (tensor<16xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<32xf32>
 //       CHECK:   %[[W3:.+]] = tensor.expand_shape %[[PACKED]] {{\[}}[0], [1, 2]] output_shape [16, 8, 4] : tensor<16x32xf32> into tensor<16x8x4xf32>
 // One parallel projection into 4 + 2 + 2 heads: one tile per (head, 48
-// tokens, batch), each a matmul of the tokens by the head's 4 columns.
+// tokens, batch), each a matmul of the tokens by the head's 4 columns,
+// starting from the bias broadcast to its rows (a generic it alone reads).
 //       CHECK:   %[[QKV:.+]] = scf.forall (%[[H:.+]], %[[T:.+]], %[[B:.+]]) = (0, 0, 0) to (8, %{{.+}}, %{{.+}}) step (1, 48, 1) shared_outs(%{{.+}}) -> (tensor<?x8x?x4xf32>)
 //   CHECK-DAG:     %[[XT:.+]] = tensor.extract_slice %[[X]][%[[B]], %[[T]], 0] [1, %{{.+}}, 16] [1, 1, 1] : tensor<?x?x16xf32> to tensor<1x?x16xf32>
 //   CHECK-DAG:     %[[WT:.+]] = tensor.extract_slice %[[W3]][0, %[[H]], 0] [16, 1, 4] [1, 1, 1] : tensor<16x8x4xf32> to tensor<16x1x4xf32>
-//       CHECK:     linalg.broadcast
+//       CHECK:     %[[BIAS:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<4xf32>) outs(%{{.+}} : tensor<?x4xf32>)
 //   CHECK-DAG:     %[[XT2:.+]] = tensor.extract_slice %[[XT]][0, 0, 0] [1, %{{.+}}, 16] [1, 1, 1] : tensor<1x?x16xf32> to tensor<?x16xf32>
 //   CHECK-DAG:     %[[WT2:.+]] = tensor.extract_slice %[[WT]][0, 0, 0] [16, 1, 4] [1, 1, 1] : tensor<16x1x4xf32> to tensor<16x4xf32>
-//       CHECK:     linalg.matmul ins(%[[XT2]], %[[WT2]] : tensor<?x16xf32>, tensor<16x4xf32>)
+//       CHECK:     linalg.matmul ins(%[[XT2]], %[[WT2]] : tensor<?x16xf32>, tensor<16x4xf32>) outs(%[[BIAS]] : tensor<?x4xf32>)
 //       CHECK:     scf.forall.in_parallel
 // Q, K and V are whole heads of the packed result, read in place.
 //       CHECK:   %[[Q:.+]] = tensor.extract_slice %[[QKV]][0, 0, 0, 0] [%{{.+}}, 4, %{{.+}}, 4]
@@ -50,11 +51,12 @@
 //       FUSED:       math.exp
 // The output projection of the heads: parallel tiles of 48 tokens (the
 // host rule on AVX-512), each a sum over heads and value columns
-// (batch_reduce_matmul).
+// (batch_reduce_matmul) from a zero fill (a generic without the unit batch
+// dimension).
 //       CHECK:   %[[WO3:.+]] = tensor.expand_shape %[[WO]] {{\[}}[0, 1], [2]] output_shape [4, 4, 16] : tensor<16x16xf32> into tensor<4x4x16xf32>
 //       CHECK:   %[[Y:.+]] = scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (%{{.+}}, %{{.+}}) step (48, 1) shared_outs(%{{.+}}) -> (tensor<?x?x16xf32>)
-//       CHECK:     linalg.fill
-//       CHECK:     linalg.batch_reduce_matmul ins(%{{.+}}, %[[WO3]] : tensor<4x?x4xf32>, tensor<4x4x16xf32>) outs(%{{.+}} : tensor<?x16xf32>)
+//       CHECK:     %[[ZERO:.+]] = linalg.generic {{.+}} ins(%{{.+}} : f32) outs(%{{.+}} : tensor<?x16xf32>)
+//       CHECK:     linalg.batch_reduce_matmul ins(%{{.+}}, %[[WO3]] : tensor<4x?x4xf32>, tensor<4x4x16xf32>) outs(%[[ZERO]] : tensor<?x16xf32>)
 //       CHECK:   return %[[Y]] : tensor<?x?x16xf32>
 func.func @mha(%x: tensor<?x?x16xf32>, %w_q: tensor<16x16xf32>, %w_k: tensor<16x8xf32>,
                %w_v: tensor<16x8xf32>, %w_o: tensor<16x16xf32>,

@@ -9,6 +9,9 @@
 // on one thread (which then reads them once). The
 // bias broadcast is computed per tile, and the tile, rid of its unit
 // dimensions, is a linalg.matmul of 16 rows of x by the head's columns.
+// The broadcast loses the same unit dimensions first (a generic): the
+// matmul's accumulator is its result, read by the matmul alone, which
+// mha-vectorize fuses into the register blocks.
 // The reduction over the input width (16) is never tiled.
 // CHECK-LABEL: func.func @project_writes_heads
 //  CHECK-SAME:   (%[[X:.+]]: tensor<2x64x16xf32>, %[[W:.+]]: tensor<16x12xf32>, %[[B:.+]]: tensor<12xf32>)
@@ -19,12 +22,13 @@
 //   CHECK-DAG:     tensor.extract_slice %[[W3]][0, %[[H]], 0] [16, 1, 4] [1, 1, 1] : tensor<16x3x4xf32> to tensor<16x1x4xf32>
 //   CHECK-DAG:     %[[BT:.+]] = tensor.extract_slice %[[B2]][%[[H]], 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<1x4xf32>
 //   CHECK-DAG:     %[[OT:.+]] = tensor.extract_slice %[[OUT]][%[[I]], %[[H]], %[[T]], 0] [1, 1, 16, 4] [1, 1, 1, 1]
-//       CHECK:     %[[INIT:.+]] = linalg.broadcast ins(%[[BT]] : tensor<1x4xf32>) outs(%[[OT]] : tensor<1x1x16x4xf32>)
+//       CHECK:     %[[B1:.+]] = tensor.extract_slice %[[BT]][0, 0] [1, 4] [1, 1] : tensor<1x4xf32> to tensor<4xf32>
+//       CHECK:     %[[O2:.+]] = tensor.extract_slice %[[OT]][0, 0, 0, 0] [1, 1, 16, 4] [1, 1, 1, 1] : tensor<1x1x16x4xf32> to tensor<16x4xf32>
+//       CHECK:     %[[INIT:.+]] = linalg.generic {{.+}} ins(%[[B1]] : tensor<4xf32>) outs(%[[O2]] : tensor<16x4xf32>)
 //       CHECK:     %[[XT:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0] [1, 16, 16] [1, 1, 1] : tensor<1x16x16xf32> to tensor<16x16xf32>
 //       CHECK:     %[[WT:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0] [16, 1, 4] [1, 1, 1] : tensor<16x1x4xf32> to tensor<16x4xf32>
-//       CHECK:     %[[IT:.+]] = tensor.extract_slice %[[INIT]][0, 0, 0, 0] [1, 1, 16, 4] [1, 1, 1, 1] : tensor<1x1x16x4xf32> to tensor<16x4xf32>
-//       CHECK:     %[[MM:.+]] = linalg.matmul ins(%[[XT]], %[[WT]] : tensor<16x16xf32>, tensor<16x4xf32>) outs(%[[IT]] : tensor<16x4xf32>)
-//       CHECK:     %[[TILE:.+]] = tensor.insert_slice %[[MM]] into %[[INIT]][0, 0, 0, 0] [1, 1, 16, 4]
+//       CHECK:     %[[MM:.+]] = linalg.matmul ins(%[[XT]], %[[WT]] : tensor<16x16xf32>, tensor<16x4xf32>) outs(%[[INIT]] : tensor<16x4xf32>)
+//       CHECK:     %[[TILE:.+]] = tensor.insert_slice %[[MM]] into %[[OT]][0, 0, 0, 0] [1, 1, 16, 4]
 //       CHECK:     scf.forall.in_parallel
 //       CHECK:       tensor.parallel_insert_slice %[[TILE]] into %[[OUT]][%[[I]], %[[H]], %[[T]], 0] [1, 1, 16, 4]
 //       CHECK:   return %[[Y]]
@@ -81,14 +85,15 @@ func.func @project_rows(%x: tensor<?x16xf32>, %w: tensor<16x12xf32>, %b: tensor<
 // The output projection of the heads: one tile per (16 tokens, batch), the
 // batch innermost for the same reason; the
 // tile sums over heads and value columns in that order, which is what
-// linalg.batch_reduce_matmul does.
+// linalg.batch_reduce_matmul does. Its zero fill, without the unit batch
+// dimension (a generic), is the accumulator it alone reads.
 // CHECK-LABEL: func.func @output_project_heads
 //  CHECK-SAME:   (%[[O:.+]]: tensor<?x3x?x4xf32>, %[[W:.+]]: tensor<12x16xf32>)
 //       CHECK:   %[[W3:.+]] = tensor.expand_shape %[[W]]
 //       CHECK:   scf.forall (%[[T:.+]], %[[I:.+]]) = (0, 0) to (%{{.+}}, %{{.+}}) step (16, 1)
 //       CHECK:     %[[N:.+]] = affine.min
 //       CHECK:     %[[OT4:.+]] = tensor.extract_slice %[[O]][%[[I]], 0, %[[T]], 0] [1, 3, %[[N]], 4] [1, 1, 1, 1] : tensor<?x3x?x4xf32> to tensor<1x3x?x4xf32>
-//       CHECK:     %[[ZERO:.+]] = linalg.fill
+//       CHECK:     %[[ZERO:.+]] = linalg.generic {{.+}} ins(%{{.+}} : f32) outs(%{{.+}} : tensor<?x16xf32>)
 //       CHECK:     %[[OT:.+]] = tensor.extract_slice %[[OT4]][0, 0, 0, 0] [1, 3, %[[N]], 4] [1, 1, 1, 1] : tensor<1x3x?x4xf32> to tensor<3x?x4xf32>
 //       CHECK:     linalg.batch_reduce_matmul ins(%[[OT]], %[[W3]] : tensor<3x?x4xf32>, tensor<3x4x16xf32>) outs(%{{.+}} : tensor<?x16xf32>)
 // COLS-LABEL: func.func @output_project_heads

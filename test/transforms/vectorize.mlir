@@ -563,3 +563,30 @@ func.func @zeroed_accumulators(%a: tensor<64x16xf32>, %b: tensor<16x128xf32>) ->
   %r = linalg.matmul ins(%a, %b : tensor<64x16xf32>, tensor<16x128xf32>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %r : tensor<64x128xf32>
 }
+
+// -----
+
+// Accumulators that start from a bias broadcast to the rows (a projection's,
+// as a generic) start from the bias read into registers, in each block:
+// the read stays in the row loop (mha-hoist-accumulators moves no block of
+// registers out of a loop), where moved out it would hold 24 registers
+// through the blocks.
+// REST-LABEL: func.func @bias_accumulators
+//   REST-NOT:   linalg.generic
+//       REST:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+//       REST:     %[[BIAS:.+]] = vector.transfer_read %{{.+}} {in_bounds = [true, true], permutation_map = #{{.+}}} : tensor<64xf32>, vector<6x64xf32>
+//       REST:     scf.for %{{.+}} iter_args(%{{.+}} = %[[BIAS]]) -> (vector<6x64xf32>)
+//   REST-NOT:   linalg.generic
+//       REST:   return
+#bias = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @bias_accumulators(%a: tensor<12x16xf32>, %b: tensor<16x64xf32>, %bias: tensor<64xf32>) -> tensor<12x64xf32> {
+  %empty = tensor.empty() : tensor<12x64xf32>
+  %c = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : tensor<64xf32>) outs(%empty : tensor<12x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<12x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<12x16xf32>, tensor<16x64xf32>) outs(%c : tensor<12x64xf32>) -> tensor<12x64xf32>
+  return %r : tensor<12x64xf32>
+}
