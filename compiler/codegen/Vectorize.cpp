@@ -126,6 +126,15 @@ struct RegisterBlocks {
   SmallVector<int64_t> vectorSizes;
 };
 
+/// The width of a masked vector for `extent` elements along lanes: a power
+/// of two of registers (100 of 128 lanes, not of 112). LLVM has no legal
+/// mask type of 3 or 7 registers, and assembles such masked operations lane
+/// by lane, through the stack.
+int64_t maskedWidth(int64_t extent, int64_t lanes) {
+  return lanes *
+         int64_t(llvm::PowerOf2Ceil(uint64_t(llvm::divideCeil(extent, lanes))));
+}
+
 /// The block and vector size along a loop whose elements lie along vector
 /// lanes (`lanes` of them per register). A loop of at most one register, or
 /// a divisor of the extent that fills whole registers, keeps every block
@@ -144,12 +153,7 @@ std::pair<int64_t, int64_t> laneBlock(int64_t range, int64_t limit,
   for (int64_t size = std::min(range, limit); size >= lanes; --size)
     if (range % size == 0 && size % lanes == 0)
       return {size, size};
-  // The masked block spans a power of two of registers (100 of 128 lanes,
-  // not of 112): LLVM has no legal mask type of 7 or 3 registers, and
-  // assembles such masked products lane by lane, through the stack.
-  int64_t masked =
-      lanes *
-      int64_t(llvm::PowerOf2Ceil(uint64_t(llvm::divideCeil(range, lanes))));
+  int64_t masked = maskedWidth(range, lanes);
   if (range <= limit && masked <= limit)
     return {range, masked};
   return {limit, limit};
@@ -332,6 +336,7 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
     // count below two blocks is one block, or blocks of a divisor.
     unsigned row = dims->m.back(), col = dims->n.back();
     int64_t rows = options.rows;
+    std::optional<int64_t> colLimit;
     if (ShapedType::isStatic(ranges[row])) {
       int64_t divisor = largestDivisorAtMost(ranges[row], options.rows);
       // A few rows past a block (7 or 8 of 6) are one block: its few
@@ -353,15 +358,12 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
         } else {
           rows = ranges[row];
           int64_t registers = options.rows * (options.cols / options.lanes);
-          blocks.sizes[row] = blocks.vectorSizes[row] = rows;
-          alongLanes(col,
-                     options.lanes * std::max<int64_t>(1, registers / rows));
-          return blocks;
+          colLimit = options.lanes * std::max<int64_t>(1, registers / rows);
         }
       }
     }
     blocks.sizes[row] = blocks.vectorSizes[row] = rows;
-    alongLanes(col, columnLimit(rows, options));
+    alongLanes(col, colLimit.value_or(columnLimit(rows, options)));
     return blocks;
   }
 
@@ -464,11 +466,11 @@ linalg::LinalgOp getFusableInit(linalg::LinalgOp op) {
              : linalg::LinalgOp();
 }
 
-/// Tiles the parallel loops of `op` as `tiling` says, with the fill it starts
-/// from (getFusableInit) fused into them: each tile of the fill (marked
-/// kBlockInitAttr, as the fill) writes the part that one tile of `op` then
-/// accumulates into. Returns the single loop made, or failure (`op` untouched)
-/// where there is no such fill or the tiling makes other than one loop.
+/// Tiles the parallel loops of `op` as `tiling` says, with the initial value
+/// it starts from (getFusableInit) fused into them: each tile of that value
+/// (marked kBlockInitAttr) writes the part that one tile of `op` then
+/// accumulates into. Returns the outermost loop made (null where none is),
+/// or failure, `op` untouched, where `op` has no such initial value.
 FailureOr<scf::ForOp>
 tileAndFuseInit(RewriterBase &rewriter, linalg::LinalgOp op,
                 const scf::SCFTilingOptions &tiling,
@@ -509,8 +511,9 @@ tileAndFuseInit(RewriterBase &rewriter, linalg::LinalgOp op,
   return dyn_cast<scf::ForOp>(fused->loops.front().getOperation());
 }
 
-/// The fused fill (kBlockInitAttr) that register block `block` starts from,
-/// through the reduction loops around it and their slices, or null.
+/// The fused initial value (kBlockInitAttr) that register block `block`
+/// starts from, directly or through the reduction loops around it and their
+/// slices, or null.
 linalg::LinalgOp getBlockInit(linalg::LinalgOp block) {
   if (block.getNumDpsInits() != 1)
     return {};
@@ -535,19 +538,18 @@ linalg::LinalgOp getBlockInit(linalg::LinalgOp block) {
 /// Tiles `op` to its register blocks with the reduction loops innermost, and
 /// peels the last iteration off every loop whose step may not divide its
 /// extent, so that all but the last block of a loop have static sizes.
-/// Returns the blocks: `op` itself when it is one block already. A fill
-/// that `op` alone starts from (getFusableInit) is tiled with the blocks,
-/// in their parallel loops and before their reduction loops; its tiles are
-/// marked kBlockInitAttr.
+/// Returns the blocks: `op` itself when it is one block already. An
+/// initial value that `op` alone starts from (getFusableInit) is tiled with
+/// the blocks, in their parallel loops and before their reduction loops;
+/// its tiles, to be vectorized with the blocks, go to `fusedInits`.
 FailureOr<SmallVector<linalg::LinalgOp>>
 tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
                      ArrayRef<int64_t> sizes,
                      SmallVector<linalg::LinalgOp> &fusedInits) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ArrayRef<int64_t>(sizes) == ArrayRef<int64_t>(ranges)) {
-    // One block, whose fill an outer split may have fused already.
-    if (linalg::LinalgOp init = getFusableInit(op);
-        init && init->hasAttr(kBlockInitAttr))
+    // One block, whose initial value an outer split may have fused.
+    if (linalg::LinalgOp init = getBlockInit(op))
       fusedInits.push_back(init);
     return SmallVector<linalg::LinalgOp>{op};
   }
@@ -584,10 +586,10 @@ tileToRegisterBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   linalg::LinalgOp init = getFusableInit(op);
   rewriter.setInsertionPoint(op);
   if (init && llvm::any_of(parallelSizes, [](int64_t s) { return s != 0; })) {
-    // The parallel loops first, with the fill fused into them: the whole
-    // fill is then written tile by tile, each tile before the reduction
-    // loops of its block. (Fused into loops that also step the reduction,
-    // it would zero the block again at each step.)
+    // The parallel loops first, with the initial value fused into them: it
+    // is then written tile by tile, each tile before the reduction loops of
+    // its block. (Fused into loops that also step the reduction, it would
+    // reset the block at each step.)
     if (failed(tileAndFuseInit(rewriter, op, tilingOptions(parallelSizes),
                                &tiledOp, &tileLoops)))
       return failure();
@@ -662,9 +664,7 @@ LogicalResult vectorizeBlock(RewriterBase &rewriter, linalg::LinalgOp block,
                                         : loopBound(block, dim);
     if (extent && *extent < size)
       size = size % lanes == 0
-                 ? std::min<int64_t>(
-                       size, lanes * llvm::PowerOf2Ceil(
-                                         llvm::divideCeil(*extent, lanes)))
+                 ? std::min<int64_t>(size, maskedWidth(*extent, lanes))
                  : *extent;
   }
   // A block of a batch_reduce_matmul steps one batch at a time: it is a
@@ -886,7 +886,7 @@ LogicalResult vectorizeOp(RewriterBase &rewriter, linalg::LinalgOp op,
     if (failed(
             vectorizeBlock(rewriter, tile, blocks->vectorSizes, options.lanes)))
       tile->removeAttr(kRegisterBlockAttr);
-  // The tiles of a fused fill: vectors of their block's result.
+  // The tiles of a fused initial value: vectors of their block's result.
   SmallVector<int64_t> initSizes;
   if (initMap && initMap.isProjectedPermutation())
     for (AffineExpr result : initMap.getResults())
@@ -963,9 +963,10 @@ void vectorizeLinalgOps(func::FuncOp func, const MhaVectorizeOptions &options) {
   SmallVector<linalg::LinalgOp> ops;
   // The products marked mha.amx_split become AMX tiles after bufferization
   // (mha-amx-split).
-  // A fill that a contraction alone starts from waits for it, which fuses
-  // it into its register blocks (tileToRegisterBlocks); a fill (or a tile
-  // of one) left after that is vectorized on its own, last.
+  // An initial value that a contraction alone starts from (a fill, a bias
+  // broadcast) waits for it, which fuses it into its register blocks
+  // (tileToRegisterBlocks); one (or a tile of one) left after that is
+  // vectorized on its own, last.
   func.walk([&](linalg::LinalgOp op) {
     if (!op.hasPureTensorSemantics() ||
         MhaDialect::AmxSplitAttrHelper(context).isAttrPresent(op))

@@ -531,7 +531,7 @@ func.func @row_max_odd_length(%x: tensor<4x100xf32>, %o: tensor<4xf32>) -> tenso
 // column blocks (columnLimit: 128 for 3 rows), and 100 columns are one
 // masked block of a power of two of registers, 128 lanes: a mask of 112
 // (7 registers) has no legal type in LLVM, whose code for it assembled the
-// product lane by lane through the stack (T = 100 ran 10 % slower).
+// product lane by lane through the stack (T = 100 ran 5 % slower).
 // REST-LABEL: func.func @rest_rows_wide
 //       REST:   %[[M:.+]] = vector.constant_mask [3, 100, 1] : vector<3x128x1xi1>
 //       REST:   vector.mask %[[M]] { vector.contract {{.+}} : vector<3x1xf32>, vector<1x128xf32> into vector<3x128xf32> }
