@@ -104,11 +104,21 @@ py::dtype dtypeOf(ElementType type) {
 /// The bfloat16 bits (uint16) of the float32 C-order `array`'s elements,
 /// rounded to nearest even (runtime/BFloat16.h): a call's bf16 arguments
 /// and mha.to_bf16_bits.
+/// The bits start on a cache line, as the compiled code reads them in place
+/// (runtime/Npy.h, CacheLineAllocator: why).
 py::array roundToBF16(const py::array &array) {
+  CacheLineAllocator<uint16_t> allocator;
+  size_t count = std::max<size_t>(array.size(), 1);
+  uint16_t *data = allocator.allocate(count);
+  py::capsule owner(data, [](void *pointer) {
+    CacheLineAllocator<uint16_t>().deallocate(static_cast<uint16_t *>(pointer),
+                                              0);
+  });
   py::array_t<uint16_t> bits(
-      std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()));
-  floatsToBF16Bits(static_cast<const float *>(array.data()),
-                   bits.mutable_data(), array.size());
+      std::vector<py::ssize_t>(array.shape(), array.shape() + array.ndim()),
+      data, owner);
+  floatsToBF16Bits(static_cast<const float *>(array.data()), data,
+                   array.size());
   return bits;
 }
 

@@ -343,7 +343,9 @@ struct MhaAmxSplitPass : mha::impl::MhaAmxSplitBase<MhaAmxSplitPass> {
       Value &parts = loop ? hoistedParts[{dot.a, loop}] : dot.parts;
       if (!parts) {
         setScratchInsertionPoint(rewriter, dot.op);
-        parts = memref::AllocaOp::create(rewriter, loc, partsType);
+        parts = memref::AllocaOp::create(
+            rewriter, loc, partsType,
+            rewriter.getI64IntegerAttr(kAmxScratchAlignment));
         if (loop)
           rewriter.setInsertionPoint(loop);
         else

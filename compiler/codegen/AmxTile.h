@@ -18,6 +18,11 @@ namespace mlir::mha {
 constexpr int64_t kAmxTile = 16;
 /// Reduction (bf16 values) per full A tile: 64 bytes.
 constexpr int64_t kAmxStep = 32;
+/// Alignment of the stack scratch that tiles are stored to and loaded from:
+/// a tile row is 64 bytes, one cache line where the scratch starts on one
+/// (and its rows are multiples of 64 bytes apart); a stack slot's default
+/// alignment, 16, splits every row over two lines.
+constexpr int64_t kAmxScratchAlignment = 64;
 
 } // namespace mlir::mha
 

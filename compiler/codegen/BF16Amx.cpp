@@ -114,12 +114,14 @@ public:
 
     // The tile's results accumulate here, on the stack.
     auto scratchType = MemRefType::get({rowTile, tileColumns}, b.getF32Type());
-    scratch = memref::AllocaOp::create(b, scratchType);
+    scratch = memref::AllocaOp::create(
+        b, scratchType, b.getI64IntegerAttr(kAmxScratchAlignment));
     // The initial values of the accumulators where there is no bias: zero
     // (tilezero), or the fill value broadcast from a 16-element row.
     if (!p.bias && !matchPattern(p.fill, m_AnyZeroFloat())) {
       fillRow = memref::AllocaOp::create(
-          b, MemRefType::get({kAmxTile}, b.getF32Type()));
+          b, MemRefType::get({kAmxTile}, b.getF32Type()),
+          b.getI64IntegerAttr(kAmxScratchAlignment));
       linalg::FillOp::create(b, ValueRange{p.fill}, ValueRange{fillRow});
     }
 
@@ -134,7 +136,8 @@ public:
     Value hasRest =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, whole16, rows);
     Value padded = memref::AllocaOp::create(
-        b, MemRefType::get({kAmxTile, 2 * pairs}, b.getBF16Type()));
+        b, MemRefType::get({kAmxTile, 2 * pairs}, b.getBF16Type()),
+        b.getI64IntegerAttr(kAmxScratchAlignment));
     {
       auto ifRest = scf::IfOp::create(b, hasRest, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard restGuard(b);

@@ -303,7 +303,7 @@ void decode(const DecodeCase &c) {
 
   // A call whose rows do not fit (a length past C - T, a negative one)
   // writes nothing: the caches stay as they were.
-  std::vector<char> kBefore = kCache.data, vBefore = vCache.data;
+  AlignedBytes kBefore = kCache.data, vBefore = vCache.data;
   for (int64_t b = 0; b < c.batch; ++b)
     lengths.i64()[b] = b % 2 ? -1 : capacity;
   NpyArray x = randomArray({c.batch, 1, D}, 1.0, engine);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Npy.h"
+#include "runtime/BFloat16.h"
 #include "runtime/MemoryLimit.h"
 
 #include "llvm/Support/Endian.h"
@@ -211,6 +212,23 @@ TEST(NpyTest, ReadsFilesWrittenByNumpy) {
   ASSERT_TRUE(bool(x)) << llvm::toString(x.takeError());
   EXPECT_EQ(x->elementType, ElementType::F32);
   EXPECT_EQ(x->shape, (std::vector<int64_t>{2, 37, 64}));
+}
+
+TEST(NpyTest, ElementsStartOnACacheLine) {
+  // Compiled code reads the arrays in place (a bf16 layer's AMX tiles read
+  // x's rows as 64-byte lines), so every array's elements start on one:
+  // read, rounded to bf16, and of sizes that malloc serves differently.
+  llvm::Expected<NpyArray> x = readNpy(MHA_TEST_VECTORS_DIR "/causal/x.npy");
+  ASSERT_TRUE(bool(x)) << llvm::toString(x.takeError());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(x->data.data()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(toBF16Array(*x).data.data()) % 64, 0u);
+  for (int64_t elements : {1, 3, 1000, 1 << 20}) {
+    NpyArray array;
+    array.shape = {elements};
+    array.data.resize(elements * sizeof(float));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(array.data.data()) % 64, 0u)
+        << elements << " elements";
+  }
 }
 
 TEST(NpyTest, ParsesVersions2And3) {

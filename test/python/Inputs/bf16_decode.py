@@ -165,6 +165,10 @@ check("to_bf16_bits", bits.dtype == np.uint16 and bits.tolist() ==
       " %s" % [hex(b) for b in bits.tolist()])
 check("from_bf16_bits", mha.from_bf16_bits(bits).tolist() ==
       round_bf16(values).astype(np.float32).tolist())
+# The bits start on a cache line: the layer's bf16 copies of its float32
+# arguments are made the same way, and its AMX tiles read them in place.
+check("to_bf16_bits starts on a cache line",
+      mha.to_bf16_bits(np.ones((300, 301), np.float32)).ctypes.data % 64 == 0)
 check("to_bf16_bits of NaN is NaN",
       bool(np.isnan(mha.from_bf16_bits(mha.to_bf16_bits(
           np.array([np.nan], np.float32))))[0]))
