@@ -2,11 +2,13 @@
 
 #include "runtime/BufferCache.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <list>
 #include <malloc.h>
 #include <map>
 #include <mutex>
+#include <sys/mman.h>
 #include <unordered_map>
 #include <utility>
 
@@ -52,6 +54,23 @@ Cache &cache() {
 }
 
 void *allocateFromLibrary(size_t bytes, size_t alignment) {
+  if (bytes >= buffer_cache::kHugePageBytes) {
+    // Aligned to a huge page and marked for transparent huge pages: the
+    // fused attention reads a key block of Kᵀ as dk rows S floats apart,
+    // each on its own 4 KiB page, more pages than the first-level TLB
+    // holds; on 2 MiB pages they are a few (docs/performance.md). Where
+    // the kernel has THP off, madvise fails and the block stays on small
+    // pages.
+    void *pointer = nullptr;
+    if (posix_memalign(&pointer,
+                       std::max(alignment, buffer_cache::kHugePageBytes),
+                       bytes) != 0)
+      return nullptr;
+#ifdef MADV_HUGEPAGE
+    madvise(pointer, bytes, MADV_HUGEPAGE);
+#endif
+    return pointer;
+  }
   if (alignment == 0)
     return std::malloc(bytes);
   // aligned_alloc wants a multiple of the alignment.

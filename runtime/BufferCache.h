@@ -32,6 +32,11 @@ namespace buffer_cache {
 /// them without page faults anyway (glibc's default mmap threshold).
 inline constexpr size_t kMinCachedBytes = size_t(128) << 10;
 
+/// Blocks of at least this many bytes start on a huge page (x86-64's 2 MiB
+/// page of one page-table entry) and ask the kernel for transparent huge
+/// pages (madvise MADV_HUGEPAGE). Smaller ones would waste most of it.
+inline constexpr size_t kHugePageBytes = size_t(2) << 20;
+
 /// A block of `bytes` aligned to `alignment` (0: malloc's), a cached one of
 /// the same size and alignment when there is one; null when the C library
 /// has no memory. Thread-safe, as compiled code allocates in OpenMP threads.

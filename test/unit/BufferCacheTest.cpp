@@ -2,7 +2,8 @@
 //
 // A released block comes back for the next allocation of the same size and
 // alignment, never for another size or alignment; small blocks go back to
-// the C library, and beyond the cap the least recently released blocks do.
+// the C library, and beyond the cap the least recently released blocks do;
+// blocks of a huge page or more start on one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,6 +105,28 @@ TEST_F(BufferCacheTest, TheLatestReleasedBlockIsKeptWhenFull) {
   void *again = buffer_cache::allocate(kLarge + 128, 0);
   EXPECT_EQ(again, result);
   buffer_cache::release(again);
+}
+
+TEST_F(BufferCacheTest, LargeBlocksStartOnAHugePage) {
+  // Blocks of 2 MiB and more start on a 2 MiB boundary, whatever alignment
+  // is asked, so that transparent huge pages can back them; smaller ones
+  // keep the alignment they ask for and are cached as before.
+  void *large = buffer_cache::allocate(buffer_cache::kHugePageBytes + 64, 64);
+  void *unaligned = buffer_cache::allocate(3 * buffer_cache::kHugePageBytes, 0);
+  ASSERT_NE(large, nullptr);
+  ASSERT_NE(unaligned, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large) % buffer_cache::kHugePageBytes,
+            0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(unaligned) %
+                buffer_cache::kHugePageBytes,
+            0u);
+  // The whole block is usable, and comes back for the same request.
+  std::memset(large, 1, buffer_cache::kHugePageBytes + 64);
+  buffer_cache::release(large);
+  EXPECT_EQ(buffer_cache::allocate(buffer_cache::kHugePageBytes + 64, 64),
+            large);
+  buffer_cache::release(large);
+  buffer_cache::release(unaligned);
 }
 
 } // namespace
