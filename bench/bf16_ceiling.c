@@ -7,7 +7,11 @@
  *
  *   amx     TDPBF16PS: 4 independent 16x16 f32 accumulator tiles, each
  *           += a 16x32 bf16 tile times a 32x16 bf16 tile (16·16·32·2 FLOP
- *           per instruction), the 2 A x 2 B blocking of mha-bf16-amx;
+ *           per instruction), the 2 A x 2 B blocking of mha-bf16-amx, on
+ *           random values (fill_random_bf16);
+ *   amx-l1, amx-l2  the same blocking with its 4 tiles loaded per step
+ *           from a buffer in L1 (32 KiB) or in L2 (1 MiB) per thread: what
+ *           mha-bf16-amx's blocks can reach from each level;
  *   avx512  vdpbf16ps zmm: 16 independent accumulators, 16 lanes x 2
  *           products (64 FLOP per instruction), mha-bf16-dot's;
  *   fma32   vfmadd231ps zmm, f32, for comparison (32 FLOP per instruction).
@@ -46,6 +50,21 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Fills `count` bf16 values with numbers of magnitude 2^-8 to 2^-7 and
+ * random signs and mantissas (a fixed xorshift sequence): operands like a
+ * layer's rather than one repeated value, whose sums also stay finite. */
+static void fill_random_bf16(uint16_t *values, size_t count) {
+  uint32_t state = 2463534242u;
+  for (size_t i = 0; i < count; ++i) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    /* Sign, exponent 2^-8 (119), 7 random mantissa bits. */
+    values[i] = (uint16_t)(((state >> 8) & 0x8000u) | (119u << 7) |
+                           (state & 0x7fu));
+  }
+}
+
 /* The tile configuration of palette 1: 8 tiles of 16 rows x 64 bytes. */
 typedef struct {
   uint8_t palette;
@@ -65,17 +84,16 @@ amx_loop(long iterations) {
     config.rows[i] = 16;
   }
   _tile_loadconfig(&config);
-  static uint16_t a[16 * 32] __attribute__((aligned(64)));
-  for (int i = 0; i < 16 * 32; ++i)
-    a[i] = 0x3c00; /* bf16 2^-7: the sums stay finite */
+  static uint16_t a[4][16 * 32] __attribute__((aligned(64)));
+  fill_random_bf16(&a[0][0], 4 * 16 * 32);
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  _tile_loadd(4, a, 64);
-  _tile_loadd(5, a, 64);
-  _tile_loadd(6, a, 64);
-  _tile_loadd(7, a, 64);
+  _tile_loadd(4, a[0], 64);
+  _tile_loadd(5, a[1], 64);
+  _tile_loadd(6, a[2], 64);
+  _tile_loadd(7, a[3], 64);
   for (long i = 0; i < iterations; ++i) {
     _tile_dpbf16ps(0, 4, 6);
     _tile_dpbf16ps(1, 4, 7);
@@ -89,6 +107,58 @@ amx_loop(long iterations) {
   if (c[0] < 0)
     fprintf(stderr, "%g\n", c[0]);
   return 4.0 * 16 * 16 * 32 * 2 * (double)iterations;
+}
+
+/* The same 2 A x 2 B blocking with its operands loaded as mha-bf16-amx's
+ * projections load them, 4 tile loads (1 KiB each) per 4 TDPBF16PS, from a
+ * per-thread buffer of `bytes` read in order: 32 KiB stays in L1, 1 MiB in
+ * L2. What the kernel's blocks can reach with their tiles at that level. */
+__attribute__((target("amx-tile,amx-bf16"))) static double
+amx_loads_loop(long iterations, size_t bytes) {
+  tile_config config;
+  memset(&config, 0, sizeof config);
+  config.palette = 1;
+  for (int i = 0; i < 8; ++i) {
+    config.colsb[i] = 64;
+    config.rows[i] = 16;
+  }
+  uint16_t *data = aligned_alloc(64, bytes);
+  if (!data)
+    return 0;
+  fill_random_bf16(data, bytes / sizeof *data);
+  _tile_loadconfig(&config);
+  size_t tiles = bytes / 1024, t = 0;
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (long i = 0; i < iterations; ++i) {
+    const char *base = (const char *)data + t * 1024;
+    _tile_loadd(4, base, 64);
+    _tile_loadd(5, base + 1024, 64);
+    _tile_loadd(6, base + 2048, 64);
+    _tile_loadd(7, base + 3072, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+    t = t + 4 < tiles ? t + 4 : 0;
+  }
+  float c[16 * 16] __attribute__((aligned(64)));
+  _tile_stored(0, c, 64);
+  _tile_release();
+  free(data);
+  if (c[0] != c[0])
+    fprintf(stderr, "NaN\n");
+  return 4.0 * 16 * 16 * 32 * 2 * (double)iterations;
+}
+
+static double amx_l1_loop(long iterations) {
+  return amx_loads_loop(iterations, (size_t)32 << 10);
+}
+
+static double amx_l2_loop(long iterations) {
+  return amx_loads_loop(iterations, (size_t)1 << 20);
 }
 
 #define ACCUMULATORS 16
@@ -207,7 +277,10 @@ int main(int argc, char **argv) {
     printf("bf16_ceiling: amx unavailable (Linux refuses the AMX tile data: "
            "%s)\n",
            strerror(errno));
-  else
+  else {
     measure("amx", amx_loop, threads, passes, millis);
+    measure("amx-l1", amx_l1_loop, threads, passes, millis);
+    measure("amx-l2", amx_l2_loop, threads, passes, millis);
+  }
   return 0;
 }
