@@ -208,16 +208,16 @@ bool SdpaTiling::canPack() const {
   return rows * 2 * columns * int64_t(sizeof(uint16_t)) <= kMaxPartsBytes;
 }
 
-/// Pairs of rows of `source` ([B, Hkv, R, C], or [B, Hkv, C, R] read
-/// transposed) packed in bf16 hi and lo parts into `init` ([B, Hkv, R, C]
-/// f32): row 2i + 1 is the lo of what row 2i is the hi, each element the
-/// pair (X[2i][c], X[2i + 1][c]) (buildBF16Pair), X the rows of `source`.
+/// Pairs of rows of `source` ([B, Hkv, R, C]) packed in bf16 hi and lo
+/// parts into `init` ([B, Hkv, R, C] f32): row 2i + 1 is the lo of what row
+/// 2i is the hi, each element the pair (X[2i][c], X[2i + 1][c])
+/// (buildBF16Pair), X the rows of `source`.
 static Operation *buildPackedPairs(OpBuilder &builder, Location loc,
-                                   Value source, Value init, bool transposed) {
+                                   Value source, Value init) {
   MLIRContext *context = builder.getContext();
   auto sourceType = cast<RankedTensorType>(source.getType());
   // The source with its rows' dimension split into (pair, element).
-  unsigned rowDim = transposed ? 3 : 2;
+  unsigned rowDim = 2;
   SmallVector<int64_t> pairShape;
   SmallVector<ReassociationIndices> reassociation;
   for (unsigned dim = 0; dim < 4; ++dim) {
@@ -240,9 +240,7 @@ static Operation *buildPackedPairs(OpBuilder &builder, Location loc,
              c = getAffineDimExpr(3, context);
   auto element = [&](int64_t e) {
     AffineExpr index = getAffineConstantExpr(e, context);
-    SmallVector<AffineExpr> results =
-        transposed ? SmallVector<AffineExpr>{b, h, c, pair, index}
-                   : SmallVector<AffineExpr>{b, h, pair, index, c};
+    SmallVector<AffineExpr> results = {b, h, pair, index, c};
     return AffineMap::get(4, 0, results, context);
   };
   SmallVector<AffineMap> maps = {element(0), element(1),
@@ -297,8 +295,7 @@ LogicalResult SdpaTiling::pack(RewriterBase &rewriter) {
                                      numKeys, rewriter.getIndexAttr(valueDim)};
   Value init = createEmpty(rewriter, valueType, sizes);
   FailureOr<Value> packedValues =
-      tilePerHead(rewriter, buildPackedPairs(rewriter, loc, value, init,
-                                             /*transposed=*/false));
+      tilePerHead(rewriter, buildPackedPairs(rewriter, loc, value, init));
   if (failed(packedValues))
     return failure();
   value = *packedValues;
@@ -340,14 +337,24 @@ LogicalResult SdpaTiling::makeKeysT(RewriterBase &rewriter, bool packedKeys) {
       {batch, rewriter.getIndexAttr(kvHeads), rewriter.getIndexAttr(keyDim),
        numKeys},
       {one0, one0, one0, one0});
-  // Kᵀ, or (packedKeys) Kᵀ's rows in pairs.
-  Operation *transpose =
-      packedKeys
-          ? buildPackedPairs(rewriter, loc, key, init, /*transposed=*/true)
-          : linalg::TransposeOp::create(rewriter, loc, key, init,
-                                        ArrayRef<int64_t>{0, 1, 3, 2})
-                .getOperation();
-  FailureOr<Value> tiled = tilePerHead(rewriter, transpose);
+  // Kᵀ, or (packedKeys) Kᵀ's rows in pairs: Kᵀ first, in a buffer of its
+  // own, then packed as the values are, from whole rows. Packing K's
+  // columns directly read each pair of Kᵀ's rows as strided columns of K
+  // (vgatherqps), twice as long as the transpose and the packing together.
+  Value keysTInit = init;
+  if (packedKeys)
+    keysTInit = createEmpty(rewriter, type,
+                            {batch, rewriter.getIndexAttr(kvHeads),
+                             rewriter.getIndexAttr(keyDim), numKeys});
+  FailureOr<Value> tiled = tilePerHead(
+      rewriter, linalg::TransposeOp::create(rewriter, loc, key, keysTInit,
+                                            ArrayRef<int64_t>{0, 1, 3, 2}));
+  if (failed(tiled))
+    return failure();
+  keysT = *tiled;
+  if (!packedKeys)
+    return success();
+  tiled = tilePerHead(rewriter, buildPackedPairs(rewriter, loc, keysT, init));
   if (failed(tiled))
     return failure();
   keysT = *tiled;

@@ -83,10 +83,10 @@ struct SdpaTiling {
 
   /// The keys and values of every head in bf16 hi and lo pairs, AMX's B
   /// operands of Q·Kᵀ and P·V (mha.online_attention's `packed` says the
-  /// layout; mha-amx-split lowers the products): like transposeKeys, Kᵀ
-  /// [B, Hkv, dk, S] in pairs of rows, and V [B, Hkv, S, dv] in pairs of
-  /// keys, each an `scf.forall` over (batch, key/value head). Replaces
-  /// `keysT` and `value`, sets `packed`.
+  /// layout; mha-amx-split lowers the products): Kᵀ [B, Hkv, dk, S] as
+  /// transposeKeys makes it, then in pairs of rows, and V [B, Hkv, S, dv]
+  /// in pairs of keys, each an `scf.forall` over (batch, key/value head).
+  /// Replaces `keysT` and `value`, sets `packed`.
   LogicalResult pack(RewriterBase &rewriter);
 
   /// The fused attention of query tile [queryStart, queryStart + tileRows)
