@@ -45,23 +45,21 @@ std::optional<int64_t> getByteCount(llvm::ArrayRef<int64_t> shape,
 /// is 64 bytes, and a bf16 projection reads x's rows as such; at malloc's
 /// 16-byte alignment each row spans two lines (on the project's Xeon the
 /// Q|K|V projection then ran at about half its rate).
-template <typename T>
-struct CacheLineAllocator {
+template <typename T> struct CacheLineAllocator {
   using value_type = T;
   static constexpr std::align_val_t kAlignment{64};
   CacheLineAllocator() = default;
-  template <typename U>
-  CacheLineAllocator(const CacheLineAllocator<U> &) {}
+  template <typename U> CacheLineAllocator(const CacheLineAllocator<U> &) {}
   T *allocate(size_t count) {
     return static_cast<T *>(::operator new(count * sizeof(T), kAlignment));
   }
-  void deallocate(T *pointer, size_t) { ::operator delete(pointer, kAlignment); }
-  template <typename U>
-  bool operator==(const CacheLineAllocator<U> &) const {
+  void deallocate(T *pointer, size_t) {
+    ::operator delete(pointer, kAlignment);
+  }
+  template <typename U> bool operator==(const CacheLineAllocator<U> &) const {
     return true;
   }
-  template <typename U>
-  bool operator!=(const CacheLineAllocator<U> &) const {
+  template <typename U> bool operator!=(const CacheLineAllocator<U> &) const {
     return false;
   }
 };
@@ -107,9 +105,9 @@ struct NpyArray {
 };
 
 /// Parses the contents of a .npy file (format versions 1.0, 2.0 and 3.0,
-/// dtypes '<f4', '|b1' and '<i8', C order). `name` (usually the file's path) starts
-/// every error message. A header longer than 1 MiB, an array larger than the
-/// memory limit (runtime/MemoryLimit.h), data shorter or longer than the
+/// dtypes '<f4', '|b1' and '<i8', C order). `name` (usually the file's path)
+/// starts every error message. A header longer than 1 MiB, an array larger than
+/// the memory limit (runtime/MemoryLimit.h), data shorter or longer than the
 /// shape needs, and a bool byte other than 0 or 1 are errors.
 llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
 

@@ -1014,7 +1014,8 @@ std::string writeWrapper(const LibraryInterface &interface,
   // libraries in one process keep their own.
   os << "/* Blocks of at least this many bytes are kept for reuse (glibc's "
         "default\n   mmap threshold); smaller ones reuse the heap anyway. */\n"
-     << "#define " << upper << "_MIN_CACHED ((size_t)128 << 10)\n"
+     << "#define " << upper
+     << "_MIN_CACHED ((size_t)128 << 10)\n"
      // As runtime/BufferCache.cpp's: why there.
      << "/* Blocks of at least this many bytes start on a 2 MiB huge page "
         "and ask\n   for transparent huge pages: fewer TLB misses where "
@@ -1057,8 +1058,8 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "        " << n << "_kept_bytes -= bytes;\n        break;\n      }\n"
      << "    pthread_mutex_unlock(&" << n << "_lock);\n  }\n"
      << "  if (!pointer && bytes >= " << upper << "_HUGE_PAGE) {\n"
-     << "    size_t huge = alignment > " << upper << "_HUGE_PAGE ? alignment : "
-     << upper << "_HUGE_PAGE;\n"
+     << "    size_t huge = alignment > " << upper
+     << "_HUGE_PAGE ? alignment : " << upper << "_HUGE_PAGE;\n"
      << "    pointer = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);\n"
      << "#ifdef MADV_HUGEPAGE\n"
      << "    if (pointer)\n"
