@@ -74,8 +74,9 @@ typedef struct {
   uint8_t rows[16];
 } tile_config;
 
-__attribute__((target("amx-tile,amx-bf16"))) static double
-amx_loop(long iterations) {
+/* Configures the 8 tiles as 16 rows of 64 bytes, every loop's shape. */
+__attribute__((target("amx-tile,amx-bf16"))) static void
+load_tile_config(void) {
   tile_config config;
   memset(&config, 0, sizeof config);
   config.palette = 1;
@@ -84,6 +85,11 @@ amx_loop(long iterations) {
     config.rows[i] = 16;
   }
   _tile_loadconfig(&config);
+}
+
+__attribute__((target("amx-tile,amx-bf16"))) static double
+amx_loop(long iterations) {
+  load_tile_config();
   static uint16_t a[4][16 * 32] __attribute__((aligned(64)));
   fill_random_bf16(&a[0][0], 4 * 16 * 32);
   _tile_zero(0);
@@ -115,18 +121,11 @@ amx_loop(long iterations) {
  * L2. What the kernel's blocks can reach with their tiles at that level. */
 __attribute__((target("amx-tile,amx-bf16"))) static double
 amx_loads_loop(long iterations, size_t bytes) {
-  tile_config config;
-  memset(&config, 0, sizeof config);
-  config.palette = 1;
-  for (int i = 0; i < 8; ++i) {
-    config.colsb[i] = 64;
-    config.rows[i] = 16;
-  }
   uint16_t *data = aligned_alloc(64, bytes);
   if (!data)
     return 0;
   fill_random_bf16(data, bytes / sizeof *data);
-  _tile_loadconfig(&config);
+  load_tile_config();
   size_t tiles = bytes / 1024, t = 0;
   _tile_zero(0);
   _tile_zero(1);
