@@ -265,6 +265,16 @@ CompiledFunction::call(llvm::ArrayRef<const NpyArray *> inputs) {
   return output;
 }
 
+llvm::Error CompiledFunction::callDiscardingResult(
+    llvm::ArrayRef<const NpyArray *> inputs) {
+  auto result = callBuffers(asBuffers(inputs));
+  if (!result)
+    return result.takeError();
+  if (result->owned)
+    releaseResult(result->allocated);
+  return llvm::Error::success();
+}
+
 // Caller-owned buffers in, the compiled code's result buffer out, no copies
 // (the Python package's path, python/; prepare and call above go through
 // them too).
