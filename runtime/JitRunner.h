@@ -98,7 +98,7 @@ public:
   /// back as it comes, without the copy into a new array that `call` makes
   /// (mha-run times this: the call as the Python package or a server makes
   /// it, which keep the buffer; the copy, its zero fill and the fresh pages
-  /// of a new array were 5 % of a bf16 (1,512,512,8) call).
+  /// of a new array are not the layer's work, docs/performance.md).
   llvm::Error callDiscardingResult(llvm::ArrayRef<const NpyArray *> inputs);
 
 private:

@@ -43,8 +43,8 @@ std::optional<int64_t> getByteCount(llvm::ArrayRef<int64_t> shape,
 /// An allocator of blocks that start on a cache line (64 bytes). The arrays
 /// that compiled code reads in place should start on one: an AMX tile row
 /// is 64 bytes, and a bf16 projection reads x's rows as such; at malloc's
-/// 16-byte alignment each row spans two lines (on the project's Xeon the
-/// Q|K|V projection then ran at about half its rate).
+/// 16-byte alignment each row spans two lines, and the loads take twice as
+/// long (docs/performance.md, 2026-11-28).
 template <typename T> struct CacheLineAllocator {
   using value_type = T;
   static constexpr std::align_val_t kAlignment{64};
