@@ -28,9 +28,9 @@
  * Usage: bf16_ceiling [--threads P] [--passes R] [--millis M]
  * Exit codes: 0 success, 2 bad usage.
  */
+#include <errno.h>
 #include <immintrin.h>
 #include <omp.h>
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,8 +60,8 @@ static void fill_random_bf16(uint16_t *values, size_t count) {
     state ^= state >> 17;
     state ^= state << 5;
     /* Sign, exponent 2^-8 (119), 7 random mantissa bits. */
-    values[i] = (uint16_t)(((state >> 8) & 0x8000u) | (119u << 7) |
-                           (state & 0x7fu));
+    values[i] =
+        (uint16_t)(((state >> 8) & 0x8000u) | (119u << 7) | (state & 0x7fu));
   }
 }
 
@@ -183,7 +183,8 @@ avx512_loop(long iterations) {
   return (double)ACCUMULATORS * 64 * (double)iterations;
 }
 
-__attribute__((target("avx512f,fma"))) static double fma32_loop(long iterations) {
+__attribute__((target("avx512f,fma"))) static double
+fma32_loop(long iterations) {
   __m512 acc[ACCUMULATORS];
   for (int i = 0; i < ACCUMULATORS; ++i)
     acc[i] = _mm512_setzero_ps();
@@ -247,9 +248,10 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && !strcmp(argv[i], "--millis"))
       millis = atof(argv[++i]);
     else {
-      fprintf(stderr, "bf16_ceiling: error: unknown argument '%s'\n"
-                      "usage: bf16_ceiling [--threads P] [--passes R] "
-                      "[--millis M]\n",
+      fprintf(stderr,
+              "bf16_ceiling: error: unknown argument '%s'\n"
+              "usage: bf16_ceiling [--threads P] [--passes R] "
+              "[--millis M]\n",
               argv[i]);
       return 2;
     }

@@ -57,8 +57,9 @@ void *allocateFromLibrary(size_t bytes, size_t alignment) {
   if (bytes >= buffer_cache::kHugePageBytes) {
     // Aligned to a huge page and marked for transparent huge pages: the
     // fused attention reads a key block of Kᵀ as dk rows S floats apart,
-    // each on its own 4 KiB page, more pages than the first-level TLB
-    // holds; on 2 MiB pages they are a few (docs/performance.md). Where
+    // each on its own 4 KiB page: with the other operands, more pages than
+    // the first-level data TLB has entries; on 2 MiB pages a few
+    // (docs/performance.md). Where
     // the kernel has THP off, madvise fails and the block stays on small
     // pages.
     void *pointer = nullptr;

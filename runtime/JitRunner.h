@@ -41,8 +41,8 @@ public:
 
   /// Calls the prepare functions that `mha-prepare-weights` split off (those
   /// the entry's `mha.prepare_functions` attribute lists, each returning a
-  /// flat float32 buffer) once on `inputs`, and keeps their results: every later
-  /// `call` passes them after its own inputs, which must hold the same
+  /// flat float32 buffer) once on `inputs`, and keeps their results: every
+  /// later `call` passes them after its own inputs, which must hold the same
   /// weights. Returns how many there were (0 for a graph compiled without
   /// that pass). A function that has any must be prepared before it is
   /// called.
@@ -53,9 +53,10 @@ public:
   /// place (GraphSignature::resultAliases: the key/value caches of a graph
   /// with `mha.cache_append`) are written through their buffers, so the
   /// caller's arrays hold the updated caches afterwards; the compiled
-  /// function returns only the output (mha-drop-argument-results). If the compiled code cannot allocate a
-  /// buffer, the process prints `error: ... out of memory` and exits with
-  /// code 2 (the code itself cannot handle a failed malloc).
+  /// function returns only the output (mha-drop-argument-results). If the
+  /// compiled code cannot allocate a buffer, the process prints `error: ... out
+  /// of memory` and exits with code 2 (the code itself cannot handle a failed
+  /// malloc).
   llvm::Expected<NpyArray> call(llvm::ArrayRef<const NpyArray *> inputs);
 
   /// A dense C-order buffer that the caller owns, e.g. a NumPy array's:

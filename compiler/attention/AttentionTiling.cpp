@@ -217,7 +217,7 @@ static Operation *buildPackedPairs(OpBuilder &builder, Location loc,
   MLIRContext *context = builder.getContext();
   auto sourceType = cast<RankedTensorType>(source.getType());
   // The source with its rows' dimension split into (pair, element).
-  unsigned rowDim = 2;
+  constexpr unsigned rowDim = 2; // R, of [B, Hkv, R, C]
   SmallVector<int64_t> pairShape;
   SmallVector<ReassociationIndices> reassociation;
   for (unsigned dim = 0; dim < 4; ++dim) {

@@ -70,8 +70,8 @@ std::unique_ptr<Compiled> compile(const DecodeCase &c, int64_t seq,
   mlir::DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
   compiled->context.appendDialectRegistry(registry);
-  compiled->context.loadDialect<mlir::mha::MhaDialect,
-                                mlir::func::FuncDialect>();
+  compiled->context
+      .loadDialect<mlir::mha::MhaDialect, mlir::func::FuncDialect>();
   mha::tools::LayerOptions options;
   options.batch = c.batch;
   options.seqLen = seq;
@@ -92,8 +92,8 @@ std::unique_ptr<Compiled> compile(const DecodeCase &c, int64_t seq,
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os);
-  auto loaded = loadGraphBuffer(llvm::MemoryBuffer::getMemBufferCopy(text),
-                                "", compiled->context, llvm::errs());
+  auto loaded = loadGraphBuffer(llvm::MemoryBuffer::getMemBufferCopy(text), "",
+                                compiled->context, llvm::errs());
   EXPECT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
   if (!loaded)
     return nullptr;
@@ -171,8 +171,10 @@ void decode(const DecodeCase &c) {
   }
   // The caches start as NaN: the unused capacity must never be read.
   float nan = std::numeric_limits<float>::quiet_NaN();
-  NpyArray kCache = NpyArray::zeros(ElementType::F32, {c.batch, Hkv, capacity, dk});
-  NpyArray vCache = NpyArray::zeros(ElementType::F32, {c.batch, Hkv, capacity, dv});
+  NpyArray kCache =
+      NpyArray::zeros(ElementType::F32, {c.batch, Hkv, capacity, dk});
+  NpyArray vCache =
+      NpyArray::zeros(ElementType::F32, {c.batch, Hkv, capacity, dv});
   std::fill_n(kCache.f32(), kCache.numElements(), nan);
   std::fill_n(vCache.f32(), vCache.numElements(), nan);
   NpyArray lengths = NpyArray::zeros(ElementType::I64, {c.batch});
@@ -341,7 +343,19 @@ TEST_F(KvCacheTest, RaggedLongContext) {
 
 // The decomposed path (the whole score matrix) computes the same rows.
 TEST_F(KvCacheTest, Decomposed) {
-  decode({"decomposed", 2, 7, 3, 16, 2, 2, 8, 8, true, false, {7, 3}, 4,
+  decode({"decomposed",
+          2,
+          7,
+          3,
+          16,
+          2,
+          2,
+          8,
+          8,
+          true,
+          false,
+          {7, 3},
+          4,
           "attention=decomposed"});
 }
 
