@@ -82,6 +82,9 @@ class MultiheadAttention:
                                 b_v=_numpy(in_bias[2 * e:]),
                                 b_o=_numpy(out_bias))
         self.layers = {}
+        # The plain self-attention layer of batch_first [N, L, E] inputs,
+        # once compiled: __call__'s shortest path.
+        self._self_layer = None
         # The causal [L, S] masks seen so far, to recognize one in attn_mask.
         self._causal_masks = {}
 
@@ -112,6 +115,8 @@ class MultiheadAttention:
                 layer = mha.layer(**options, **self.pipeline_options)
             layer.prepare(**self.weights)
             self.layers[key] = layer
+            if key == ("self", False, False, False) and self.batch_first:
+                self._self_layer = layer
         return layer
 
     def _separate_graph(self, causal, mask, broadcast):
@@ -280,6 +285,20 @@ class MultiheadAttention:
     def __call__(self, query, key, value, key_padding_mask=None,
                  need_weights=True, attn_mask=None, average_attn_weights=True,
                  is_causal=False):
+        # A server's call, self-attention on [N, L, E] with nothing else,
+        # takes the fewest steps: each Python step after a compiled call
+        # runs with cold caches (python/README.md, "Calling overhead").
+        # Anything else, or a tensor numpy() refuses, takes the path below.
+        if (key is query and value is query and not need_weights
+                and attn_mask is None and key_padding_mask is None
+                and not is_causal and self._self_layer is not None
+                and (not self.dropout or not self.module.training)):
+            try:
+                x = query.numpy()
+            except (AttributeError, RuntimeError, TypeError):
+                x = None
+            if x is not None and x.dtype == _FLOAT32 and x.ndim == 3:
+                return torch.from_numpy(self._self_layer(x)), None
         if self.dropout > 0 and self.module.training:
             raise NotImplementedError("mha has no dropout: call module.eval() "
                                       "(or build the module with dropout=0)")

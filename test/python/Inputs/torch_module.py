@@ -140,6 +140,24 @@ with torch.no_grad():
     check("requires grad under no_grad",
           MultiheadAttention(module)(trainable, trainable, trainable)[0], expected)
 
+# Once its layer is compiled, a plain self-attention call on [N, L, E]
+# (need_weights=False, no mask) takes __call__'s shortest path: the same
+# results as PyTorch, an unbatched query still the general path's.
+module = module_for(True)
+shortest = MultiheadAttention(module)
+for call in (1, 2):
+    x = tensor(True, L, E)
+    with torch.no_grad():
+        expected, _ = module(x, x, x, need_weights=False)
+    got, weights = shortest(x, x, x, need_weights=False)
+    check("shortest path, call %d" % call, got, expected)
+    check("shortest path, call %d: no weights" % call, weights, None)
+xu = tensor(True, L, E, unbatched=True)
+with torch.no_grad():
+    expected, _ = module(xu, xu, xu, need_weights=False)
+check("shortest path's layer, unbatched query",
+      shortest(xu, xu, xu, need_weights=False)[0], expected)
+
 
 def refusal(name, call):
     try:
@@ -174,6 +192,17 @@ failures += refusal("requires grad", lambda: fast(trainable, trainable, trainabl
 training = torch.nn.MultiheadAttention(E, H, dropout=0.1)
 failures += refusal("dropout in training", lambda: MultiheadAttention(training)(
     tensor(False, L, E), tensor(False, L, E), tensor(False, L, E)))
+# The same refusals where the shortest path's layer is compiled.
+for name, query in (("float64 query", x.double()), ("4D query", x[None]),
+                    ("list query", [1.0]), ("requires grad", trainable)):
+    failures += refusal("shortest path: " + name, lambda: shortest(
+        query, query, query, need_weights=False))
+dropout = torch.nn.MultiheadAttention(E, H, dropout=0.1, batch_first=True).eval()
+shortest = MultiheadAttention(dropout)
+shortest(x, x, x, need_weights=False)
+dropout.train()
+failures += refusal("shortest path: dropout in training", lambda: shortest(
+    x, x, x, need_weights=False))
 failures += refusal("add_bias_kv", lambda: MultiheadAttention(
     torch.nn.MultiheadAttention(E, H, add_bias_kv=True)))
 failures += refusal("not a module", lambda: MultiheadAttention(torch.nn.Linear(4, 4)))
