@@ -826,21 +826,22 @@ def MhaExtractAttentionWeights
 }
 
 def MhaApproximateExp : Pass<"mha-approximate-exp", "func::FuncOp"> {
-  let summary = "Replace math.exp by a polynomial that stays in vectors";
+  let summary = "Replace math.exp and math.exp2 by polynomials that stay in vectors";
   let description = [{
-    Rewrites every f32 `math.exp` (LLVM would make a vector of them one
-    libm call per element). On a target with AVX-512 (the function's
-    `mha.codegen` has 16 lanes, or the `lanes` option without it), an exp
-    of a vector is
-    `ldexp(p(r), n)` with `n = roundeven(x · log2 e)`, `r = x - n · ln 2`
-    (two FMAs, Cody and Waite) and `p` a degree-6 polynomial: `llvm.ldexp`
-    becomes one `VSCALEFPS`, which saturates to 0 and +inf itself, so only
-    the argument is clamped (to [-105, 89], NaN kept). About 16
-    instructions per register against about 21 for upstream's
-    approximation (`populateMathPolynomialApproximationPatterns`), which
-    builds 2^n from its bits; that one stays for scalars and for targets
-    without AVX-512. Softmax takes one exp per score
-    (`compiler/codegen/ExpApproximation.h`).
+    Rewrites every f32 `math.exp` and `math.exp2` (LLVM would make a vector
+    of them one libm call per element). On a target with AVX-512 (the
+    function's `mha.codegen` has 16 lanes, or the `lanes` option without
+    it), an exp2 of a vector is `p(r) · 2^n` with `n = roundeven(x)`,
+    `r = x - n` and `p` a degree-6 polynomial, the scaling one `VSCALEFPS`
+    per register (its x86 intrinsic; it takes n as a float and saturates
+    to 0 and +inf itself), so only the argument is clamped (to [-152, 129],
+    NaN kept): about 12 instructions per register. An exp is the same with
+    `n = roundeven(x · log2 e)` and `r = x - n · ln 2` (two FMAs, Cody and
+    Waite): about 16. Upstream's approximation
+    (`populateMathPolynomialApproximationPatterns`, about 21) builds 2^n
+    from its bits and has no exp2: it stays for scalars and for targets
+    without AVX-512, an exp2 there being `exp(x · ln 2)`. Softmax takes one
+    exp2 per score (`compiler/codegen/ExpApproximation.h`).
 
     Run on buffers, after bufferization: the `llvm.call_intrinsic` it
     emits has no declared memory effects, which one-shot bufferization

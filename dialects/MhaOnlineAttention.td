@@ -24,12 +24,13 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
   let description = [{
     The running state of flash attention for the `tq` queries of one head,
     updated by the keys `[key_start, key_start + n)`: with the scores
-    `s = Q · Kᵀ · scale` (only where the mask and, with `causal`,
-    `key ≤ query + causal_offset` allow),
+    `s = Q · Kᵀ · scale · log2(e)` (only where the mask and, with `causal`,
+    `key ≤ query + causal_offset` allow; base 2, so that
+    `2^(s − max) = e^(Q · Kᵀ · scale − max · ln 2)`),
 
     - `max = max(max_in, rowmax(s))`,
-    - `sum = sum_in · exp(max_in − max) + rowsum(exp(s − max))`,
-    - `acc = acc_in · exp(max_in − max) + exp(s − max) · V`,
+    - `sum = sum_in · 2^(max_in − max) + rowsum(2^(s − max))`,
+    - `acc = acc_in · 2^(max_in − max) + 2^(s − max) · V`,
 
     and the attention of the tile is `acc / sum` once every key is in (see
     `docs/pipeline.md`). It is what `mha-tile-attention` makes of one query
@@ -124,11 +125,12 @@ def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
     over the keys of split `split`,
 
     - `max[b, h, t]`: the largest allowed score (−inf where none is),
-    - `sum[b, h, t]`: `Σ exp(s − max)` over the allowed keys,
-    - `acc[b, h, t, :]`: `Σ exp(s − max) · V[key, :]`,
+    - `sum[b, h, t]`: `Σ 2^(s − max)` over the allowed keys,
+    - `acc[b, h, t, :]`: `Σ 2^(s − max) · V[key, :]`,
 
-    where the scores `s = Q · Kᵀ · scale` are those `mha.sdpa` computes with
-    the same operands and flags (`mask`, `causal`, `causal_bottom_right`,
+    where the scores `s = Q · Kᵀ · scale · log2(e)` are those `mha.sdpa`
+    computes, in base 2 as `mha.online_attention` has them, with the same
+    operands and flags (`mask`, `causal`, `causal_bottom_right`,
     `positions`), and query head `h` reads key/value head
     `h / (H / Hkv)`. The merge of the splits' states, in split order, is
     `mha.sdpa`'s result.

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -126,10 +127,14 @@ Value mlir::mha::buildMinusInfinity(OpBuilder &builder, Location loc) {
                            APFloat::getInf(APFloat::IEEEsingle(), true)));
 }
 
+double mlir::mha::getLog2Scale(double scale) {
+  return scale * llvm::numbers::log2e;
+}
+
 SoftmaxConstants SoftmaxConstants::create(OpBuilder &builder, Location loc,
                                           double scale) {
   SoftmaxConstants constants;
-  constants.scale = buildF32Constant(builder, loc, scale);
+  constants.log2Scale = buildF32Constant(builder, loc, getLog2Scale(scale));
   constants.zero = buildF32Constant(builder, loc, 0.0);
   constants.one = buildF32Constant(builder, loc, 1.0);
   constants.minusInfinity = buildMinusInfinity(builder, loc);
@@ -218,15 +223,15 @@ Value mlir::mha::buildMaskedMax(OpBuilder &builder, Location loc,
 Value mlir::mha::buildScaledMax(OpBuilder &builder, Location loc,
                                 const SoftmaxConstants &constants,
                                 Value rawMax) {
-  return arith::MulFOp::create(builder, loc, rawMax, constants.scale);
+  return arith::MulFOp::create(builder, loc, rawMax, constants.log2Scale);
 }
 
 Value mlir::mha::buildMaskedExp(OpBuilder &builder, Location loc,
                                 const SoftmaxConstants &constants, Value score,
                                 Value max, AllowedBuilder getAllowed) {
-  Value shifted = math::FmaOp::create(builder, loc, score, constants.scale,
+  Value shifted = math::FmaOp::create(builder, loc, score, constants.log2Scale,
                                       arith::NegFOp::create(builder, loc, max));
-  Value weight = math::ExpOp::create(builder, loc, shifted);
+  Value weight = math::Exp2Op::create(builder, loc, shifted);
   if (Value allowed = getAllowed())
     weight =
         arith::SelectOp::create(builder, loc, allowed, weight, constants.zero);
@@ -240,7 +245,7 @@ Value mlir::mha::buildCorrection(OpBuilder &builder, Location loc,
   Value same = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
                                      oldMax, newMax);
   Value diff = arith::SubFOp::create(builder, loc, oldMax, newMax);
-  Value rescale = math::ExpOp::create(builder, loc, diff);
+  Value rescale = math::Exp2Op::create(builder, loc, diff);
   return arith::SelectOp::create(builder, loc, same, constants.one, rescale);
 }
 
@@ -250,7 +255,7 @@ Value mlir::mha::buildPartWeight(OpBuilder &builder, Location loc,
   Value none = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
                                      max, constants.minusInfinity);
   Value diff = arith::SubFOp::create(builder, loc, max, maxAll);
-  Value rescale = math::ExpOp::create(builder, loc, diff);
+  Value rescale = math::Exp2Op::create(builder, loc, diff);
   return arith::SelectOp::create(builder, loc, none, constants.zero, rescale);
 }
 

@@ -89,10 +89,18 @@ Value buildAllowed(OpBuilder &builder, Location loc, Value maskElement,
 // The softmax steps (scalar bodies of linalg.generic ops)
 //===----------------------------------------------------------------------===//
 
+/// The softmax's exponentials are powers of 2: with u = s·scale·log2(e),
+/// e^(s·scale - m) = 2^(u - m·log2(e)). The scale then takes log2(e) along
+/// (getLog2Scale), and the row maxima and their differences are those of
+/// u, so that each score's argument is still one FMA and its exp2 needs no
+/// multiply of its own (AVX-512: compiler/codegen/ExpApproximation.h).
+double getLog2Scale(double scale);
+
 /// The f32 constants that the softmax steps read, built once at the
 /// builder's insertion point (outside the generic ops that use them).
+/// `log2Scale` is getLog2Scale of the attention's scale.
 struct SoftmaxConstants {
-  Value scale, zero, one, minusInfinity;
+  Value log2Scale, zero, one, minusInfinity;
 
   static SoftmaxConstants create(OpBuilder &builder, Location loc,
                                  double scale);
@@ -146,29 +154,32 @@ Value buildMaskedMax(OpBuilder &builder, Location loc,
                      const SoftmaxConstants &constants, Value score,
                      AllowedBuilder allowed, Value runningMax);
 
-/// rawMax·scale: the row maximum of the scaled scores from buildMaskedMax's.
+/// rawMax·log2Scale: the row maximum of the scaled scores (in log2 units,
+/// getLog2Scale) from buildMaskedMax's.
 Value buildScaledMax(OpBuilder &builder, Location loc,
                      const SoftmaxConstants &constants, Value rawMax);
 
-/// allowed ? exp(score·scale - max) : 0, the argument one FMA (one rounding
-/// where a multiply and a subtraction made two): exactly 0 for a key that
-/// is not allowed, also where the row's max is -inf (no NaN from
-/// -inf - -inf).
+/// allowed ? exp2(score·log2Scale - max) : 0 (e^(score·scale - m) with m
+/// the max in natural units), the argument one FMA (one rounding where a
+/// multiply and a subtraction made two): exactly 0 for a key that is not
+/// allowed, also where the row's max is -inf (no NaN from -inf - -inf).
 Value buildMaskedExp(OpBuilder &builder, Location loc,
                      const SoftmaxConstants &constants, Value score, Value max,
                      AllowedBuilder allowed);
 
 /// The online softmax's correction of what was summed under `oldMax` when
 /// the maximum grows by `blockMax`: with m_new = max(oldMax, blockMax),
-/// oldMax == m_new ? 1 : exp(oldMax - m_new), guarded because a row that has
-/// seen no allowed key yet has oldMax = m_new = -inf.
+/// oldMax == m_new ? 1 : exp2(oldMax - m_new) (maxima in log2 units),
+/// guarded because a row that has seen no allowed key yet has
+/// oldMax = m_new = -inf.
 Value buildCorrection(OpBuilder &builder, Location loc,
                       const SoftmaxConstants &constants, Value oldMax,
                       Value blockMax);
 
 /// The weight of a partial softmax with maximum `max` in a merge whose
-/// maximum is `maxAll`: max == -inf ? 0 : exp(max - maxAll). A part that saw
-/// no allowed key weighs nothing, also where maxAll is -inf too.
+/// maximum is `maxAll`: max == -inf ? 0 : exp2(max - maxAll) (maxima in log2
+/// units). A part that saw no allowed key weighs nothing, also where maxAll
+/// is -inf too.
 Value buildPartWeight(OpBuilder &builder, Location loc,
                       const SoftmaxConstants &constants, Value max,
                       Value maxAll);

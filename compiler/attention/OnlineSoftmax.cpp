@@ -3,12 +3,14 @@
 // Per key block [s0, s0 + tk) of a query tile:
 //
 //   S     = Q · K_blockᵀ                          (scores, [tq, tk])
-//   m_new = max(m, max over allowed j of S·scale)
-//   corr  = m == m_new ? 1 : exp(m - m_new)       (1 when both are -inf)
-//   P     = allowed ? exp(S·scale - m_new) : 0    (over S, in place)
+//   m_new = max(m, max over allowed j of S·c)     (c = scale·log2(e))
+//   corr  = m == m_new ? 1 : exp2(m - m_new)      (1 when both are -inf)
+//   P     = allowed ? exp2(S·c - m_new) : 0       (over S, in place)
 //   l     = l·corr + rowsum(P)
 //   acc   = acc·corr + P · V_block
 //
+// (exp2 of the scores times log2(e) is exp of the scores: the maxima are
+// kept in log2 units, getLog2Scale in AttentionMath.h.)
 // and at the end out = l == 0 ? 0 : acc / l (combineKeySplits merges the
 // states of several key ranges first). A range of keys is one
 // `mha.online_attention`: scf::tileUsingSCF makes its key loop through the
@@ -16,7 +18,7 @@
 // scf::peelForLoopAndSimplifyBounds peels the short last block, and each
 // block decomposes into the ops above (updateBlock). The correction is guarded
 // because a row that has seen no allowed key yet has m = m_new = -inf, and
-// exp(-inf - -inf) is NaN; P is selected, not computed from -inf, for the
+// exp2(-inf - -inf) is NaN; P is selected, not computed from -inf, for the
 // same reason. Every step is a linalg op on tensors written into a
 // destination that the loop carries, so bufferization updates the same
 // buffers in place and allocates nothing per key block.
@@ -665,7 +667,7 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
   OpFoldResult rows = tile.numQueries;
   OpFoldResult dk = b.getIndexAttr(keyDim), dv = b.getIndexAttr(valueDim);
   SoftmaxConstants constants;
-  constants.scale = ops.f32(tile.scale);
+  constants.log2Scale = ops.f32(getLog2Scale(tile.scale));
   constants.zero = ops.f32(0.0);
   constants.one = ops.f32(1.0);
   Value zeroF = constants.zero;

@@ -1,11 +1,13 @@
-//===- ExpApproximation.h - math.exp for AVX-512 ----------------*- C++ -*-===//
+//===- ExpApproximation.h - math.exp and math.exp2 for AVX-512 -*- C++ -*-===//
 //
-// Softmax takes one exp per score. Upstream's polynomial approximation
-// (populateMathPolynomialApproximationPatterns) builds 2^n from the bits of
-// n, with clamps before and after so that no input overflows the exponent
-// field: about 21 vector instructions per register (x86, LLVM 22). AVX-512 has
-// VSCALEFPS, p · 2^n for any n with IEEE overflow and underflow, which
-// LLVM's x86 backend emits for `llvm.ldexp`; with it, one exp takes 16.
+// Softmax takes one exponential per score, an exp2 (its scale takes
+// log2(e) along, compiler/attention/AttentionMath.h). Upstream's polynomial
+// approximation (populateMathPolynomialApproximationPatterns) has exp only,
+// and builds 2^n from the bits of n, with clamps before and after so that
+// no input overflows the exponent field: about 21 vector instructions per
+// register (x86, LLVM 22). AVX-512 has VSCALEFPS, p · 2^n for any n with
+// IEEE overflow and underflow, n given as a float: with it, one exp2 takes
+// 12 and one exp 16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,19 +18,25 @@
 
 namespace mlir::mha {
 
-/// Rewrites `math.exp` of f32 vectors as
+/// Rewrites `math.exp` and `math.exp2` of f32 vectors as
 ///
-///   x = clamp(x, -105, 89)             (NaN stays NaN)
-///   n = roundeven(x · log2(e))
-///   r = x - n · ln(2)                  (Cody-Waite: ln(2) in a high and a
+///   exp:  x = clamp(x, -105, 89)       (NaN stays NaN)
+///         n = roundeven(x · log2(e))
+///         r = x - n · ln(2)            (Cody-Waite: ln(2) in a high and a
 ///                                       low part, two FMAs)
-///   exp(x) = ldexp(p(r), n)            (p: degree 6 on [-ln2/2, ln2/2])
+///         exp(x) = p(r) · 2^n          (p: degree 6 on [-ln2/2, ln2/2])
+///   exp2: x = clamp(x, -152, 129)
+///         n = roundeven(x), r = x - n  (exact)
+///         exp2(x) = q(r) · 2^n         (q: degree 6 on [-1/2, 1/2])
 ///
-/// within 1 ulp of the f32 result (7.5e-8 relative against libm's f64 exp
-/// over [-110, 90], test/pipeline/execute-exp.mlir; upstream's form gives
-/// 2.7e-7 and flushes subnormal results to 0); -inf gives exactly 0, +inf
-/// gives +inf, NaN gives NaN. Only for targets with AVX-512: elsewhere
-/// `llvm.ldexp` of a vector is a loop of libm calls.
+/// with p · 2^n one VSCALEFPS per register of 16 (`llvm.ldexp`, which
+/// converts n to integers, where the vector is not whole registers):
+/// within 1 ulp of the f32 result (exp: 7.5e-8 relative against libm's f64
+/// exp over [-110, 90], test/pipeline/execute-exp.mlir; upstream's form
+/// gives 2.7e-7 and flushes subnormal results to 0); -inf gives exactly 0,
+/// +inf gives +inf, NaN gives NaN. Only for targets with AVX-512: elsewhere
+/// the intrinsic does not exist and `llvm.ldexp` of a vector is a loop of
+/// libm calls.
 void populateScalefExpPatterns(RewritePatternSet &patterns,
                                PatternBenefit benefit = 1);
 

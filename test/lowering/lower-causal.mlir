@@ -15,7 +15,7 @@
 //       CHECK:     arith.cmpi sle, %[[S]], %[[DIAG]] : index
 //       CHECK:     arith.maxnumf
 //       CHECK:   linalg.generic
-//       CHECK:     math.exp
+//       CHECK:     math.exp2
 //       CHECK:     %[[T2:.+]] = linalg.index 2 : index
 //       CHECK:     %[[S2:.+]] = linalg.index 3 : index
 //       CHECK:     %[[DIAG2:.+]] = arith.addi %[[T2]], %[[OFFSET]] : index

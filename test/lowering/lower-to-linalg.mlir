@@ -167,7 +167,8 @@ func.func @output_project_heads(%x: tensor<?x3x?x4xf32>, %w: tensor<12x7xf32>, %
 //  CHECK-SAME:   (%[[QA:.+]]: tensor<2x8x5x4xf32>, %[[KA:.+]]: tensor<2x2x6x4xf32>, %[[VA:.+]]: tensor<2x2x6x3xf32>)
 //   CHECK-DAG:   %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 //   CHECK-DAG:   %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
-//   CHECK-DAG:   %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
+// The scale 1/sqrt(4) times log2(e): the softmax takes exp2.
+//   CHECK-DAG:   %[[SCALE:.+]] = arith.constant 0.72134751 : f32
 //   CHECK-DAG:   %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 //       CHECK:   %[[SCORES:.+]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[S]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
 //  CHECK-SAME:     ins(%[[QA]], %[[KA]] : tensor<2x8x5x4xf32>, tensor<2x2x6x4xf32>) outs(%{{.+}} : tensor<2x8x5x6xf32>)
@@ -187,7 +188,7 @@ func.func @output_project_heads(%x: tensor<?x3x?x4xf32>, %w: tensor<12x7xf32>, %
 //       CHECK:     ^bb0(%[[ES:.+]]: f32, %[[EM:.+]]: f32, %{{.+}}: f32):
 //       CHECK:     %[[NEG:.+]] = arith.negf %[[EM]] : f32
 //       CHECK:     %[[ARG:.+]] = math.fma %[[ES]], %[[SCALE]], %[[NEG]] : f32
-//       CHECK:     math.exp %[[ARG]]
+//       CHECK:     math.exp2 %[[ARG]]
 //       CHECK:   %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ROW4]], #[[PERROW4]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
 //  CHECK-SAME:     ins(%[[EXP]] : tensor<2x8x5x6xf32>)
 //       CHECK:     arith.addf
@@ -227,7 +228,7 @@ func.func @sdpa_gqa(%q: tensor<2x8x5x4xf32>, %k: tensor<2x2x6x4xf32>, %v: tensor
 //       CHECK:     %[[MAX:.+]] = arith.maxnumf %[[ACC]], %[[SEL]] : f32
 //       CHECK:     linalg.yield %[[MAX]]
 //       CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
-//       CHECK:     %[[E:.+]] = math.exp
+//       CHECK:     %[[E:.+]] = math.exp2
 //       CHECK:     %[[T2:.+]] = linalg.index 2 : index
 //       CHECK:     %[[KEY2:.+]] = linalg.index 3 : index
 //       CHECK:     %[[ALLOWED2:.+]] = arith.cmpi ule, %[[KEY2]], %[[T2]] : index

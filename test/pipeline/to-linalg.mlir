@@ -41,14 +41,14 @@
 // Decomposed: the score contraction reads Q and K (kv head h floordiv 2).
 //  DECOMPOSED:   linalg.generic {{.+}} ins(%[[Q]], %[[K]] : tensor<?x4x?x4xf32>, tensor<?x2x?x4xf32>)
 //  DECOMPOSED:     linalg.index 2
-//  DECOMPOSED:     math.exp
+//  DECOMPOSED:     math.exp2
 //  DECOMPOSED:   linalg.generic {{.+}} ins(%{{.+}}, %[[V]] : tensor<?x4x?x?xf32>, tensor<?x2x?x4xf32>)
 // Fused: a parallel loop over (batch, head, query tile) slices its query
 // rows out of Q.
 //       FUSED:   scf.forall
 //       FUSED:     tensor.extract_slice %[[Q]]
 //       FUSED:     scf.for
-//       FUSED:       math.exp
+//       FUSED:       math.exp2
 // The output projection of the heads: parallel tiles of 48 tokens (the
 // host rule on AVX-512), each a sum over heads and value columns
 // (batch_reduce_matmul) from a zero fill (a generic without the unit batch

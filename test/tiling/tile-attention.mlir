@@ -52,12 +52,12 @@
 //       CHECK:       %[[CORR:.+]] = linalg.generic {{.*}} ins(%[[M]], %[[MSC]] : tensor<16xf32>, tensor<16xf32>)
 //       CHECK:         %[[MNEW:.+]] = arith.maximumf
 //       CHECK:         %[[SAME:.+]] = arith.cmpf oeq, %{{.+}}, %[[MNEW]]
-//       CHECK:         %[[RESCALE:.+]] = math.exp
+//       CHECK:         %[[RESCALE:.+]] = math.exp2
 //       CHECK:         arith.select %[[SAME]], %{{.+}}, %[[RESCALE]] : f32
 //       CHECK:       %[[MOUT:.+]] = linalg.generic {{.*}} ins(%[[MSC]] : tensor<16xf32>) outs(%[[M]] : tensor<16xf32>)
 //       CHECK:         arith.maximumf
 //       CHECK:       %[[P:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%[[MOUT]] : tensor<16xf32>) outs(%[[S]] : tensor<16x8xf32>)
-//       CHECK:         math.exp
+//       CHECK:         math.exp2
 //       CHECK:       %[[LC:.+]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<16xf32>) outs(%[[L]] : tensor<16xf32>)
 //       CHECK:       %[[LOUT:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<16x8xf32>) outs(%[[LC]] : tensor<16xf32>)
 //       CHECK:       %[[AC:.+]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<16xf32>) outs(%[[ACC]] : tensor<16x6xf32>)
@@ -156,7 +156,7 @@ func.func @negative_tiny_auto(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, 
 //       CHECK:         %[[ALLOWED:.+]] = arith.select %[[OK]], %{{.+}}, %cst
 //       CHECK:         arith.maxnumf %{{.+}}, %[[ALLOWED]]
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]}
-//       CHECK:         math.exp
+//       CHECK:         math.exp2
 //       CHECK:         arith.cmpi ule
 //       CHECK:       scf.yield
 //       CHECK:     %[[DIAGREST:.+]]:7 = scf.for %{{.+}} = %[[DSPLIT]] to %[[DIAGKEYS]] step %{{.+}} iter_args(%{{.+}} = %[[DIAG]]#0,
@@ -202,7 +202,7 @@ func.func @tile_causal_remainder(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf
 //       CHECK:         %[[MASKED:.+]] = arith.select %[[ALLOW]], %[[SCORE]], %{{.+}} : f32
 //       CHECK:         arith.maxnumf %[[OLD]], %[[MASKED]] : f32
 //       CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%{{.+}}, %[[MBLK]] : tensor<?xf32>, tensor<?x8xi1>)
-//       CHECK:         %[[E:.+]] = math.exp
+//       CHECK:         %[[E:.+]] = math.exp2
 //       CHECK:         arith.select %{{.+}}, %[[E]], %{{.+}} : f32
 //       CHECK:     scf.for %[[S1:.+]] = %[[SPLIT]] to %[[S]] step %{{.+}} iter_args(%{{.+}} = %[[WHOLE]]#0,
 //       CHECK:       %[[TK:.+]] = affine.min #{{.+}}(%[[S1]])[%[[S]]]
@@ -281,7 +281,7 @@ func.func @tile_mask_dynamic_batch(%q: tensor<?x2x5x8xf32>, %k: tensor<?x2x11x8x
 //       CHECK:     arith.maximumf
 //       CHECK:   %[[LALL:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#2, %[[PARTS]]#1, %[[MALL]] :
 //       CHECK:     %[[EMPTYSPLIT:.+]] = arith.cmpf oeq
-//       CHECK:     %[[W:.+]] = math.exp
+//       CHECK:     %[[W:.+]] = math.exp2
 //       CHECK:     arith.select %[[EMPTYSPLIT]], %{{.+}}, %[[W]] : f32
 //       CHECK:   %[[AALL:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#0, %[[PARTS]]#1, %[[MALL]] :
 //       CHECK:   %[[OUT:.+]] = linalg.generic {{.*}} ins(%[[LALL]] : tensor<1x1x1xf32>) outs(%[[AALL]] : tensor<1x1x1x8xf32>)
