@@ -300,13 +300,19 @@ def MhaBF16Amx : Pass<"mha-bf16-amx", "func::FuncOp"> {
   let options = [
     Option<"rowTile", "row-tile", "int64_t", /*default=*/"64",
            "Rows (tokens) of the result per parallel tile (a multiple of "
-           "16)">,
+           "16); 4 times as many (at most the tokens, in blocks of 32) "
+           "where a column block's weight panel fits in L1 (l1-bytes)">,
     Option<"colTile", "col-tile", "int64_t", /*default=*/"128",
            "Columns of the result per parallel tile at most (a multiple of "
            "32 that divides the columns, per head)">,
     Option<"kChunk", "k-chunk", "int64_t", /*default=*/"16",
            "Steps of 32 k unrolled between two round trips of the "
            "accumulators through memory">,
+    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"49152",
+           "L1 data cache of one core: a column block's weight panel "
+           "(K by 32 columns of bf16) within two thirds of it stays there "
+           "for the tile's row blocks, which then take 4 times row-tile "
+           "rows (the pipeline passes its target's)">,
   ];
   let dependentDialects = [
     "amx::AMXDialect",

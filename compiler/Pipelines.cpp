@@ -213,9 +213,11 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
     // The bf16 projections become AMX tiles or vdpbf16ps register blocks
     // first, so that mha-vectorize sees only the f32 ops. Their tiles and
     // the register blocks are the function's mha.codegen.
-    if (options.getBF16Path() == BF16Path::Amx)
-      funcPm.addPass(createMhaBF16Amx());
-    else if (options.getBF16Path() == BF16Path::Avx512)
+    if (options.getBF16Path() == BF16Path::Amx) {
+      MhaBF16AmxOptions amx;
+      amx.l1Bytes = options.target.l1Bytes;
+      funcPm.addPass(createMhaBF16Amx(amx));
+    } else if (options.getBF16Path() == BF16Path::Avx512)
       funcPm.addPass(createMhaBF16Dot());
     funcPm.addPass(createMhaVectorize());
     funcPm.addPass(createMhaHoistAccumulators());

@@ -83,14 +83,32 @@ MemRefType bufferType(RankedTensorType type) {
   return MemRefType::get(type.getShape(), type.getElementType(), layout);
 }
 
+/// How many times `row-tile` rows a parallel tile takes where its column
+/// blocks' weight panels stay in L1 (AmxKernelBuilder).
+constexpr int64_t kPanelReuse = 4;
+
 class AmxKernelBuilder {
 public:
   AmxKernelBuilder(ImplicitLocOpBuilder &b, BF16Projection p, int64_t rowTile,
-                   int64_t colTile, int64_t kChunk)
+                   int64_t colTile, int64_t kChunk, int64_t l1Bytes)
       : b(b), p(p), rowTile(rowTile), kChunk(kChunk), pairs(p.pairs),
         headColumns(p.headColumns), columns(p.columns) {
     bTiles = headColumns % (2 * kAmxTile) == 0 ? 2 : 1;
     tileColumns = bf16ColumnTile(headColumns, colTile, bTiles * kAmxTile);
+    // The tile's column loop passes over its row blocks: a column block's
+    // weight panel (K by its columns, bf16) that fits in two thirds of L1
+    // (the rest for the rows of x streaming past) is read from L2 once for
+    // all of them, so more row blocks read it for one load. A panel that
+    // does not fit gains nothing from more rows but a larger scratch
+    // (docs/performance.md, 2026-11-28).
+    int64_t panelBytes = 2 * pairs * bTiles * kAmxTile * 2;
+    if (3 * panelBytes <= 2 * l1Bytes) {
+      int64_t rows = kPanelReuse * rowTile;
+      int64_t tokens = cast<ShapedType>(p.x.getType()).getDimSize(/*tokens=*/1);
+      if (ShapedType::isStatic(tokens))
+        rows = std::min<int64_t>(rows, llvm::alignTo(tokens, 2 * kAmxTile));
+      this->rowTile = std::max(rowTile, rows);
+    }
     fullSteps = 2 * pairs / kAmxStep;
     tailPairs = pairs % (kAmxStep / 2);
     accType = amx::TileType::get({kAmxTile, kAmxTile}, b.getF32Type());
@@ -389,7 +407,8 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
         getBF16Tiles(getOperation(), rowTile, this->colTile).second;
     replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
                                                BF16Projection &projection) {
-      return AmxKernelBuilder(b, projection, rowTile, colTile, kChunk).build();
+      return AmxKernelBuilder(b, projection, rowTile, colTile, kChunk, l1Bytes)
+          .build();
     });
   }
 };
