@@ -12,6 +12,8 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <type_traits>
+
 namespace mlir::mha {
 #define GEN_PASS_DEF_MHAAPPROXIMATEEXP
 #include "compiler/Passes.h.inc"
@@ -152,43 +154,34 @@ VectorType f32VectorType(Operation *op) {
   return type;
 }
 
-struct ExpWithScalef : OpRewritePattern<math::ExpOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// `math.exp` or `math.exp2` of an f32 vector as p(r) · 2^n.
+template <typename ExpOp> struct ExpWithScalef : OpRewritePattern<ExpOp> {
+  using OpRewritePattern<ExpOp>::OpRewritePattern;
+  static constexpr bool kBase2 = std::is_same_v<ExpOp, math::Exp2Op>;
 
-  LogicalResult matchAndRewrite(math::ExpOp op,
+  LogicalResult matchAndRewrite(ExpOp op,
                                 PatternRewriter &rewriter) const override {
     VectorType type = f32VectorType(op);
     if (!type)
       return rewriter.notifyMatchFailure(op, "not a vector of f32");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     ExpBuilder e(b, type);
-    Value x = e.clamp(e.flatten(op.getOperand()), kMinArgument, kMaxArgument);
-    Value n = math::RoundEvenOp::create(
-        b, arith::MulFOp::create(b, x, e.splat(kLog2E)));
-    Value r = math::FmaOp::create(b, n, e.splat(-kLn2High), x);
-    r = math::FmaOp::create(b, n, e.splat(-kLn2Low), r);
-    Value p = e.polynomial(kExpCoefficients, r);
-    rewriter.replaceOp(op, e.unflatten(e.scaleByPowerOf2(p, n)));
-    return success();
-  }
-};
-
-struct Exp2WithScalef : OpRewritePattern<math::Exp2Op> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(math::Exp2Op op,
-                                PatternRewriter &rewriter) const override {
-    VectorType type = f32VectorType(op);
-    if (!type)
-      return rewriter.notifyMatchFailure(op, "not a vector of f32");
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    ExpBuilder e(b, type);
-    Value x =
-        e.clamp(e.flatten(op.getOperand()), kMinExp2Argument, kMaxExp2Argument);
-    // r = x - n is exact (Sterbenz): no Cody-Waite, no multiply.
-    Value n = math::RoundEvenOp::create(b, x);
-    Value r = arith::SubFOp::create(b, x, n);
-    Value p = e.polynomial(kExp2Coefficients, r);
+    Value x = e.flatten(op.getOperand()), n, r;
+    if constexpr (kBase2) {
+      x = e.clamp(x, kMinExp2Argument, kMaxExp2Argument);
+      // r = x - n is exact (Sterbenz): no Cody-Waite, no multiply.
+      n = math::RoundEvenOp::create(b, x);
+      r = arith::SubFOp::create(b, x, n);
+    } else {
+      x = e.clamp(x, kMinArgument, kMaxArgument);
+      n = math::RoundEvenOp::create(
+          b, arith::MulFOp::create(b, x, e.splat(kLog2E)));
+      r = math::FmaOp::create(b, n, e.splat(-kLn2High), x);
+      r = math::FmaOp::create(b, n, e.splat(-kLn2Low), r);
+    }
+    Value p = e.polynomial(kBase2 ? ArrayRef<float>(kExp2Coefficients)
+                                  : ArrayRef<float>(kExpCoefficients),
+                           r);
     rewriter.replaceOp(op, e.unflatten(e.scaleByPowerOf2(p, n)));
     return success();
   }
@@ -243,5 +236,6 @@ struct MhaApproximateExpPass
 
 void mlir::mha::populateScalefExpPatterns(RewritePatternSet &patterns,
                                           PatternBenefit benefit) {
-  patterns.add<ExpWithScalef, Exp2WithScalef>(patterns.getContext(), benefit);
+  patterns.add<ExpWithScalef<math::ExpOp>, ExpWithScalef<math::Exp2Op>>(
+      patterns.getContext(), benefit);
 }
