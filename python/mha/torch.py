@@ -35,6 +35,9 @@ import mha
 __all__ = ["MultiheadAttention"]
 
 _FLOAT32 = np.dtype(np.float32)
+# The layers' key (kind, causal, mask, mask broadcast) of plain
+# self-attention, the call __call__ takes the shortest path for.
+_PLAIN_SELF = ("self", False, False, False)
 
 
 def _numpy(tensor):
@@ -82,9 +85,6 @@ class MultiheadAttention:
                                 b_v=_numpy(in_bias[2 * e:]),
                                 b_o=_numpy(out_bias))
         self.layers = {}
-        # The plain self-attention layer of batch_first [N, L, E] inputs,
-        # once compiled: __call__'s shortest path.
-        self._self_layer = None
         # The causal [L, S] masks seen so far, to recognize one in attn_mask.
         self._causal_masks = {}
 
@@ -115,8 +115,6 @@ class MultiheadAttention:
                 layer = mha.layer(**options, **self.pipeline_options)
             layer.prepare(**self.weights)
             self.layers[key] = layer
-            if key == ("self", False, False, False) and self.batch_first:
-                self._self_layer = layer
         return layer
 
     def _separate_graph(self, causal, mask, broadcast):
@@ -289,16 +287,17 @@ class MultiheadAttention:
         # takes the fewest steps: each Python step after a compiled call
         # runs with cold caches (python/README.md, "Calling overhead").
         # Anything else, or a tensor numpy() refuses, takes the path below.
-        if (key is query and value is query and not need_weights
-                and attn_mask is None and key_padding_mask is None
-                and not is_causal and self._self_layer is not None
+        plain = self.layers.get(_PLAIN_SELF) if self.batch_first else None
+        if (plain is not None and key is query and value is query
+                and not need_weights and attn_mask is None
+                and key_padding_mask is None and not is_causal
                 and (not self.dropout or not self.module.training)):
             try:
                 x = query.numpy()
             except (AttributeError, RuntimeError, TypeError):
                 x = None
             if x is not None and x.dtype == _FLOAT32 and x.ndim == 3:
-                return torch.from_numpy(self._self_layer(x)), None
+                return torch.from_numpy(plain(x)), None
         if self.dropout > 0 and self.module.training:
             raise NotImplementedError("mha has no dropout: call module.eval() "
                                       "(or build the module with dropout=0)")
