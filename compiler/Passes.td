@@ -218,7 +218,8 @@ def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
     With `split-f32` (the AMX path), the output projection `a·W (+ b)`
     (prepared bf16 weights, f32 input: attention's output) becomes the
     same generic on `[hi | lo]` (`[B, T, 2K]` bf16, hi = bf16(a), lo =
-    bf16(a - hi), both rounded to nearest even; heads `[B, H, T, dv]` are
+    bf16(a - hi), both rounded to nearest (hi's ties away from zero, on
+    its bits: `buildBF16Part`); heads `[B, H, T, dv]` are
     transposed to `[B, T, H·dv]` first) and the weight packed twice along
     K (`[W; W]`, prepared once): hi·W + lo·W, whose input error (a
     relative 2^-17) is far below bf16 storage's, at twice the products.
@@ -829,6 +830,28 @@ def MhaExtractAttentionWeights
            "function)">,
   ];
   let dependentDialects = ["mha::MhaDialect", "arith::ArithDialect"];
+}
+
+def MhaBF16PairConversion
+    : Pass<"mha-bf16-pair-conversion", "func::FuncOp"> {
+  let summary = "Round f32 vectors to bf16 two registers at a time "
+                "(VCVTNE2PS2BF16)";
+  let description = [{
+    Rewrites every `arith.truncf` of an f32 vector to bf16 whose length is
+    a multiple of 32, with the default rounding (nearest even), into one
+    call of `llvm.x86.avx512bf16.cvtne2ps2bf16.512` per 32 lanes: two
+    registers of f32 into one of bf16. LLVM 22 lowers such a truncation to
+    a VCVTNEPS2BF16 per 16 lanes and a VINSERTF64X4 per pair. The bf16
+    paths' hi + lo splits are made of these (attention's P per key block
+    on the AMX path). Only for targets with AVX512_BF16: the pipeline runs
+    it on the bf16 dot-product paths, which need it.
+
+    Run on buffers, after bufferization: the `llvm.call_intrinsic` it
+    emits has no declared memory effects, which one-shot bufferization
+    refuses.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect", "vector::VectorDialect",
+                           "arith::ArithDialect"];
 }
 
 def MhaApproximateExp : Pass<"mha-approximate-exp", "func::FuncOp"> {

@@ -277,6 +277,10 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   // form calls an LLVM intrinsic that bufferization would refuse.
   if (options.vectorize)
     pm.addNestedPass<func::FuncOp>(createMhaApproximateExp());
+  // The bf16 paths' roundings to bf16 (their hi + lo splits), two
+  // registers per instruction: both paths need AVX512_BF16, which has it.
+  if (options.getBF16Path() != BF16Path::F32)
+    pm.addNestedPass<func::FuncOp>(createMhaBF16PairConversion());
   // Every pass that reads mha.codegen has run; upstream tools that read
   // what follows do not know the attribute.
   pm.addPass(createMhaDropCodegenSizes());

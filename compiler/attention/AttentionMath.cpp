@@ -155,14 +155,32 @@ Value mlir::mha::buildBF16Part(OpBuilder &builder, Location loc, Value value,
       return vector.clone(element);
     return element;
   };
+  auto constant = [&](Type type, Attribute element) -> Value {
+    if (auto shaped = dyn_cast<ShapedType>(type))
+      element = DenseElementsAttr::get(shaped, element);
+    return arith::ConstantOp::create(builder, loc, type,
+                                     cast<TypedAttr>(element));
+  };
+  // hi: `value` rounded to bf16 on its bits, half of bf16's last place
+  // added to the f32 and the low 16 bits cleared (to nearest, ties away
+  // from zero), so hi stays in f32 and `value` - hi is exact. Two integer
+  // ops where rounding with a conversion and widening back takes a
+  // conversion, a zero extension and a shift. A carry into the exponent
+  // is the right rounding; out of a NaN's payload into the sign, hi loses
+  // the NaN, but `value` - hi keeps it in lo, and hi·b + lo·b is NaN.
+  Type i32 = withElement(builder.getI32Type());
+  Value halfPlace = arith::AddIOp::create(
+      builder, loc, arith::BitcastOp::create(builder, loc, i32, value),
+      constant(i32, builder.getI32IntegerAttr(0x8000)));
+  Value highBits = arith::AndIOp::create(
+      builder, loc, halfPlace,
+      constant(i32, builder.getI32IntegerAttr(int32_t(0xFFFF0000u))));
+  Value hi = arith::BitcastOp::create(
+      builder, loc, withElement(builder.getF32Type()), highBits);
   Type bf16 = withElement(builder.getBF16Type());
-  Value hi = arith::TruncFOp::create(builder, loc, bf16, value);
   if (!lo)
-    return hi;
-  Value rest = arith::SubFOp::create(
-      builder, loc, value,
-      arith::ExtFOp::create(builder, loc, withElement(builder.getF32Type()),
-                            hi));
+    return arith::TruncFOp::create(builder, loc, bf16, hi);
+  Value rest = arith::SubFOp::create(builder, loc, value, hi);
   return arith::TruncFOp::create(builder, loc, bf16, rest);
 }
 

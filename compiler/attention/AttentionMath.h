@@ -115,10 +115,11 @@ Value buildMinusInfinity(OpBuilder &builder, Location loc);
 Value buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs, Value rhs,
                        Value acc);
 
-/// f32 `value` (a scalar or a vector) rounded to bf16 (hi), or with `lo`
-/// what that rounding left, rounded (lo): hi + lo keeps about 16 bits of
-/// `value`. The one hi + lo split of the bf16 paths: attention's packed
-/// operands, mha-amx-split's A parts and the output projection's terms.
+/// f32 `value` (a scalar or a vector) rounded to bf16 (hi: to nearest,
+/// ties away from zero), or with `lo` what that rounding left, rounded to
+/// nearest even (lo): hi + lo is `value` to a relative 2^-17. The one
+/// hi + lo split of the bf16 paths: attention's packed operands,
+/// mha-amx-split's A parts and the output projection's terms.
 Value buildBF16Part(OpBuilder &builder, Location loc, Value value, bool lo);
 
 /// The bf16 pair (`first`, `second`) as the bits of one f32, `first` in the

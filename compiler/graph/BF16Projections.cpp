@@ -329,9 +329,10 @@ static Value tileSplitRows(OpBuilder &b, linalg::GenericOp op) {
 
 /// The output projection's f32 input `a` ([B, T, K], or the heads
 /// [B, H, T, dv] read as [B, T, H·dv]) as two bf16 terms along K,
-/// `[B, T, 2K]` = [hi | lo] with hi = bf16(a) and lo = bf16(a - hi), both
-/// rounded to nearest even: a - hi is exact in f32, so hi + lo is a to a
-/// relative 2^-17 (the bf16 rounding of the remainder), and
+/// `[B, T, 2K]` = [hi | lo] with hi = bf16(a) (to nearest, ties away from
+/// zero, on a's bits) and lo = bf16(a - hi) (nearest even), buildBF16Part:
+/// a - hi is exact in f32, so hi + lo is a to a relative 2^-17 (the bf16
+/// rounding of the remainder), and
 /// [hi | lo]·[W; W] = hi·W + lo·W sums exact products in f32.
 Value splitInBF16Terms(OpBuilder &b, Location loc, Value a) {
   auto type = cast<RankedTensorType>(a.getType());
