@@ -147,41 +147,56 @@ Value mlir::mha::buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs,
   return arith::AddFOp::create(builder, loc, acc, product);
 }
 
-Value mlir::mha::buildBF16Part(OpBuilder &builder, Location loc, Value value,
-                               bool lo) {
-  // The same arithmetic on a scalar or on a vector of f32.
-  auto withElement = [&](Type element) -> Type {
-    if (auto vector = dyn_cast<VectorType>(value.getType()))
-      return vector.clone(element);
-    return element;
-  };
-  auto constant = [&](Type type, Attribute element) -> Value {
-    if (auto shaped = dyn_cast<ShapedType>(type))
+/// The same arithmetic on a scalar or on a vector of f32: `type` with
+/// `element` as its element type.
+static Type withElementType(Type type, Type element) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(element);
+  return element;
+}
+
+/// f32 `value` rounded to bf16 on its bits, kept in f32: half of bf16's
+/// last place added to the f32 and the low 16 bits cleared (to nearest,
+/// ties away from zero), so that `value` - hi is exact. Two integer ops
+/// where rounding with a conversion and widening back takes a conversion,
+/// a zero extension and a shift. A carry into the exponent is the right
+/// rounding; out of a NaN's payload into the sign, hi loses the NaN, but
+/// `value` - hi keeps it in lo, and hi·b + lo·b is NaN.
+static Value buildBF16HiInF32(OpBuilder &builder, Location loc, Value value) {
+  Type i32 = withElementType(value.getType(), builder.getI32Type());
+  auto constant = [&](int32_t bits) -> Value {
+    Attribute element = builder.getI32IntegerAttr(bits);
+    if (auto shaped = dyn_cast<ShapedType>(i32))
       element = DenseElementsAttr::get(shaped, element);
-    return arith::ConstantOp::create(builder, loc, type,
+    return arith::ConstantOp::create(builder, loc, i32,
                                      cast<TypedAttr>(element));
   };
-  // hi: `value` rounded to bf16 on its bits, half of bf16's last place
-  // added to the f32 and the low 16 bits cleared (to nearest, ties away
-  // from zero), so hi stays in f32 and `value` - hi is exact. Two integer
-  // ops where rounding with a conversion and widening back takes a
-  // conversion, a zero extension and a shift. A carry into the exponent
-  // is the right rounding; out of a NaN's payload into the sign, hi loses
-  // the NaN, but `value` - hi keeps it in lo, and hi·b + lo·b is NaN.
-  Type i32 = withElement(builder.getI32Type());
   Value halfPlace = arith::AddIOp::create(
       builder, loc, arith::BitcastOp::create(builder, loc, i32, value),
-      constant(i32, builder.getI32IntegerAttr(0x8000)));
-  Value highBits = arith::AndIOp::create(
-      builder, loc, halfPlace,
-      constant(i32, builder.getI32IntegerAttr(int32_t(0xFFFF0000u))));
-  Value hi = arith::BitcastOp::create(
-      builder, loc, withElement(builder.getF32Type()), highBits);
-  Type bf16 = withElement(builder.getBF16Type());
+      constant(0x8000));
+  Value highBits = arith::AndIOp::create(builder, loc, halfPlace,
+                                         constant(int32_t(0xFFFF0000u)));
+  return arith::BitcastOp::create(builder, loc, value.getType(), highBits);
+}
+
+Value mlir::mha::buildBF16Part(OpBuilder &builder, Location loc, Value value,
+                               bool lo) {
+  Value hi = buildBF16HiInF32(builder, loc, value);
+  Type bf16 = withElementType(value.getType(), builder.getBF16Type());
   if (!lo)
     return arith::TruncFOp::create(builder, loc, bf16, hi);
   Value rest = arith::SubFOp::create(builder, loc, value, hi);
   return arith::TruncFOp::create(builder, loc, bf16, rest);
+}
+
+Value mlir::mha::buildBF16Part(OpBuilder &builder, Location loc, Value value,
+                               Value lo) {
+  Value hi = buildBF16HiInF32(builder, loc, value);
+  Value rest = arith::SubFOp::create(builder, loc, value, hi);
+  Value part = arith::SelectOp::create(builder, loc, lo, rest, hi);
+  return arith::TruncFOp::create(
+      builder, loc, withElementType(value.getType(), builder.getBF16Type()),
+      part);
 }
 
 Value mlir::mha::buildBF16Pair(OpBuilder &builder, Location loc, Value first,

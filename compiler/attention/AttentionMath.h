@@ -121,6 +121,9 @@ Value buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs, Value rhs,
 /// hi + lo split of the bf16 paths: attention's packed operands,
 /// mha-amx-split's A parts and the output projection's terms.
 Value buildBF16Part(OpBuilder &builder, Location loc, Value value, bool lo);
+/// The same with the part chosen at run time (`lo`, an i1): one rounding of
+/// the chosen f32, where selecting between the two parts rounds both.
+Value buildBF16Part(OpBuilder &builder, Location loc, Value value, Value lo);
 
 /// The bf16 pair (`first`, `second`) as the bits of one f32, `first` in the
 /// low half: one element of an AMX B operand (a K pair).

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -208,78 +209,113 @@ bool SdpaTiling::canPack() const {
   return rows * 2 * columns * int64_t(sizeof(uint16_t)) <= kMaxPartsBytes;
 }
 
+/// `value` ([B, Hkv, R, C]) with its rows' dimension split into
+/// (R / 2, 2): rows 2i and 2i + 1 as [.., i, 0, ..] and [.., i, 1, ..].
+static Value expandRowPairs(OpBuilder &builder, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rows = type.getDimSize(2);
+  auto pairsType = RankedTensorType::get(
+      {type.getDimSize(0), type.getDimSize(1),
+       ShapedType::isDynamic(rows) ? rows : rows / 2, 2, type.getDimSize(3)},
+      type.getElementType());
+  return tensor::ExpandShapeOp::create(
+      builder, loc, pairsType, value,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+}
+
 /// Pairs of rows of `source` ([B, Hkv, R, C]) packed in bf16 hi and lo
 /// parts into `init` ([B, Hkv, R, C] f32): row 2i + 1 is the lo of what row
 /// 2i is the hi, each element the pair (X[2i][c], X[2i + 1][c])
-/// (buildBF16Pair), X the rows of `source`.
-static Operation *buildPackedPairs(OpBuilder &builder, Location loc,
-                                   Value source, Value init) {
+/// (buildBF16Pair), X the rows of `source`. A generic over (b, h, i, part,
+/// c) that reads X's rows 2i and 2i + 1 as two slices (every map a
+/// projection, so that a row of it vectorizes along c) and writes `init`
+/// as [B, Hkv, R / 2, 2, C]; the part (hi or lo) is its loop `part`,
+/// chosen before the one rounding of each element.
+static linalg::GenericOp buildPackedPairs(OpBuilder &builder, Location loc,
+                                          Value source, Value init) {
   MLIRContext *context = builder.getContext();
-  auto sourceType = cast<RankedTensorType>(source.getType());
-  // The source with its rows' dimension split into (pair, element).
-  constexpr unsigned rowDim = 2; // R, of [B, Hkv, R, C]
-  SmallVector<int64_t> pairShape;
-  SmallVector<ReassociationIndices> reassociation;
-  for (unsigned dim = 0; dim < 4; ++dim) {
-    if (dim != rowDim) {
-      reassociation.push_back({int64_t(pairShape.size())});
-      pairShape.push_back(sourceType.getDimSize(dim));
-      continue;
-    }
-    int64_t rows = sourceType.getDimSize(dim);
-    reassociation.push_back(
-        {int64_t(pairShape.size()), int64_t(pairShape.size()) + 1});
-    pairShape.append({ShapedType::isDynamic(rows) ? rows : rows / 2, 2});
-  }
-  Value pairs = tensor::ExpandShapeOp::create(
-      builder, loc,
-      RankedTensorType::get(pairShape, sourceType.getElementType()), source,
-      reassociation);
-  AffineExpr b = getAffineDimExpr(0, context), h = getAffineDimExpr(1, context),
-             pair = getAffineDimExpr(2, context).floorDiv(2),
-             c = getAffineDimExpr(3, context);
-  auto element = [&](int64_t e) {
-    AffineExpr index = getAffineConstantExpr(e, context);
-    SmallVector<AffineExpr> results = {b, h, pair, index, c};
-    return AffineMap::get(4, 0, results, context);
+  Value pairs = expandRowPairs(builder, loc, source);
+  auto pairsType = cast<RankedTensorType>(pairs.getType());
+  auto rowType = RankedTensorType::get(
+      {pairsType.getDimSize(0), pairsType.getDimSize(1),
+       pairsType.getDimSize(2), pairsType.getDimSize(4)},
+      pairsType.getElementType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc, pairs);
+  auto row = [&](int64_t element) -> Value {
+    SmallVector<OpFoldResult> offsets(5, builder.getIndexAttr(0));
+    offsets[3] = builder.getIndexAttr(element);
+    SmallVector<OpFoldResult> rowSizes = sizes;
+    rowSizes[3] = builder.getIndexAttr(1);
+    return tensor::ExtractSliceOp::create(
+        builder, loc, rowType, pairs, offsets, rowSizes,
+        SmallVector<OpFoldResult>(5, builder.getIndexAttr(1)));
   };
-  SmallVector<AffineMap> maps = {element(0), element(1),
-                                 AffineMap::getMultiDimIdentityMap(4, context)};
+  AffineExpr b = getAffineDimExpr(0, context), h = getAffineDimExpr(1, context),
+             pair = getAffineDimExpr(2, context),
+             c = getAffineDimExpr(4, context);
+  AffineMap rowMap = AffineMap::get(5, 0, {b, h, pair, c}, context);
+  SmallVector<AffineMap> maps = {rowMap, rowMap,
+                                 AffineMap::getMultiDimIdentityMap(5, context)};
+  Value packed = expandRowPairs(builder, loc, init);
   return linalg::GenericOp::create(
-      builder, loc, TypeRange{init.getType()}, ValueRange{pairs, pairs},
-      ValueRange{init}, maps,
-      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+      builder, loc, TypeRange{packed.getType()}, ValueRange{row(0), row(1)},
+      ValueRange{packed}, maps,
+      SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value row = linalg::IndexOp::create(nb, nloc, 2);
         Value isLo = arith::CmpIOp::create(
             nb, nloc, arith::CmpIPredicate::ne,
-            arith::RemUIOp::create(nb, nloc, row,
-                                   arith::ConstantIndexOp::create(nb, nloc, 2)),
+            linalg::IndexOp::create(nb, nloc, 3),
             arith::ConstantIndexOp::create(nb, nloc, 0));
-        auto part = [&](Value x) {
-          return arith::SelectOp::create(nb, nloc, isLo,
-                                         buildBF16Part(nb, nloc, x, true),
-                                         buildBF16Part(nb, nloc, x, false))
-              .getResult();
-        };
         linalg::YieldOp::create(
-            nb, nloc, buildBF16Pair(nb, nloc, part(args[0]), part(args[1])));
+            nb, nloc,
+            buildBF16Pair(nb, nloc, buildBF16Part(nb, nloc, args[0], isLo),
+                          buildBF16Part(nb, nloc, args[1], isLo)));
       });
 }
 
 /// `op` tiled into an `scf.forall` over (batch, key/value head), one head
-/// per iteration; its result.
+/// per iteration; its result. The tile of a generic loses its unit loops
+/// (linalg::dropUnitDims): mha-vectorize vectorizes generics of up to 3
+/// loops.
 static FailureOr<Value> tilePerHead(RewriterBase &rewriter, Operation *op) {
-  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  auto tilingOp = cast<TilingInterface>(op);
+  SmallVector<OpFoldResult> sizes(tilingOp.getLoopIteratorTypes().size(),
+                                  rewriter.getIndexAttr(0));
+  sizes[0] = sizes[1] = rewriter.getIndexAttr(1);
   scf::SCFTilingOptions options;
   options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-      .setTileSizes({one, one, zero, zero});
+      .setTileSizes(sizes);
   FailureOr<scf::SCFTilingResult> tiled =
-      scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
+      scf::tileUsingSCF(rewriter, tilingOp, options);
   if (failed(tiled))
     return failure();
-  rewriter.eraseOp(op);
+  rewriter.replaceOp(op, tiled->replacements);
+  if (auto tile = dyn_cast<linalg::GenericOp>(tiled->tiledOps.front())) {
+    rewriter.setInsertionPoint(tile);
+    linalg::ControlDropUnitDims control;
+    control.rankReductionStrategy =
+        linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+    FailureOr<linalg::DropUnitDimsResult> dropped =
+        linalg::dropUnitDims(rewriter, tile, control);
+    if (succeeded(dropped))
+      rewriter.replaceOp(tile, dropped->replacements);
+  }
   return tiled->replacements.front();
+}
+
+/// The packed pairs of `source` into `init` (buildPackedPairs), one head
+/// per iteration of an `scf.forall`, as [B, Hkv, R, C].
+static FailureOr<Value> packPerHead(RewriterBase &rewriter, Location loc,
+                                   Value source, Value init) {
+  linalg::GenericOp pack = buildPackedPairs(rewriter, loc, source, init);
+  FailureOr<Value> packed = tilePerHead(rewriter, pack);
+  if (failed(packed))
+    return failure();
+  rewriter.setInsertionPointAfterValue(*packed);
+  return tensor::CollapseShapeOp::create(
+             rewriter, loc, init.getType(), *packed,
+             SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}})
+      .getResult();
 }
 
 LogicalResult SdpaTiling::transposeKeys(RewriterBase &rewriter) {
@@ -294,8 +330,7 @@ LogicalResult SdpaTiling::pack(RewriterBase &rewriter) {
   SmallVector<OpFoldResult> sizes = {batch, rewriter.getIndexAttr(kvHeads),
                                      numKeys, rewriter.getIndexAttr(valueDim)};
   Value init = createEmpty(rewriter, valueType, sizes);
-  FailureOr<Value> packedValues =
-      tilePerHead(rewriter, buildPackedPairs(rewriter, loc, value, init));
+  FailureOr<Value> packedValues = packPerHead(rewriter, loc, value, init);
   if (failed(packedValues))
     return failure();
   value = *packedValues;
@@ -354,7 +389,7 @@ LogicalResult SdpaTiling::makeKeysT(RewriterBase &rewriter, bool packedKeys) {
   keysT = *tiled;
   if (!packedKeys)
     return success();
-  tiled = tilePerHead(rewriter, buildPackedPairs(rewriter, loc, keysT, init));
+  tiled = packPerHead(rewriter, loc, keysT, init);
   if (failed(tiled))
     return failure();
   keysT = *tiled;
