@@ -6,9 +6,9 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "runtime/AMXPermission.h"
 #include "runtime/BufferCache.h"
+#include "runtime/LLVMOptimizer.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
@@ -131,8 +131,8 @@ CompiledFunction::create(mlir::ModuleOp module, llvm::StringRef entry,
   if (!targetMachine)
     return targetMachine.takeError();
 
-  auto transformer = mlir::makeOptimizingTransformer(
-      /*optLevel=*/3, /*sizeLevel=*/0, targetMachine->get());
+  // The options hold a reference to it: it lives until the engine is made.
+  auto transformer = makeLayerOptimizer(targetMachine->get());
   mlir::ExecutionEngineOptions options;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;

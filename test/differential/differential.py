@@ -451,13 +451,11 @@ def main():
     parser.add_argument("--bin", default=default_bin, help="folder of mha-gen and mha-run")
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-4)
-    # A hang detector, not a speed limit. Most cases take well under 1 s,
-    # but LLVM 22's DAG combiner is quadratic in a basic block of
-    # constant-mask stores (llvm.masked.store of 1 lane of 16, fills of `?`
-    # rows that LLVM's unrolling made constant), and seed 172 of the lit
-    # test's range (decomposed attention, tiles 13 and 11, projection rows
-    # of 3) compiled in 14 to 16 s on 2026-11-28's machine: 20 s timed out
-    # under load.
+    # A hang detector, not a speed limit: most cases take well under 1 s,
+    # and a slow, loaded machine must not fail the test. (Seed 172 of the
+    # lit test's range took 14 to 16 s, all of it in LLVM 22's DAG
+    # combiner, until runtime/LLVMOptimizer.h narrowed its constant-mask
+    # stores; 20 s timed out under load.)
     parser.add_argument("--timeout", type=float, default=60,
                         help="seconds one tool may run (default 60; most cases take "
                              "well under 1 s)")

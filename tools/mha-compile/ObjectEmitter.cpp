@@ -2,7 +2,7 @@
 
 #include "tools/mha-compile/ObjectEmitter.h"
 
-#include "mlir/ExecutionEngine/OptUtils.h"
+#include "runtime/LLVMOptimizer.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
@@ -87,7 +87,7 @@ llvm::Error emitObjectFile(mlir::ModuleOp module, llvm::StringRef cpu,
         !llvm::is_contained(exported, function.getName()))
       function.setVisibility(llvm::GlobalValue::HiddenVisibility);
 
-  auto optimize = mlir::makeOptimizingTransformer(3, 0, machine->get());
+  auto optimize = ::mha::runtime::makeLayerOptimizer(machine->get());
   if (llvm::Error error = optimize(llvmModule.get()))
     return error;
 
