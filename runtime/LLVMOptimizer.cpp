@@ -26,7 +26,8 @@ std::optional<unsigned> getPrefixLength(Value *mask) {
   unsigned lanes = type->getNumElements();
   unsigned prefix = 0;
   for (unsigned lane = 0; lane < lanes; ++lane) {
-    auto *bit = dyn_cast_or_null<ConstantInt>(constant->getAggregateElement(lane));
+    auto *bit =
+        dyn_cast_or_null<ConstantInt>(constant->getAggregateElement(lane));
     if (!bit)
       return std::nullopt;
     if (bit->isOne()) {

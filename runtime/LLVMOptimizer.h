@@ -1,4 +1,4 @@
-//===- LLVMOptimizer.h - The LLVM IR optimization of compiled layers -*- C++ -*-===//
+//===- LLVMOptimizer.h - LLVM IR optimization of layers ---------*- C++ -*-===//
 //
 // What the JIT (JitRunner.cpp) and mha-compile (ObjectEmitter.cpp) run on
 // a layer's LLVM IR before instruction selection: upstream's O3

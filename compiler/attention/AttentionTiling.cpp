@@ -2,13 +2,13 @@
 
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/attention/AttentionMath.h"
+#include "compiler/codegen/UnitLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -236,10 +236,10 @@ static linalg::GenericOp buildPackedPairs(OpBuilder &builder, Location loc,
   MLIRContext *context = builder.getContext();
   Value pairs = expandRowPairs(builder, loc, source);
   auto pairsType = cast<RankedTensorType>(pairs.getType());
-  auto rowType = RankedTensorType::get(
-      {pairsType.getDimSize(0), pairsType.getDimSize(1),
-       pairsType.getDimSize(2), pairsType.getDimSize(4)},
-      pairsType.getElementType());
+  auto rowType =
+      RankedTensorType::get({pairsType.getDimSize(0), pairsType.getDimSize(1),
+                             pairsType.getDimSize(2), pairsType.getDimSize(4)},
+                            pairsType.getElementType());
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc, pairs);
   auto row = [&](int64_t element) -> Value {
     SmallVector<OpFoldResult> offsets(5, builder.getIndexAttr(0));
@@ -262,10 +262,10 @@ static linalg::GenericOp buildPackedPairs(OpBuilder &builder, Location loc,
       ValueRange{packed}, maps,
       SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value isLo = arith::CmpIOp::create(
-            nb, nloc, arith::CmpIPredicate::ne,
-            linalg::IndexOp::create(nb, nloc, 3),
-            arith::ConstantIndexOp::create(nb, nloc, 0));
+        Value isLo =
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ne,
+                                  linalg::IndexOp::create(nb, nloc, 3),
+                                  arith::ConstantIndexOp::create(nb, nloc, 0));
         linalg::YieldOp::create(
             nb, nloc,
             buildBF16Pair(nb, nloc, buildBF16Part(nb, nloc, args[0], isLo),
@@ -275,8 +275,7 @@ static linalg::GenericOp buildPackedPairs(OpBuilder &builder, Location loc,
 
 /// `op` tiled into an `scf.forall` over (batch, key/value head), one head
 /// per iteration; its result. The tile of a generic loses its unit loops
-/// (linalg::dropUnitDims): mha-vectorize vectorizes generics of up to 3
-/// loops.
+/// (dropUnitLoops), so that mha-vectorize vectorizes it.
 static FailureOr<Value> tilePerHead(RewriterBase &rewriter, Operation *op) {
   auto tilingOp = cast<TilingInterface>(op);
   SmallVector<OpFoldResult> sizes(tilingOp.getLoopIteratorTypes().size(),
@@ -290,23 +289,15 @@ static FailureOr<Value> tilePerHead(RewriterBase &rewriter, Operation *op) {
   if (failed(tiled))
     return failure();
   rewriter.replaceOp(op, tiled->replacements);
-  if (auto tile = dyn_cast<linalg::GenericOp>(tiled->tiledOps.front())) {
-    rewriter.setInsertionPoint(tile);
-    linalg::ControlDropUnitDims control;
-    control.rankReductionStrategy =
-        linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
-    FailureOr<linalg::DropUnitDimsResult> dropped =
-        linalg::dropUnitDims(rewriter, tile, control);
-    if (succeeded(dropped))
-      rewriter.replaceOp(tile, dropped->replacements);
-  }
+  if (auto tile = dyn_cast<linalg::GenericOp>(tiled->tiledOps.front()))
+    dropUnitLoops(rewriter, tile);
   return tiled->replacements.front();
 }
 
 /// The packed pairs of `source` into `init` (buildPackedPairs), one head
 /// per iteration of an `scf.forall`, as [B, Hkv, R, C].
 static FailureOr<Value> packPerHead(RewriterBase &rewriter, Location loc,
-                                   Value source, Value init) {
+                                    Value source, Value init) {
   linalg::GenericOp pack = buildPackedPairs(rewriter, loc, source, init);
   FailureOr<Value> packed = tilePerHead(rewriter, pack);
   if (failed(packed))

@@ -38,6 +38,7 @@
 
 #include "compiler/Passes.h"
 #include "compiler/attention/AttentionMath.h"
+#include "compiler/codegen/UnitLoops.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -315,15 +316,7 @@ static Value tileSplitRows(OpBuilder &b, linalg::GenericOp op) {
   rewriter.replaceOp(op, tiled->replacements);
   // The tile of one sequence as a generic without its unit batch loop:
   // mha-vectorize vectorizes generics of up to 3 loops.
-  auto tile = cast<linalg::GenericOp>(tiled->tiledOps.front());
-  rewriter.setInsertionPoint(tile);
-  linalg::ControlDropUnitDims control;
-  control.rankReductionStrategy =
-      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
-  FailureOr<linalg::DropUnitDimsResult> dropped =
-      linalg::dropUnitDims(rewriter, tile, control);
-  if (succeeded(dropped))
-    rewriter.replaceOp(tile, dropped->replacements);
+  dropUnitLoops(rewriter, cast<linalg::GenericOp>(tiled->tiledOps.front()));
   return tiled->replacements.front();
 }
 

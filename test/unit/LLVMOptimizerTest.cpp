@@ -97,9 +97,7 @@ protected:
     ASSERT_FALSE(verifyModule(*module, &errs()));
   }
 
-  Stores stores(StringRef name) {
-    return storesOf(*module->getFunction(name));
-  }
+  Stores stores(StringRef name) { return storesOf(*module->getFunction(name)); }
 
   LLVMContext context;
   std::unique_ptr<Module> module;
@@ -122,7 +120,8 @@ TEST_F(LLVMOptimizerTest, OneLaneIsAScalarStoreOfLaneZero) {
   EXPECT_TRUE(store->getValueOperand()->getType()->isFloatTy());
   auto *lane = dyn_cast<ExtractElementInst>(store->getValueOperand());
   ASSERT_TRUE(lane);
-  EXPECT_EQ(lane->getVectorOperand(), module->getFunction("one_lane")->getArg(0));
+  EXPECT_EQ(lane->getVectorOperand(),
+            module->getFunction("one_lane")->getArg(0));
   auto *index = dyn_cast<ConstantInt>(lane->getIndexOperand());
   ASSERT_TRUE(index);
   EXPECT_EQ(index->getZExtValue(), 0u);

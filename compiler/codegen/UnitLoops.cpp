@@ -1,0 +1,19 @@
+//===- UnitLoops.cpp - Tiles without their unit loops ---------------------===//
+
+#include "compiler/codegen/UnitLoops.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+
+using namespace mlir;
+
+void mlir::mha::dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp tile) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(tile);
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, tile, control);
+  if (succeeded(dropped))
+    rewriter.replaceOp(tile, dropped->replacements);
+}
