@@ -164,18 +164,14 @@ static Type withElementType(Type type, Type element) {
 /// `value` - hi keeps it in lo, and hi·b + lo·b is NaN.
 static Value buildBF16HiInF32(OpBuilder &builder, Location loc, Value value) {
   Type i32 = withElementType(value.getType(), builder.getI32Type());
-  auto constant = [&](int32_t bits) -> Value {
-    Attribute element = builder.getI32IntegerAttr(bits);
-    if (auto shaped = dyn_cast<ShapedType>(i32))
-      element = DenseElementsAttr::get(shaped, element);
-    return arith::ConstantOp::create(builder, loc, i32,
-                                     cast<TypedAttr>(element));
+  auto constant = [&](uint32_t bits) {
+    return createScalarOrSplatConstant(builder, loc, i32, APInt(32, bits));
   };
   Value halfPlace = arith::AddIOp::create(
       builder, loc, arith::BitcastOp::create(builder, loc, i32, value),
-      constant(0x8000));
-  Value highBits = arith::AndIOp::create(builder, loc, halfPlace,
-                                         constant(int32_t(0xFFFF0000u)));
+      constant(0x8000u));
+  Value highBits =
+      arith::AndIOp::create(builder, loc, halfPlace, constant(0xFFFF0000u));
   return arith::BitcastOp::create(builder, loc, value.getType(), highBits);
 }
 

@@ -5,6 +5,7 @@
 #include "compiler/codegen/Strategy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -199,12 +200,9 @@ struct Exp2AsExp : OpRewritePattern<math::Exp2Op> {
     if (!getElementTypeOrSelf(type).isF32())
       return rewriter.notifyMatchFailure(op, "not f32");
     Location loc = op.getLoc();
-    Attribute ln2 = rewriter.getF32FloatAttr(kLn2);
-    if (auto shaped = dyn_cast<ShapedType>(type))
-      ln2 = DenseElementsAttr::get(shaped, ln2);
     Value scaled = arith::MulFOp::create(
         rewriter, loc, op.getOperand(),
-        arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(ln2)));
+        createScalarOrSplatConstant(rewriter, loc, type, APFloat(kLn2)));
     rewriter.replaceOpWithNewOp<math::ExpOp>(op, scaled);
     return success();
   }
