@@ -43,6 +43,7 @@
 
 #include "compiler/Passes.h"
 #include "compiler/codegen/Strategy.h"
+#include "compiler/codegen/UnmaskContractions.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -1015,7 +1016,14 @@ LogicalResult simplifyVectorOps(func::FuncOp func) {
   // the mask as an operand, which bufferize like any other transfer.
   vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
   patterns.add<MaskedReductionAsSelect>(context);
-  return applyPatternsGreedily(func, std::move(patterns));
+  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    return failure();
+  // Then, on the uses in their final form, the FMAs of a peeled block's
+  // contraction without the mask whose lanes only its masked write would
+  // have read.
+  RewritePatternSet unmask(context);
+  populateUnmaskContractionPatterns(unmask);
+  return applyPatternsGreedily(func, std::move(unmask));
 }
 
 struct MhaVectorizePass : mha::impl::MhaVectorizeBase<MhaVectorizePass> {
