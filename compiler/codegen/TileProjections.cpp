@@ -11,6 +11,7 @@
 
 #include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
+#include "compiler/codegen/PanelResults.h"
 #include "compiler/codegen/Strategy.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 
@@ -285,6 +286,12 @@ struct MhaTileProjectionsPass
     MhaTileProjectionsOptions tiles{rowTile, colTile};
     if (CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation()))
       tiles = {sizes.getProjectionRows(), sizes.getProjectionCols()};
+    // Results in panels: their bias where the tiles can fuse it, their
+    // chunk's insert where bufferization can write it in place.
+    RewritePatternSet panels(&getContext());
+    populatePanelResultPatterns(panels);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(panels))))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateTileProjectionsPatterns(patterns, tiles);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
