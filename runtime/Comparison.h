@@ -34,11 +34,6 @@ struct Comparison {
   /// <= atol + rtol*|want| for every element (atol 1E-04, rtol 1E-04): ok"
   /// or "... 3 of 96 elements outside ...: FAILED": the rule is part of it.
   std::string summary() const;
-
-private:
-  friend llvm::Expected<Comparison>
-  compareArrays(const NpyArray &, const NpyArray &, double, double);
-  int64_t total = 0;
 };
 
 /// Compares `got` with `want` element by element; the shapes and dtypes must

@@ -46,7 +46,7 @@ readGraphFile(llvm::StringRef path, uint64_t limit) {
       return opened.takeError();
     file = *opened;
   }
-  auto closeFile = llvm::make_scope_exit([&] {
+  llvm::scope_exit closeFile([&] {
     if (!isStdin)
       llvm::sys::fs::closeFile(file);
   });

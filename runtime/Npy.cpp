@@ -549,8 +549,7 @@ llvm::Expected<NpyArray> mha::runtime::readNpy(StringRef path) {
   if (!file)
     return makeError(path, "cannot read .npy file: " +
                                llvm::toString(file.takeError()));
-  auto closeFile =
-      llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(*file); });
+  llvm::scope_exit closeFile([&] { llvm::sys::fs::closeFile(*file); });
   auto read = [&](char *buffer, size_t size) -> llvm::Expected<size_t> {
     return llvm::sys::fs::readNativeFile(*file,
                                          llvm::MutableArrayRef(buffer, size));
@@ -580,8 +579,7 @@ llvm::Expected<std::string> mha::runtime::serializeNpy(const NpyArray &array,
   StringRef descr = array.elementType == ElementType::F32    ? "<f4"
                     : array.elementType == ElementType::Bool ? "|b1"
                                                              : "<i8";
-  os << "{'descr': '" << descr
-     << "', 'fortran_order': False, 'shape': (";
+  os << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (";
   llvm::interleave(array.shape, os, ", ");
   os << (array.shape.size() == 1 ? ",), }" : "), }");
   // np.save leaves room for the first dimension to grow to 21 digits in place;
