@@ -13,6 +13,7 @@
 #include "compiler/Passes.h"
 #include "compiler/codegen/PanelResults.h"
 #include "compiler/codegen/Strategy.h"
+#include "compiler/codegen/UnitLoops.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -160,9 +161,6 @@ bool isBroadcastOrFill(linalg::LinalgOp op) {
 /// producer's result, read by the tile alone, which mha-vectorize fuses
 /// into the register blocks.
 void nameTile(RewriterBase &rewriter, linalg::GenericOp tile) {
-  linalg::ControlDropUnitDims control;
-  control.rankReductionStrategy =
-      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
   Value init = tile.getNumDpsInits() == 1 ? tile.getDpsInits()[0] : Value();
   if (auto producer =
           init ? init.getDefiningOp<linalg::LinalgOp>() : linalg::LinalgOp();
@@ -171,20 +169,12 @@ void nameTile(RewriterBase &rewriter, linalg::GenericOp tile) {
     FailureOr<linalg::GenericOp> generic =
         linalg::generalizeNamedOp(rewriter, producer);
     if (succeeded(generic))
-      if (FailureOr<linalg::DropUnitDimsResult> dropped =
-              linalg::dropUnitDims(rewriter, *generic, control);
-          succeeded(dropped))
-        rewriter.replaceOp(*generic, dropped->replacements);
+      dropUnitLoops(rewriter, *generic);
   }
-  rewriter.setInsertionPoint(tile);
-  FailureOr<linalg::DropUnitDimsResult> dropped =
-      linalg::dropUnitDims(rewriter, tile, control);
-  if (succeeded(dropped)) {
-    rewriter.replaceOp(tile, dropped->replacements);
-    tile = dyn_cast<linalg::GenericOp>(dropped->resultOp.getOperation());
-    if (!tile)
-      return;
-  }
+  tile =
+      dyn_cast<linalg::GenericOp>(dropUnitLoops(rewriter, tile).getOperation());
+  if (!tile)
+    return;
   rewriter.setInsertionPoint(tile);
   if (isBatchReduceMatmul(tile)) {
     rewriter.replaceOpWithNewOp<linalg::BatchReduceMatmulOp>(

@@ -6,7 +6,8 @@
 
 using namespace mlir;
 
-void mlir::mha::dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp tile) {
+linalg::LinalgOp mlir::mha::dropUnitLoops(RewriterBase &rewriter,
+                                          linalg::GenericOp tile) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(tile);
   linalg::ControlDropUnitDims control;
@@ -14,6 +15,8 @@ void mlir::mha::dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp tile) {
       linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
   FailureOr<linalg::DropUnitDimsResult> dropped =
       linalg::dropUnitDims(rewriter, tile, control);
-  if (succeeded(dropped))
-    rewriter.replaceOp(tile, dropped->replacements);
+  if (failed(dropped))
+    return tile;
+  rewriter.replaceOp(tile, dropped->replacements);
+  return cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
 }

@@ -16,9 +16,9 @@ namespace mlir::mha {
 
 /// Replaces `tile` by the same generic without its loops of one iteration
 /// (linalg::dropUnitDims, its operands rank-reduced by tensor.extract_slice
-/// and its result put back by tensor.insert_slice); leaves `tile` as it is
-/// where that fails.
-void dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp tile);
+/// and its result put back by tensor.insert_slice), and returns that op;
+/// leaves `tile` as it is, and returns it, where that fails.
+linalg::LinalgOp dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp tile);
 
 } // namespace mlir::mha
 
