@@ -337,34 +337,26 @@ registerBlocks(linalg::LinalgOp op, const MhaVectorizeOptions &options) {
     // count below two blocks is one block, or blocks of a divisor.
     unsigned row = dims->m.back(), col = dims->n.back();
     int64_t rows = options.rows;
-    std::optional<int64_t> colLimit;
     if (ShapedType::isStatic(ranges[row])) {
       int64_t divisor = largestDivisorAtMost(ranges[row], options.rows);
-      // A few rows past a block (7 or 8 of 6) are one block: its few
-      // spilled accumulators cost less than a second pass over the right
-      // operand for a block of 1 or 2 rows. Below two whole blocks a large
-      // divisor (5 of 10) is used instead. Other counts below two blocks
-      // (9 or 11 of 6) are one block too, whose columns narrow to keep the
-      // full block's count of accumulators (9 × 32 for 6 × 64): the right
-      // operand is then read once, where a block of 6 and one of the rest
-      // read it twice (T = 9's projections, which read every weight for
-      // 9 rows, ran 5 % faster). From two whole blocks on, the full block
-      // stays (64 rows: 10 × 6 and a rest of 4, not 16 × 4): a smaller
-      // block reads each row of the right operand for fewer FMAs.
-      if (ranges[row] < options.rows + options.rows / 2) {
+      // Up to half a block past one block (7 to 9 of 6) is one block of
+      // full columns: its few spilled accumulators cost less than a
+      // second pass over the right operand for a block of 1 to 3 rows.
+      // Columns narrowed to keep the accumulators in registers (9 × 32)
+      // cost more than either: each pass then reads half of every row of
+      // the weights' panels, and T = 9's projections ran 1.3 to 1.4 times
+      // T = 8's (docs/performance.md, 2026-11-28). Below two whole blocks
+      // a large divisor (5 of 10) is used, otherwise a block and the rest
+      // (11: 6 + 5). From two whole blocks on, the full block stays (64
+      // rows: 10 × 6 and a rest of 4, not 16 × 4): a smaller block reads
+      // each row of the right operand for fewer FMAs.
+      if (ranges[row] <= options.rows + options.rows / 2)
         rows = ranges[row];
-      } else if (ranges[row] < 2 * options.rows) {
-        if (2 * divisor > options.rows) {
-          rows = divisor;
-        } else {
-          rows = ranges[row];
-          int64_t registers = options.rows * (options.cols / options.lanes);
-          colLimit = options.lanes * std::max<int64_t>(1, registers / rows);
-        }
-      }
+      else if (ranges[row] < 2 * options.rows && 2 * divisor > options.rows)
+        rows = divisor;
     }
     blocks.sizes[row] = blocks.vectorSizes[row] = rows;
-    alongLanes(col, colLimit.value_or(columnLimit(rows, options)));
+    alongLanes(col, columnLimit(rows, options));
     return blocks;
   }
 

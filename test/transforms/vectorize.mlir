@@ -437,20 +437,33 @@ func.func @static_rest(%a: tensor<15x16xf32>, %b: tensor<16x64xf32>, %c: tensor<
 
 // -----
 
-// 9 static rows (T = 9) with blocks of 6 × 64: one block of all 9 rows,
-// its columns narrowed to 32 to keep 24 accumulators or fewer, so that the
-// right operand (a projection's weights) is read once, not once for a
-// block of 6 rows and again for a block of 3.
+// 9 static rows (T = 9) with blocks of 6 × 64: one block of all 9 rows and
+// full columns, so that the right operand (a projection's weights) is read
+// once, in whole rows of its panels; not a block of 6 rows and another of
+// 3, and not 9 × 32 (two passes over half of each row, slower though its
+// accumulators fit the registers). 11 rows are a block of 6 and one of 5,
+// each 64 wide.
 // REST-LABEL: func.func @rows_below_two_blocks
 //   REST-NOT:   vector<6x
 //   REST-NOT:   vector<3x
-//       REST:   vector.contract {{.+}} : vector<9x1xf32>, vector<1x32xf32> into vector<9x32xf32>
+//       REST:   vector.contract {{.+}} : vector<9x1xf32>, vector<1x64xf32> into vector<9x64xf32>
 //   REST-NOT:   vector<6x
 //   REST-NOT:   vector<3x
+//       REST:   return
+// REST-LABEL: func.func @eleven_rows
+//   REST-NOT:   vector<11x
+//       REST:   vector.contract {{.+}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
+//   REST-NOT:   vector<11x
+//       REST:   vector.contract {{.+}} : vector<5x1xf32>, vector<1x64xf32> into vector<5x64xf32>
+//   REST-NOT:   vector<11x
 //       REST:   return
 func.func @rows_below_two_blocks(%a: tensor<9x16xf32>, %b: tensor<16x64xf32>, %c: tensor<9x64xf32>) -> tensor<9x64xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<9x16xf32>, tensor<16x64xf32>) outs(%c : tensor<9x64xf32>) -> tensor<9x64xf32>
   return %r : tensor<9x64xf32>
+}
+func.func @eleven_rows(%a: tensor<11x16xf32>, %b: tensor<16x64xf32>, %c: tensor<11x64xf32>) -> tensor<11x64xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<11x16xf32>, tensor<16x64xf32>) outs(%c : tensor<11x64xf32>) -> tensor<11x64xf32>
+  return %r : tensor<11x64xf32>
 }
 
 // -----
