@@ -115,7 +115,8 @@ BENCH_ARGS ?=
 BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 
 # Then odd lengths and `?` sizes against the shapes the tiles divide
-# (bench/every_shape.py), and the Python package against mha-run and
+# (bench/every_shape.py, timed through the Python package in one process),
+# and the Python package against mha-run and
 # nn.MultiheadAttention (bench/python_vs_torch.py, in Debian's python3,
 # where python3-torch lives); --quick in BENCH_ARGS shortens them.
 # Then decoding with a key/value cache against its bandwidth bound, today's
@@ -128,7 +129,7 @@ TORCH_DECODE ?= ../shared/peers/torch_decode.py
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))
 	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
-	python3 bench/every_shape.py --bin $(BUILD_DIR)/bin \
+	/usr/bin/python3 bench/every_shape.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 	/usr/bin/python3 bench/python_vs_torch.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)

@@ -20,17 +20,40 @@ to back in an order that alternates from round to round:
            its second row is the same call with every array 4 bytes off a
            64-byte boundary against the aligned call.
 
-Each time is mha-run's median over --repeat calls, or more for a shape of
+Each side of a row makes --repeat calls per round, or more for a shape of
 fewer GFLOP than (1,128,512,8), in proportion (up to 100 times): T = 8
 takes 0.1 ms a call, and the median of 10 such calls moved by a third from
 run to run on a shared machine. The ratio of a row is the median over
 rounds of (time of the shape / time of its yardstick), per GFLOP where the
-row says so. A row prints as soon as it
-is measured; the summary of the targets follows the table. Only Python's
-standard library is needed: inputs of `?` graphs are written as .npy by hand.
+row says so. A row prints as soon as it is measured; the summary of the
+targets follows the table.
 
-    python3 bench/every_shape.py --bin build/bin
-    python3 bench/every_shape.py --bin build/bin --quick --rounds 1
+How a round is timed (--via):
+
+  package  (the default where the package imports: it is taken from
+           --bin/../python, NumPy from Debian's python3) both graphs are
+           compiled once in this process by mha.compile, with mha-run's
+           pipeline and defaults, their weights bound by prepare(); each
+           round runs the two sides in --blocks alternating blocks of calls
+           (the first call of a block, after the other side's block, is not
+           counted) and takes each side's median call. The shared machines
+           this runs on have slow spells of seconds (docs/performance.md,
+           2026-11-28): a spell now falls on both sides of a round, where
+           with one process per side it fell on one side only, and one
+           row's per-round ratios ranged from 0.53 to 2.06. Each call
+           includes the package's own overhead, a few microseconds, the
+           same on both sides (python/README.md).
+  processes
+           one mha-run process per side and round (its median), in an
+           order that alternates from round to round; only Python's
+           standard library is needed: inputs of `?` graphs are written as
+           .npy by hand.
+
+The library rows always time the C program against mha-run.
+
+    /usr/bin/python3 bench/every_shape.py --bin build/bin
+    /usr/bin/python3 bench/every_shape.py --bin build/bin --quick --rounds 1
+    /usr/bin/python3 bench/every_shape.py --bin build/bin --via processes
 """
 
 import argparse
@@ -42,6 +65,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 MEDIAN = re.compile(r"median ([0-9.]+) ms")
 
@@ -163,6 +187,59 @@ def time_graph(args, graph, calls, x_file=None):
     return float(median.group(1))
 
 
+class InProcess:
+    """The shape and the yardstick of a row compiled in this process (--via
+    package), timed in alternating blocks of calls."""
+
+    def __init__(self, mha, numpy, args):
+        self.mha, self.numpy, self.args = mha, numpy, args
+        mha.set_num_threads(args.threads)
+
+    def contender(self, graph, shape, seed):
+        """A function that makes one call of `graph` on an x of `shape`
+        (B, T, D, H) (and a random mask where the graph takes one), with
+        the weights bound once."""
+        numpy = self.numpy
+        layer = self.mha.compile(graph)
+        rng = numpy.random.default_rng(seed)
+        b, t, d, _ = shape
+        weights, per_call = {}, {}
+        for name, dims, _ in layer.arguments:
+            if name == "x":
+                per_call[name] = rng.uniform(-1, 1, (b, t, d)).astype(
+                    numpy.float32)
+            elif name == "mask":
+                per_call[name] = rng.integers(0, 2, (b, t, t)).astype(bool)
+            else:
+                # Weights of the scale nn.Linear starts from, so the scores
+                # stay in softmax's usual range.
+                weights[name] = (rng.uniform(-1, 1, dims) /
+                                 numpy.sqrt(d)).astype(numpy.float32)
+        layer.prepare(**weights)
+        call = lambda: layer(**per_call)  # noqa: E731
+        for _ in range(self.args.warmup):
+            call()
+        return call
+
+    def round(self, first, second, calls, flip):
+        """Each side's median ms per call over one round of `calls` calls
+        each, in --blocks alternating blocks (second first when flip)."""
+        clock = time.perf_counter
+        sides = [second, first] if flip else [first, second]
+        times = {id(first): [], id(second): []}
+        blocks = max(1, min(self.args.blocks, calls))
+        for block in range(blocks):
+            size = calls // blocks + (block < calls % blocks)
+            for side in sides:
+                side()  # after the other side's block: not counted
+                for _ in range(size):
+                    start = clock()
+                    side()
+                    times[id(side)].append((clock() - start) * 1e3)
+        return (statistics.median(times[id(first)]),
+                statistics.median(times[id(second)]))
+
+
 def build_library_timer(args, folder, shape):
     """mha-compile's library of the static graph of `shape` and
     examples/aot/time_layer.c linked against it; the program's path."""
@@ -245,14 +322,27 @@ def measure_row(args, folder, row):
         first = (generate(args, folder, shape, dynamic=False), None, shape)
         second = (generate(args, folder, yardstick, dynamic=False), None,
                   yardstick)
+    calls = max(calls_for(args, shape), calls_for(args, yardstick))
+    if args.in_process:
+        try:
+            ours_call = args.in_process.contender(first[0], shape, seed=1)
+            theirs_call = args.in_process.contender(second[0], yardstick,
+                                                    seed=2)
+        except (ValueError, RuntimeError) as error:
+            print(f"  {label}: {error}", file=sys.stderr)
+            return None
     ratios, times, yard_times = [], [], []
     for round_index in range(args.rounds):
-        order = [first, second] if round_index % 2 == 0 else [second, first]
-        measured = {}
-        for graph, x_file, graph_shape in order:
-            measured[graph] = time_graph(args, graph,
-                                         calls_for(args, graph_shape), x_file)
-        ours, theirs = measured[first[0]], measured[second[0]]
+        if args.in_process:
+            ours, theirs = args.in_process.round(
+                ours_call, theirs_call, calls, flip=round_index % 2 == 1)
+        else:
+            order = [first, second] if round_index % 2 == 0 \
+                else [second, first]
+            measured = {}
+            for graph, x_file, graph_shape in order:
+                measured[graph] = time_graph(args, graph, calls, x_file)
+            ours, theirs = measured[first[0]], measured[second[0]]
         if ours is None or theirs is None:
             return None
         times.append(ours)
@@ -284,18 +374,43 @@ def main():
                         help="measure this row instead of the default ones "
                         "(KIND odd, tiny or dynamic; the second shape is "
                         "the yardstick)")
+    parser.add_argument("--via", choices=("package", "processes"),
+                        help="time rows in this process through the "
+                        "package, in alternating blocks (the default where "
+                        "`import mha` works), or one mha-run per side")
+    parser.add_argument("--blocks", type=int, default=4,
+                        help="--via package: alternating blocks per side and "
+                        "round")
     args = parser.parse_args()
-    if args.rounds < 1 or args.repeat < 1:
-        parser.error("--rounds and --repeat must be positive")
+    if args.rounds < 1 or args.repeat < 1 or args.blocks < 1:
+        parser.error("--rounds, --repeat and --blocks must be positive")
+    args.in_process = None
+    if args.via != "processes":
+        # The package that make built next to the tools.
+        sys.path.insert(0, os.path.join(args.bin, "..", "python"))
+        try:
+            import mha
+            import numpy
+            args.in_process = InProcess(mha, numpy, args)
+            args.via = "package"
+        except ImportError as error:
+            if args.via == "package":
+                parser.error(f"--via package: {error} (make builds the "
+                             f"package into BIN/../python; Debian's "
+                             f"python3-numpy)")
+            print(f"every_shape: {error}; timing with mha-run",
+                  file=sys.stderr)
+            args.via = "processes"
 
     rows = args.row or [row for row in ROWS
                         if not args.quick or row[0] in QUICK]
+    how = (f"in this process, {args.blocks} alternating blocks"
+           if args.in_process else "one mha-run per side")
     print(f"\nEvery shape on the fast path: {args.rounds} rounds x "
           f"{args.repeat} calls (more for shapes of fewer GFLOP than "
-          f"(1,128,512,8), in proportion), {args.threads} threads; "
-          f"ratio = shape / "
-          f"yardstick (per GFLOP for odd lengths), median over rounds "
-          f"[min-max]\n")
+          f"(1,128,512,8), in proportion), {args.threads} threads, {how}; "
+          f"ratio = shape / yardstick (per GFLOP for odd lengths), median "
+          f"over rounds [min-max]\n")
     print("| shape | kind | yardstick | ms | yardstick ms | ratio |")
     print("|---|---|---|---:|---:|---:|", flush=True)
     missed = []
