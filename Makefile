@@ -123,7 +123,8 @@ BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 # recompute and the PyTorch peer torch_decode.py, which is run where it is
 # (TORCH_DECODE; the row says so when it is absent), and the prefill against
 # the causal layer (bench/decode_vs_bound.py).
-# Then bf16 next to float32, ours and PyTorch's (bench/bf16_vs_f32.py).
+# Then bf16 next to float32, ours and PyTorch's (bench/bf16_vs_f32.py, all
+# four in one process through the Python package).
 TORCH_DECODE ?= ../shared/peers/torch_decode.py
 
 bench: build
@@ -135,7 +136,7 @@ bench: build
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 	python3 bench/decode_vs_bound.py --bin $(BUILD_DIR)/bin \
 	  --torch-decode $(TORCH_DECODE) $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
-	python3 bench/bf16_vs_f32.py --bin $(BUILD_DIR)/bin \
+	/usr/bin/python3 bench/bf16_vs_f32.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:

@@ -8,16 +8,26 @@ shapes, 2 threads by default.
 Per shape: our float32 and bf16 medians (ms, GFLOP/s), bf16 / float32
 GFLOP/s (issue 16 targets >= 1.6x), PyTorch's float32 and bf16 medians and
 our bf16 speed-up over PyTorch bf16 (target >= 2x). The FLOP count is
-layer_vs_torch.py's. Each contender runs in its own child, one after the
-other, for --rounds rounds; the figures are medians over rounds.
+layer_vs_torch.py's.
 
-    python3 bench/bf16_vs_f32.py --bin build/bin
-    python3 bench/bf16_vs_f32.py --bin build/bin --shape 1,512,512,8 --rounds 1
-    python3 bench/bf16_vs_f32.py --bin build/bin --bf16-dot avx512  # vdpbf16ps
+--via package (the default where the build's package imports, from
+--bin/../python): the four contenders of a shape run in one child, ours
+through mha.layer (mha-run's pipeline and defaults, weights bound by
+prepare, a float32 x rounded to bf16 at each call), for --rounds rounds of
+--blocks alternating blocks of calls; a slow spell of a shared machine
+then falls on every contender, and the ratios are medians of per-round
+ratios. --via processes: each contender in its own child (mha-run for
+ours), one after the other, for --rounds rounds; the ratios are those of
+the medians over rounds.
 
---bf16-dot passes mha-run's option of that name for the bf16 layer: `auto`
-(mha-run's default) takes AMX where the CPU has AMX-BF16 and the f32 path
-elsewhere; `amx`, `avx512` (or `on`) and `off` force a path
+    /usr/bin/python3 bench/bf16_vs_f32.py --bin build/bin
+    /usr/bin/python3 bench/bf16_vs_f32.py --bin build/bin --shape 1,512,512,8 --rounds 1
+    /usr/bin/python3 bench/bf16_vs_f32.py --bin build/bin --bf16-dot avx512  # vdpbf16ps
+    /usr/bin/python3 bench/bf16_vs_f32.py --bin build/bin --via processes
+
+--bf16-dot passes mha-run's option of that name (mha.layer's bf16_dot) for
+the bf16 layer: `auto` (mha-run's default) takes AMX where the CPU has
+AMX-BF16 and the f32 path elsewhere; `amx`, `avx512` (or `on`) and `off` force a path
 (docs/pipeline.md). First, the CPU's bf16 ceilings (bf16_ceiling, beside
 mha-run: TDPBF16PS, vdpbf16ps and f32 FMA rates, register-resident, on
 the same threads), next to which the layer's GFLOP/s can be read.
@@ -63,6 +73,71 @@ print(json.dumps({"median_ms": statistics.median(times)}))
 """
 
 
+# --via package: the four contenders of one shape in one process (our f32
+# and bf16 layers through the package, PyTorch's module in float32 and in
+# bf16), in rounds of alternating blocks of calls; prints one JSON line,
+# each contender's median per round. Run in torch_env's environment; the
+# package sets libomp's KMP_BLOCKTIME (python/mha/__init__.py).
+PACKAGE_CHILD = r"""
+import json, statistics, sys, time
+package, batch, seq, width, heads, repeat, warmup, threads, rounds, blocks, \
+    with_torch, bf16_dot = sys.argv[1:13]
+sys.path.insert(0, package)
+import numpy, mha
+batch, seq, width, heads = int(batch), int(seq), int(width), int(heads)
+mha.set_num_threads(int(threads))
+rng = numpy.random.default_rng(0)
+x = rng.uniform(-1, 1, (batch, seq, width)).astype(numpy.float32)
+calls = {}
+for dtype in ("f32", "bf16"):
+    options = {"bf16_dot": bf16_dot} if dtype == "bf16" and bf16_dot else {}
+    layer = mha.layer(batch=batch, seq=seq, d_model=width, heads=heads,
+                      dtype=dtype, **options)
+    weights = {name: (rng.uniform(-1, 1, dims) / width ** 0.5).astype(
+        numpy.float32) for name, dims, _ in layer.arguments if name != "x"}
+    layer.prepare(**weights)
+    calls[dtype] = (lambda layer: lambda: layer(x))(layer)
+if with_torch == "1":
+    import torch
+    torch.set_num_threads(int(threads))
+    torch.manual_seed(0)
+    torch.inference_mode().__enter__()
+    for dtype, torch_type in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+        module = torch.nn.MultiheadAttention(
+            width, heads, batch_first=True).eval().to(torch_type)
+        tensor = torch.from_numpy(x).to(torch_type)
+        calls["torch_" + dtype] = (lambda m, t: lambda: m(
+            t, t, t, need_weights=False))(module, tensor)
+for call in calls.values():
+    for _ in range(int(warmup)):
+        call()
+clock = time.perf_counter
+result = {name: [] for name in calls}
+names = list(calls)
+for round_index in range(int(rounds)):
+    order = names[round_index % len(names):] + names[:round_index % len(names)]
+    times = {name: [] for name in calls}
+    for block in range(int(blocks)):
+        for name in order:
+            calls[name]()  # after another contender's block: not counted
+            for _ in range(max(1, int(repeat) // int(blocks))):
+                start = clock()
+                calls[name]()
+                times[name].append((clock() - start) * 1e3)
+    for name in calls:
+        result[name].append(statistics.median(times[name]))
+print(json.dumps(result))
+"""
+
+
+def importable_from(python, folder):
+    """{"mha"} when `python` imports the package from `folder`, else {}."""
+    code, out, _ = run_child(
+        [python, "-c", "import sys; sys.path.insert(0, sys.argv[1])\n"
+         "import mha; print('mha')", folder], None, 120)
+    return set(out.split()) if code == 0 else set()
+
+
 def measure_ours(mha_run, graph, args, extra=()):
     code, out, err = run_child(
         [mha_run, graph, "--random", f"--repeat={args.repeat}",
@@ -95,6 +170,20 @@ def measure_torch(shape, dtype, args):
     return json.loads(last_line(out))["median_ms"], None
 
 
+def measure_in_process(shape, args, has_torch, rounds):
+    """--via package: {contender: [median ms per round]}, or exits."""
+    code, out, err = run_child(
+        [args.python, "-c", PACKAGE_CHILD, args.package, str(shape.batch),
+         str(shape.seq), str(shape.width), str(shape.heads), str(args.repeat),
+         str(args.warmup), str(args.threads), str(rounds), str(args.blocks),
+         "1" if has_torch else "0", args.bf16_dot or ""], torch_env(args),
+        args.timeout)
+    if code != 0:
+        sys.exit(f"{shape.name()}: the in-process measurement failed: "
+                 f"{last_line(err or out)}")
+    return json.loads(last_line(out))
+
+
 def gflops(shape, ms):
     return shape.flops() / (ms * 1e6) if ms else None
 
@@ -123,7 +212,24 @@ def main():
                         help="leave PyTorch out")
     parser.add_argument("--quick", action="store_true",
                         help="one small shape, one round")
+    parser.add_argument("--via", choices=("package", "processes"),
+                        help="all four contenders of a shape in one process "
+                        "through the package, in alternating blocks (the "
+                        "default where it is built), or one child per "
+                        "contender and round")
+    parser.add_argument("--blocks", type=int, default=5,
+                        help="--via package: alternating blocks per round")
     args = parser.parse_args()
+    args.package = os.path.join(os.path.abspath(args.bin), "..", "python")
+    if args.via is None:
+        args.via = "package" if "mha" in importable_from(
+            args.python, args.package) else "processes"
+    elif args.via == "package" and \
+            "mha" not in importable_from(args.python, args.package):
+        sys.exit(f"--via package: no package mha in {args.package} for "
+                 f"{args.python} (make builds it)")
+    if args.blocks < 1:
+        parser.error("--blocks must be positive")
     shapes = args.shape or [parse_shape(s) for s in
                             (["1,512,512,8"] if args.quick else SHAPES)]
     rounds = 1 if args.quick else args.rounds
@@ -144,9 +250,11 @@ def main():
     else:
         print(f"bf16_ceiling: not built ({ceiling})")
     print()
+    how = (f"in one process, {args.blocks} alternating blocks per round"
+           if args.via == "package" else "one child per contender and round")
     print(f"bf16 vs float32 · {args.threads} threads · {rounds} rounds of "
-          f"{args.repeat} calls after {args.warmup} warm-up · medians · "
-          f"bf16-dot={args.bf16_dot or 'auto (default)'}")
+          f"{args.repeat} calls after {args.warmup} warm-up, {how} · "
+          f"medians · bf16-dot={args.bf16_dot or 'auto (default)'}")
     print()
     print("| shape (B,T,D,H) | ours f32 ms | ours f32 GFLOP/s | ours bf16 ms | "
           "ours bf16 GFLOP/s | bf16/f32 | PyTorch f32 ms | PyTorch bf16 ms | "
@@ -165,7 +273,10 @@ def main():
                 if code != 0:
                     sys.exit(f"mha-gen failed: {last_line(err or out)}")
             times = {key: [] for key in ("f32", "bf16", "torch_f32", "torch_bf16")}
-            for round_index in range(rounds):
+            if args.via == "package":
+                times.update(measure_in_process(shape, args, has_torch,
+                                                rounds))
+            for round_index in range(rounds if args.via == "processes" else 0):
                 print(f"{shape.name()}: round {round_index + 1}/{rounds}",
                       file=sys.stderr)
                 for dtype in ("f32", "bf16"):
@@ -184,9 +295,18 @@ def main():
                         else:
                             times["torch_" + dtype].append(ms)
             med = {k: statistics.median(v) if v else None for k, v in times.items()}
-            ratio = med["f32"] / med["bf16"]
+            # In one process the rounds pair up: the ratios are per round,
+            # then their median, as every_shape.py's.
+            paired = args.via == "package"
+            ratio = statistics.median(
+                f / b for f, b in zip(times["f32"], times["bf16"])) \
+                if paired else med["f32"] / med["bf16"]
             ratios.append(ratio)
-            vs_torch = med["torch_bf16"] / med["bf16"] if med["torch_bf16"] else None
+            vs_torch = None
+            if med["torch_bf16"]:
+                vs_torch = statistics.median(
+                    t / b for t, b in zip(times["torch_bf16"], times["bf16"])) \
+                    if paired else med["torch_bf16"] / med["bf16"]
             if vs_torch:
                 torch_ratios.append(vs_torch)
             print(f"| {shape.name()} | {fmt(med['f32'])} | "
