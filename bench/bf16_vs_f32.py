@@ -75,15 +75,17 @@ print(json.dumps({"median_ms": statistics.median(times)}))
 
 # --via package: the four contenders of one shape in one process (our f32
 # and bf16 layers through the package, PyTorch's module in float32 and in
-# bf16), in rounds of alternating blocks of calls; prints one JSON line,
-# each contender's median per round. Run in torch_env's environment; the
-# package sets libomp's KMP_BLOCKTIME (python/mha/__init__.py).
+# bf16), in rounds of alternating blocks of calls (bench/interleave.py);
+# prints one JSON line, each contender's median per round. Run in
+# torch_env's environment; the package sets libomp's KMP_BLOCKTIME
+# (python/mha/__init__.py).
 PACKAGE_CHILD = r"""
-import json, statistics, sys, time
-package, batch, seq, width, heads, repeat, warmup, threads, rounds, blocks, \
-    with_torch, bf16_dot = sys.argv[1:13]
-sys.path.insert(0, package)
+import json, sys
+bench, package, batch, seq, width, heads, repeat, warmup, threads, rounds, \
+    blocks, with_torch, bf16_dot = sys.argv[1:14]
+sys.path[:0] = [bench, package]
 import numpy, mha
+from interleave import interleaved_rounds
 batch, seq, width, heads = int(batch), int(seq), int(width), int(heads)
 mha.set_num_threads(int(threads))
 rng = numpy.random.default_rng(0)
@@ -101,7 +103,9 @@ if with_torch == "1":
     import torch
     torch.set_num_threads(int(threads))
     torch.manual_seed(0)
-    torch.inference_mode().__enter__()
+    # Kept: the mode ends when its guard is collected.
+    inference = torch.inference_mode()
+    inference.__enter__()
     for dtype, torch_type in (("f32", torch.float32), ("bf16", torch.bfloat16)):
         module = torch.nn.MultiheadAttention(
             width, heads, batch_first=True).eval().to(torch_type)
@@ -111,21 +115,7 @@ if with_torch == "1":
 for call in calls.values():
     for _ in range(int(warmup)):
         call()
-clock = time.perf_counter
-result = {name: [] for name in calls}
-names = list(calls)
-for round_index in range(int(rounds)):
-    order = names[round_index % len(names):] + names[:round_index % len(names)]
-    times = {name: [] for name in calls}
-    for block in range(int(blocks)):
-        for name in order:
-            calls[name]()  # after another contender's block: not counted
-            for _ in range(max(1, int(repeat) // int(blocks))):
-                start = clock()
-                calls[name]()
-                times[name].append((clock() - start) * 1e3)
-    for name in calls:
-        result[name].append(statistics.median(times[name]))
+result = interleaved_rounds(calls, int(rounds), int(repeat), int(blocks))
 print(json.dumps(result))
 """
 
@@ -173,7 +163,7 @@ def measure_torch(shape, dtype, args):
 def measure_in_process(shape, args, has_torch, rounds):
     """--via package: {contender: [median ms per round]}, or exits."""
     code, out, err = run_child(
-        [args.python, "-c", PACKAGE_CHILD, args.package, str(shape.batch),
+        [args.python, "-c", PACKAGE_CHILD, HERE, args.package, str(shape.batch),
          str(shape.seq), str(shape.width), str(shape.heads), str(args.repeat),
          str(args.warmup), str(args.threads), str(rounds), str(args.blocks),
          "1" if has_torch else "0", args.bf16_dot or ""], torch_env(args),

@@ -65,7 +65,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 MEDIAN = re.compile(r"median ([0-9.]+) ms")
 
@@ -91,6 +90,8 @@ QUICK = {"T=100", "T=509", "T=7", "dynamic T=509", "library (1,512,512,8)"}
 LIBRARY = re.compile(r"layer_call, 64-byte aligned: median ([0-9.]+) ms")
 OFFSET = re.compile(r"layer_call, offset 4 bytes: +median ([0-9.]+) ms")
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from interleave import interleaved_rounds  # noqa: E402
 # Within this factor of the yardstick (docs/performance.md, "Odd lengths
 # and `?` sizes").
 TARGET = 1.15
@@ -224,20 +225,11 @@ class InProcess:
     def round(self, first, second, calls, flip):
         """Each side's median ms per call over one round of `calls` calls
         each, in --blocks alternating blocks (second first when flip)."""
-        clock = time.perf_counter
-        sides = [second, first] if flip else [first, second]
-        times = {id(first): [], id(second): []}
-        blocks = max(1, min(self.args.blocks, calls))
-        for block in range(blocks):
-            size = calls // blocks + (block < calls % blocks)
-            for side in sides:
-                side()  # after the other side's block: not counted
-                for _ in range(size):
-                    start = clock()
-                    side()
-                    times[id(side)].append((clock() - start) * 1e3)
-        return (statistics.median(times[id(first)]),
-                statistics.median(times[id(second)]))
+        names = ("second", "first") if flip else ("first", "second")
+        sides = {"first": first, "second": second}
+        medians = interleaved_rounds({name: sides[name] for name in names},
+                                     1, calls, self.args.blocks)
+        return medians["first"][0], medians["second"][0]
 
 
 def build_library_timer(args, folder, shape):

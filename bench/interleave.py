@@ -1,0 +1,46 @@
+"""Contenders timed in one process, in rounds of alternating blocks of calls.
+
+The machines `make bench` runs on are shared, and have slow spells of a few
+seconds (docs/performance.md, 2026-11-28). Timed one process after another,
+a spell falls on one contender and not on the other, and a ratio of the two
+moves by a third from one run to the next. In one process, each round runs
+every contender in several short blocks, in an order that rotates from
+round to round, so that a spell falls on all of them alike; each round
+gives each contender's median call, and the ratios are taken per round.
+
+The first call of a block, made right after another contender's block
+(whose data evicted this one's from the caches), is not counted: a server
+calls one layer after another of its own, and each is measured so, in its
+steady state. Standard library only.
+"""
+
+import statistics
+import time
+
+
+def interleaved_rounds(calls, rounds, calls_per_round, blocks):
+    """{name: [median ms per call, one per round]} for `calls`, a dict of
+    name -> function of no arguments (its order is the first round's).
+    Each round makes `calls_per_round` counted calls of each contender (at
+    least one per block), cut into `blocks` blocks that alternate."""
+    names = list(calls)
+    clock = time.perf_counter
+    medians = {name: [] for name in names}
+    blocks = max(1, min(blocks, calls_per_round))
+    for round_index in range(rounds):
+        shift = round_index % len(names)
+        order = names[shift:] + names[:shift]
+        times = {name: [] for name in names}
+        for block in range(blocks):
+            size = calls_per_round // blocks + \
+                (block < calls_per_round % blocks)
+            for name in order:
+                call = calls[name]
+                call()  # after another contender's block: not counted
+                for _ in range(size):
+                    start = clock()
+                    call()
+                    times[name].append((clock() - start) * 1e3)
+        for name in names:
+            medians[name].append(statistics.median(times[name]))
+    return medians
