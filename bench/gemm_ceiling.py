@@ -21,6 +21,18 @@ import time
 import blas_info
 
 
+def build_product(n, threads):
+    """One n x n x n float32 product into a preallocated result, on
+    `threads` BLAS threads (layer_in_process.py makes the same)."""
+    import numpy
+    blas_info.set_blas_threads(threads)
+    generator = numpy.random.default_rng(0)
+    a = generator.standard_normal((n, n), dtype=numpy.float32)
+    b = generator.standard_normal((n, n), dtype=numpy.float32)
+    c = numpy.empty((n, n), dtype=numpy.float32)
+    return lambda: numpy.matmul(a, b, out=c)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size", type=int, default=2048,
@@ -38,25 +50,21 @@ def main():
     args = parser.parse_args()
 
     import numpy
-    blas_info.set_blas_threads(args.threads)
-    generator = numpy.random.default_rng(0)
+    product = build_product(args.size, args.threads)
     n = args.size
-    a = generator.standard_normal((n, n), dtype=numpy.float32)
-    b = generator.standard_normal((n, n), dtype=numpy.float32)
-    c = numpy.empty((n, n), dtype=numpy.float32)
     # A slow BLAS (the reference one takes seconds per call at n = 2048)
     # gets fewer calls rather than minutes.
     start = time.perf_counter()
     for index in range(args.warmup):
         if index and time.perf_counter() - start > args.budget / 4:
             break
-        numpy.matmul(a, b, out=c)
+        product()
     times = []
     for index in range(args.repeat):
         if index >= 3 and sum(times) > args.budget * 1e3:
             break
         start = time.perf_counter()
-        numpy.matmul(a, b, out=c)
+        product()
         times.append((time.perf_counter() - start) * 1e3)
     median = statistics.median(times)
     print(json.dumps({

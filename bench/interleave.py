@@ -21,21 +21,24 @@ import time
 def interleaved_rounds(calls, rounds, calls_per_round, blocks):
     """{name: [median ms per call, one per round]} for `calls`, a dict of
     name -> function of no arguments (its order is the first round's).
-    Each round makes `calls_per_round` counted calls of each contender (at
-    least one per block), cut into `blocks` blocks that alternate."""
+    Each round makes `calls_per_round` counted calls of each contender (an
+    int, or a dict name -> int for contenders of different lengths), cut
+    into `blocks` blocks that alternate; each block has at least one."""
     names = list(calls)
+    counts = calls_per_round if isinstance(calls_per_round, dict) \
+        else {name: calls_per_round for name in names}
     clock = time.perf_counter
     medians = {name: [] for name in names}
-    blocks = max(1, min(blocks, calls_per_round))
+    blocks = max(1, min(blocks, min(counts.values())))
     for round_index in range(rounds):
         shift = round_index % len(names)
         order = names[shift:] + names[:shift]
         times = {name: [] for name in names}
         for block in range(blocks):
-            size = calls_per_round // blocks + \
-                (block < calls_per_round % blocks)
             for name in order:
                 call = calls[name]
+                size = counts[name] // blocks + \
+                    (block < counts[name] % blocks)
                 call()  # after another contender's block: not counted
                 for _ in range(size):
                     start = clock()

@@ -17,6 +17,14 @@ alike:
   GEMM     bench/gemm_ceiling.py: a square float32 NumPy matmul under the
            same environment and threads, the ceiling.
 
+With --via package (the default where the build's Python package
+imports, from --bin/../python), ours and the GEMM run in one child per
+round instead (bench/layer_in_process.py): our graph compiled by
+mha.compile (mha-run's pipeline and defaults), the two in alternating
+blocks of about the same length, so that the share of the ceiling compares
+times of the same seconds; PyTorch keeps a child of its own. --via
+processes (implied by --run-arg) runs mha-run and the GEMM apart.
+
 It prints a Markdown table, one row per shape as soon as the shape is
 measured (an interrupted run keeps the rows it printed): our median ms and
 GFLOP/s, PyTorch's ms, the speed-up (the median over rounds of PyTorch ms /
@@ -186,6 +194,29 @@ def measure_ours(mha_run, graph, args):
             "min_ms": float(median.group(2)),
             "compile_ms": float(compile_ms.group(1)) if compile_ms else None,
             "attention_path": path.group(1) if path else None}
+
+
+def measure_in_process(graph, with_gemm, env, args):
+    """--via package: {"ours": ..., "gemm": ...} of one child
+    (bench/layer_in_process.py), the two in alternating blocks."""
+    measured = measure_json(
+        [args.python, os.path.join(HERE, "layer_in_process.py"),
+         f"--package={args.package}", f"--graph={graph}",
+         f"--repeat={args.repeat}", f"--warmup={args.warmup}",
+         f"--threads={args.threads}", f"--blocks={args.blocks}",
+         f"--gemm-size={args.gemm_size if with_gemm else 0}"], env,
+        args.timeout)
+    if "error" in measured:
+        return {"ours": measured}
+    return measured
+
+
+def package_importable(python, folder):
+    """Whether `python` imports the package mha from `folder`."""
+    code, out, _ = run_child(
+        [python, "-c", "import sys; sys.path.insert(0, sys.argv[1])\n"
+         "import mha; print('mha')", folder], None, 120)
+    return code == 0 and out.split() == ["mha"]
 
 
 def measure_json(command, env, timeout):
@@ -451,6 +482,15 @@ def main():
                         "(default: %(default)s)")
     parser.add_argument("--json", metavar="FILE",
                         help="also write every measurement to FILE")
+    parser.add_argument("--via", choices=("package", "processes"),
+                        help="package: ours (through the build's Python "
+                        "package) and the GEMM in one child per round, in "
+                        "alternating blocks (bench/layer_in_process.py; the "
+                        "default where the package imports); processes: "
+                        "mha-run and the GEMM each in a child of its own")
+    parser.add_argument("--blocks", type=int, default=4,
+                        help="--via package: alternating blocks per round "
+                        "(default: %(default)s)")
     args = parser.parse_args()
     quick = args.quick
     for name, normal, fast in (("rounds", 3, 1), ("repeat", 20, 5),
@@ -465,6 +505,21 @@ def main():
 
     mha_gen = os.path.join(args.bin, "mha-gen")
     mha_run = os.path.join(args.bin, "mha-run")
+    args.package = os.path.join(os.path.abspath(args.bin), "..", "python")
+    if args.run_arg:
+        # mha-run's own arguments: the package takes pipeline options only.
+        if args.via == "package":
+            parser.error("--run-arg goes to mha-run: use --via processes")
+        args.via = "processes"
+    if args.via != "processes":
+        has_package = package_importable(args.python, args.package)
+        if args.via == "package" and not has_package:
+            sys.exit(f"layer_vs_torch.py: error: --via package: "
+                     f"{args.python} cannot import mha from {args.package} "
+                     "(make builds it)")
+        args.via = "package" if has_package else "processes"
+    if args.blocks < 1:
+        parser.error("--blocks must be positive")
     for tool in (mha_gen, mha_run):
         if not os.access(tool, os.X_OK):
             sys.exit(f"layer_vs_torch.py: error: {tool} not found; build "
@@ -557,11 +612,19 @@ def measure_rounds(shape, graph, peers, mha_run, env, args, results):
     next one each round. Keeps the GEMMs and PyTorch's version in
     `results` too."""
     rounds = []
+    # In one child, ours and the GEMM are one step of the round.
+    together = args.via == "package"
+    steps = [peer for peer in peers if not (together and peer == "gemm")]
     for index in range(args.rounds):
-        start = index % len(peers)
+        start = index % len(steps)
         measured = {}
-        for peer in peers[start:] + peers[:start]:
-            if peer == "ours":
+        for peer in steps[start:] + steps[:start]:
+            if peer == "ours" and together:
+                both = measure_in_process(graph, "gemm" in peers, env, args)
+                measured.update(both)
+                if "gemm" in both:
+                    results["gemm"].append(both["gemm"])
+            elif peer == "ours":
                 measured[peer] = measure_ours(mha_run, graph, args)
             elif peer == "torch":
                 measured[peer] = measure_torch(shape, args, env)
