@@ -353,10 +353,16 @@ def print_summary(results, args, notes):
     ran on, notes and the targets."""
     env_text = " ".join(f"{k}={v}" for k, v in results["env"].items())
     print()
+    ours = ("ours through the Python package"
+            + (", in one process with the GEMM (alternating blocks)"
+               if results["gemm"] else "")
+            + "; compile: mha.compile's parsing, lowering and JIT"
+            if args.via == "package" else
+            "ours by mha-run; compile: mha-run's lowering + JIT")
     print("Speed-up: PyTorch ms / our ms in the same round, median over the "
           "rounds; share: our GFLOP/s / the GEMM's in the same round, median."
           " GFLOP = 4·B·T·D² + 4·B·S·D² + 4·B·T·S·D (S = T unless given), "
-          "dense for causal shapes too. Compile: mha-run's lowering + JIT.")
+          f"dense for causal shapes too. Measured: {ours}.")
     if any(row["summary"]["torch_path"] == "slow"
            for row in results["shapes"]):
         print("\\* PyTorch's slow path (F.multi_head_attention_forward): "
