@@ -107,5 +107,6 @@ def main():
             2 * args.gemm_size ** 3 / medians["gemm"][0] / 1e6
     print(json.dumps(result))
 
+
 if __name__ == "__main__":
     main()
