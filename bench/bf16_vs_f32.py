@@ -43,7 +43,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from layer_vs_torch import (MEDIAN, cpu_model, default_coretype,  # noqa: E402
-                            importable, last_line, parse_shape, run_child)
+                            importable, last_line, package_importable,
+                            parse_shape, run_child)
 
 SHAPES = ["1,512,512,8", "8,512,512,8", "1,2048,1024,16"]
 BF16_TARGET = 1.6
@@ -85,7 +86,7 @@ bench, package, batch, seq, width, heads, repeat, warmup, threads, rounds, \
     blocks, with_torch, bf16_dot = sys.argv[1:14]
 sys.path[:0] = [bench, package]
 import numpy, mha
-from interleave import interleaved_rounds
+from interleave import bind_random_weights, interleaved_rounds
 batch, seq, width, heads = int(batch), int(seq), int(width), int(heads)
 mha.set_num_threads(int(threads))
 rng = numpy.random.default_rng(0)
@@ -95,9 +96,7 @@ for dtype in ("f32", "bf16"):
     options = {"bf16_dot": bf16_dot} if dtype == "bf16" and bf16_dot else {}
     layer = mha.layer(batch=batch, seq=seq, d_model=width, heads=heads,
                       dtype=dtype, **options)
-    weights = {name: (rng.uniform(-1, 1, dims) / width ** 0.5).astype(
-        numpy.float32) for name, dims, _ in layer.arguments if name != "x"}
-    layer.prepare(**weights)
+    bind_random_weights(layer, rng)
     calls[dtype] = (lambda layer: lambda: layer(x))(layer)
 if with_torch == "1":
     import torch
@@ -118,14 +117,6 @@ for call in calls.values():
 result = interleaved_rounds(calls, int(rounds), int(repeat), int(blocks))
 print(json.dumps(result))
 """
-
-
-def importable_from(python, folder):
-    """{"mha"} when `python` imports the package from `folder`, else {}."""
-    code, out, _ = run_child(
-        [python, "-c", "import sys; sys.path.insert(0, sys.argv[1])\n"
-         "import mha; print('mha')", folder], None, 120)
-    return set(out.split()) if code == 0 else set()
 
 
 def measure_ours(mha_run, graph, args, extra=()):
@@ -174,6 +165,30 @@ def measure_in_process(shape, args, has_torch, rounds):
     return json.loads(last_line(out))
 
 
+def measure_apart(shape, graphs, mha_run, args, has_torch, rounds):
+    """--via processes: {contender: [median ms per round]}, each contender
+    in a child of its own, one after the other; exits if ours fails."""
+    times = {key: [] for key in ("f32", "bf16", "torch_f32", "torch_bf16")}
+    for round_index in range(rounds):
+        print(f"{shape.name()}: round {round_index + 1}/{rounds}",
+              file=sys.stderr)
+        for dtype in ("f32", "bf16"):
+            extra = ([f"--bf16-dot={args.bf16_dot}"]
+                     if dtype == "bf16" and args.bf16_dot else [])
+            ms, error = measure_ours(mha_run, graphs[dtype], args, extra)
+            if error:
+                sys.exit(f"mha-run {dtype} failed: {error}")
+            times[dtype].append(ms)
+        if has_torch:
+            for dtype in ("f32", "bf16"):
+                ms, error = measure_torch(shape, dtype, args)
+                if error:
+                    print(f"PyTorch {dtype}: {error}", file=sys.stderr)
+                else:
+                    times["torch_" + dtype].append(ms)
+    return times
+
+
 def gflops(shape, ms):
     return shape.flops() / (ms * 1e6) if ms else None
 
@@ -211,11 +226,10 @@ def main():
                         help="--via package: alternating blocks per round")
     args = parser.parse_args()
     args.package = os.path.join(os.path.abspath(args.bin), "..", "python")
+    has_package = package_importable(args.python, args.package)
     if args.via is None:
-        args.via = "package" if "mha" in importable_from(
-            args.python, args.package) else "processes"
-    elif args.via == "package" and \
-            "mha" not in importable_from(args.python, args.package):
+        args.via = "package" if has_package else "processes"
+    elif args.via == "package" and not has_package:
         sys.exit(f"--via package: no package mha in {args.package} for "
                  f"{args.python} (make builds it)")
     if args.blocks < 1:
@@ -266,24 +280,9 @@ def main():
             if args.via == "package":
                 times.update(measure_in_process(shape, args, has_torch,
                                                 rounds))
-            for round_index in range(rounds if args.via == "processes" else 0):
-                print(f"{shape.name()}: round {round_index + 1}/{rounds}",
-                      file=sys.stderr)
-                for dtype in ("f32", "bf16"):
-                    extra = ([f"--bf16-dot={args.bf16_dot}"]
-                             if dtype == "bf16" and args.bf16_dot else [])
-                    ms, error = measure_ours(mha_run, graphs[dtype], args,
-                                             extra)
-                    if error:
-                        sys.exit(f"mha-run {dtype} failed: {error}")
-                    times[dtype].append(ms)
-                if has_torch:
-                    for dtype in ("f32", "bf16"):
-                        ms, error = measure_torch(shape, dtype, args)
-                        if error:
-                            print(f"PyTorch {dtype}: {error}", file=sys.stderr)
-                        else:
-                            times["torch_" + dtype].append(ms)
+            else:
+                times.update(measure_apart(shape, graphs, mha_run, args,
+                                           has_torch, rounds))
             med = {k: statistics.median(v) if v else None for k, v in times.items()}
             # In one process the rounds pair up: the ratios are per round,
             # then their median, as every_shape.py's.

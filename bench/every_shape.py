@@ -91,7 +91,8 @@ LIBRARY = re.compile(r"layer_call, 64-byte aligned: median ([0-9.]+) ms")
 OFFSET = re.compile(r"layer_call, offset 4 bytes: +median ([0-9.]+) ms")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from interleave import interleaved_rounds  # noqa: E402
+from interleave import (bind_random_weights,  # noqa: E402
+                        interleaved_rounds)
 # Within this factor of the yardstick (docs/performance.md, "Odd lengths
 # and `?` sizes").
 TARGET = 1.15
@@ -190,7 +191,7 @@ def time_graph(args, graph, calls, x_file=None):
 
 class InProcess:
     """The shape and the yardstick of a row compiled in this process (--via
-    package), timed in alternating blocks of calls."""
+    package)."""
 
     def __init__(self, mha, numpy, args):
         self.mha, self.numpy, self.args = mha, numpy, args
@@ -198,38 +199,21 @@ class InProcess:
 
     def contender(self, graph, shape, seed):
         """A function that makes one call of `graph` on an x of `shape`
-        (B, T, D, H) (and a random mask where the graph takes one), with
-        the weights bound once."""
+        (B, T, D, H) (and a random mask where the graph takes one, 80 % of
+        its keys allowed, as mha-run --random's), with the weights bound
+        once."""
         numpy = self.numpy
         layer = self.mha.compile(graph)
         rng = numpy.random.default_rng(seed)
+        bind_random_weights(layer, rng)
         b, t, d, _ = shape
-        weights, per_call = {}, {}
-        for name, dims, _ in layer.arguments:
-            if name == "x":
-                per_call[name] = rng.uniform(-1, 1, (b, t, d)).astype(
-                    numpy.float32)
-            elif name == "mask":
-                per_call[name] = rng.integers(0, 2, (b, t, t)).astype(bool)
-            else:
-                # Weights of the scale nn.Linear starts from, so the scores
-                # stay in softmax's usual range.
-                weights[name] = (rng.uniform(-1, 1, dims) /
-                                 numpy.sqrt(d)).astype(numpy.float32)
-        layer.prepare(**weights)
+        per_call = {"x": rng.uniform(-1, 1, (b, t, d)).astype(numpy.float32)}
+        if any(name == "mask" for name, _, _ in layer.arguments):
+            per_call["mask"] = rng.random((b, t, t)) < 0.8
         call = lambda: layer(**per_call)  # noqa: E731
         for _ in range(self.args.warmup):
             call()
         return call
-
-    def round(self, first, second, calls, flip):
-        """Each side's median ms per call over one round of `calls` calls
-        each, in --blocks alternating blocks (second first when flip)."""
-        names = ("second", "first") if flip else ("first", "second")
-        sides = {"first": first, "second": second}
-        medians = interleaved_rounds({name: sides[name] for name in names},
-                                     1, calls, self.args.blocks)
-        return medians["first"][0], medians["second"][0]
 
 
 def build_library_timer(args, folder, shape):
@@ -323,11 +307,15 @@ def measure_row(args, folder, row):
         except (ValueError, RuntimeError) as error:
             print(f"  {label}: {error}", file=sys.stderr)
             return None
+        # Two contenders: the order of the blocks alternates per round.
+        medians = interleaved_rounds({"ours": ours_call,
+                                      "theirs": theirs_call},
+                                     args.rounds, calls, args.blocks)
     ratios, times, yard_times = [], [], []
     for round_index in range(args.rounds):
         if args.in_process:
-            ours, theirs = args.in_process.round(
-                ours_call, theirs_call, calls, flip=round_index % 2 == 1)
+            ours, theirs = (medians["ours"][round_index],
+                            medians["theirs"][round_index])
         else:
             order = [first, second] if round_index % 2 == 0 \
                 else [second, first]

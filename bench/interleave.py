@@ -11,7 +11,8 @@ gives each contender's median call, and the ratios are taken per round.
 The first call of a block, made right after another contender's block
 (whose data evicted this one's from the caches), is not counted: a server
 calls one layer after another of its own, and each is measured so, in its
-steady state. Standard library only.
+steady state. Standard library only (bind_random_weights takes NumPy's
+generator from its caller).
 """
 
 import statistics
@@ -47,3 +48,23 @@ def interleaved_rounds(calls, rounds, calls_per_round, blocks):
         for name in names:
             medians[name].append(statistics.median(times[name]))
     return medians
+
+
+# Arguments of a layer that change from call to call; prepare() binds the
+# others (weights and biases) once.
+ACTIVATIONS = ("x", "kv", "key", "value", "mask")
+
+
+def bind_random_weights(layer, rng):
+    """Binds every argument of the package's `layer` but its ACTIVATIONS to
+    uniform random float32 values on the scale mha-run --random gives them
+    (tools/mha-run/InputBinding.cpp): a weight [K, N] within 1/sqrt(K), as
+    nn.Linear starts, a bias within 0.1, so that the scores stay in
+    softmax's usual range. `rng` is a numpy.random.Generator."""
+    weights = {}
+    for name, dims, _ in layer.arguments:
+        if name in ACTIVATIONS:
+            continue
+        bound = dims[-2] ** -0.5 if len(dims) >= 2 else 0.1
+        weights[name] = rng.uniform(-bound, bound, dims).astype("float32")
+    layer.prepare(**weights)

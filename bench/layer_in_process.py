@@ -7,7 +7,7 @@ Run by layer_vs_torch.py once per round, under Debian's python
 
   ours  the graph, compiled by the build's Python package (mha.compile:
         mha-run's pipeline and defaults), its weights bound by prepare()
-        and its other inputs (x, kv) random, as mha-run --random has them;
+        and its inputs (x, kv) random, on mha-run --random's scales;
   gemm  gemm_ceiling.py's product, the ceiling.
 
 The two alternate in blocks of calls of about the same length
@@ -31,11 +31,7 @@ import time
 
 import blas_info
 import gemm_ceiling
-from interleave import interleaved_rounds
-
-# Arguments that change from call to call; the others are weights and
-# biases, which prepare() binds once.
-ACTIVATIONS = ("x", "kv", "key", "value")
+from interleave import ACTIVATIONS, bind_random_weights, interleaved_rounds
 
 
 def build_ours(package, graph, threads):
@@ -48,15 +44,10 @@ def build_ours(package, graph, threads):
     layer = mha.compile(graph)
     compile_ms = (time.perf_counter() - start) * 1e3
     rng = numpy.random.default_rng(0)
-    weights, activations = {}, {}
-    for name, dims, _ in layer.arguments:
-        values = rng.uniform(-1, 1, dims).astype(numpy.float32)
-        if name in ACTIVATIONS:
-            activations[name] = values
-        else:
-            # nn.Linear's scale, as mha-run --random's.
-            weights[name] = values / numpy.float32(numpy.sqrt(dims[0]))
-    layer.prepare(**weights)
+    bind_random_weights(layer, rng)
+    activations = {name: rng.uniform(-1, 1, dims).astype(numpy.float32)
+                   for name, dims, _ in layer.arguments
+                   if name in ACTIVATIONS}
     return (lambda: layer(**activations)), compile_ms
 
 
