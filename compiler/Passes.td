@@ -615,6 +615,28 @@ def MhaStackScratch : Pass<"mha-stack-scratch", "func::FuncOp"> {
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def MhaOutlineRegisterBlocks : Pass<"mha-outline-register-blocks",
+                                    "ModuleOp"> {
+  let summary = "Each register block's reduction loop in a function of its "
+                "own";
+  let description = [{
+    In each function that takes or returns a buffer with a `?` size, moves
+    every outermost `scf.for` whose results are vectors and whose body runs
+    at least 256 `vector.contract` ops per call (a register block's whole
+    reduction after `mha-vectorize`, `mha-hoist-accumulators` and
+    `mha-unroll-reductions`: the projections', not attention's short
+    blocks), with the `vector.transfer_read` that starts its accumulators
+    and the `vector.transfer_write` of its results (where nothing between
+    them and the loop writes memory), into a private function
+    `<function>_register_block<n>` with internal linkage that LLVM never
+    inlines (`passthrough = ["noinline"]`), called where the loop was; the constants it uses are cloned into it. LLVM then
+    compiles each loop with only its own operands live, so that a layer
+    with `?` sizes gets the same loop code as a static one, whose loops stay
+    inline. Run on buffers, before `convert-scf-to-openmp`.
+  }];
+  let dependentDialects = ["func::FuncDialect", "LLVM::LLVMDialect"];
+}
+
 def MhaEmitCInterface : Pass<"mha-emit-c-interface", "func::FuncOp"> {
   let summary = "Ask for a C-callable wrapper of every public function";
   let description = [{

@@ -290,6 +290,9 @@ void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
                                        const MhaPipelineOptions &options) {
   buildMhaToLoopsPipeline(pm, options);
 
+  // Register blocks' loops compiled apart from the layer's other values.
+  if (options.vectorize && options.outlineRegisterBlocks)
+    pm.addPass(createMhaOutlineRegisterBlocks());
   pm.addNestedPass<func::FuncOp>(createMhaEmitCInterface());
   // Vector transfers of 2-D blocks become unrolled rows of 1-D loads and
   // stores while the memrefs are still memrefs.

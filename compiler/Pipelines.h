@@ -139,6 +139,13 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                          llvm::cl::desc("Register-blocked vector code for "
                                         "the static tiles"),
                          llvm::cl::init(true)};
+  /// Each register block's reduction loop in a function of its own
+  /// (`mha-outline-register-blocks`, in mha-to-llvm); off to measure it.
+  Option<bool> outlineRegisterBlocks{
+      *this, "outline-register-blocks",
+      llvm::cl::desc("Compile each register block's loop as a function of "
+                     "its own (same code with `?` sizes as with static)"),
+      llvm::cl::init(true)};
 
   /// bf16 projections on the bf16 dot-product instructions
   /// (`mha-bf16-projections`, then `mha-bf16-amx` or `mha-bf16-dot`; they
