@@ -119,9 +119,8 @@ void cloneConstantsInto(RewriterBase &rewriter, Region &region) {
 }
 
 /// Whether `function` takes or returns a buffer with a `?` size. Only
-/// there do the loops lose their code in the layer: a static layer's are
-/// the same inline, and stay there (its smallest shapes, T = 8, ran 5 %
-/// slower outlined).
+/// there do the loops lose their code in the layer: a static layer's have
+/// it inline (outlined, they ran as fast), and stay there.
 bool hasDynamicSizes(func::FuncOp function) {
   auto dynamic = [](Type type) {
     auto shaped = dyn_cast<ShapedType>(type);
