@@ -22,9 +22,15 @@ with mha-gen --kv-cache and, in R rounds whose order rotates, measures:
              OMP_WAIT_POLICY=passive and OPENBLAS_CORETYPE as
              layer_vs_torch.py runs PyTorch; the row says when it is absent.
 
-Then a prefill row: mha-run --prefill T --steps 0 (T tokens into an empty
-cache) against today's causal layer of T tokens (mha-gen --causal), same
-rounds. Ratios are per round, then the median over rounds. It prints one
+Then a prefill row: T tokens into an empty cache against today's causal
+layer of T tokens (mha-gen --causal). --via package (the default where
+--python imports the build's package from --bin/../python): both in one
+child (bench/prefill_in_process.py), a decode session emptied before each
+call against the causal layer, in alternating blocks of --repeat calls per
+round, so that a slow spell of the machine falls on both. --via processes:
+mha-run --prefill T --steps 0 against mha-run on the causal layer, one
+process each, within the decode rounds. Ratios are per round, then the
+median over rounds. It prints one
 Markdown table per kind, the machine, and whether the targets of issue 15
 (docs/performance.md) are met: every row within 1.5× its bound; the issue's
 layer (4, 4096, 512, 8) also 20× faster than the recompute and 2× faster
@@ -37,6 +43,7 @@ layer's with H key/value heads. Needs only Python's standard library.
 """
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -45,7 +52,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from layer_vs_torch import last_line, run_child  # noqa: E402
+from layer_vs_torch import (last_line, package_importable,  # noqa: E402
+                            run_child)
 
 ROOT = os.path.dirname(HERE)
 DEFAULT_TORCH_DECODE = os.path.join(ROOT, "..", "shared", "peers",
@@ -183,6 +191,9 @@ def main():
     parser.add_argument("--stream-mib", type=int,
                         help="the bandwidth buffer in MiB (default: "
                         "stream_read's, 4× the last-level cache)")
+    parser.add_argument("--via", choices=("package", "processes"),
+                        help="how the prefill row is timed (default: "
+                        "package where --python imports it)")
     parser.add_argument("--stream-passes", type=int, default=20,
                         help="stream_read's timed passes (default: "
                         "%(default)s)")
@@ -203,6 +214,14 @@ def main():
             sys.exit(f"decode_vs_bound.py: error: {path} not found; build "
                      "first (make) or pass --bin")
     threads = [f"--threads={args.threads}"]
+    package = os.path.join(args.bin, "..", "python")
+    if args.via != "processes":
+        has_package = package_importable(args.python, package)
+        if args.via == "package" and not has_package:
+            sys.exit(f"decode_vs_bound.py: error: --via package: "
+                     f"{args.python} cannot import mha from {package} "
+                     "(make builds it)")
+        args.via = "package" if has_package else "processes"
     torch_note = None
     torch_decode = os.path.abspath(args.torch_decode)
     if args.no_torch:
@@ -284,6 +303,8 @@ def main():
                     print(f"decode_vs_bound.py: {name(shape)} {peer}: "
                           f"{error}", file=sys.stderr)
             rows[shape].append(result)
+        if args.via == "package":
+            continue
         b, t = prefill_shape[0], prefill_shape[1]
         prefill_jobs = {
             "prefill": lambda: measured(PREFILL, [
@@ -303,6 +324,26 @@ def main():
                 print(f"decode_vs_bound.py: prefill {peer}: {error}",
                       file=sys.stderr)
         prefill_rounds.append(result)
+
+    if args.via == "package":
+        b, t = prefill_shape[0], prefill_shape[1]
+        code, out, err = run_child(
+            [args.python, os.path.join(HERE, "prefill_in_process.py"),
+             f"--package={package}", f"--cache-graph={prefill_cache}",
+             f"--causal-graph={prefill_causal}", f"--batch={b}",
+             f"--tokens={t}", f"--rounds={rounds}",
+             f"--repeat={args.repeat}", f"--threads={args.threads}"],
+            None, 1800)
+        try:
+            medians = json.loads(last_line(out)) if code == 0 else None
+        except ValueError:
+            medians = None
+        if medians is None:
+            print("decode_vs_bound.py: prefill: "
+                  + last_line(err or out), file=sys.stderr)
+        else:
+            prefill_rounds = [{"prefill": p, "causal": c} for p, c in
+                              zip(medians["prefill"], medians["causal"])]
 
     def per_round(results, numerator, denominator):
         return median_or_none([
@@ -368,8 +409,10 @@ def main():
     prefill = median_or_none([r.get("prefill") for r in prefill_rounds])
     causal = median_or_none([r.get("causal") for r in prefill_rounds])
     ratio = per_round(prefill_rounds, "prefill", "causal")
+    how = ("in one process (the package), alternating blocks"
+           if args.via == "package" else "one mha-run process each")
     print(f"\nPrefill into an empty cache against today's causal layer, "
-          f"{args.repeat} calls per round:\n")
+          f"{args.repeat} calls per round, {how}:\n")
     print("| layer (B, T, D, H) | prefill ms | causal layer ms | "
           "prefill / causal |")
     print("|---|---|---|---|")

@@ -55,15 +55,16 @@ def interleaved_rounds(calls, rounds, calls_per_round, blocks):
 ACTIVATIONS = ("x", "kv", "key", "value", "mask")
 
 
-def bind_random_weights(layer, rng):
-    """Binds every argument of the package's `layer` but its ACTIVATIONS to
+def bind_random_weights(layer, rng, skip=()):
+    """Binds every argument of the package's `layer` but its ACTIVATIONS
+    (and those named in `skip`, such as a decode session's caches) to
     uniform random float32 values on the scale mha-run --random gives them
     (tools/mha-run/InputBinding.cpp): a weight [K, N] within 1/sqrt(K), as
     nn.Linear starts, a bias within 0.1, so that the scores stay in
     softmax's usual range. `rng` is a numpy.random.Generator."""
     weights = {}
     for name, dims, _ in layer.arguments:
-        if name in ACTIVATIONS:
+        if name in ACTIVATIONS or name in skip:
             continue
         bound = dims[-2] ** -0.5 if len(dims) >= 2 else 0.1
         weights[name] = rng.uniform(-bound, bound, dims).astype("float32")
