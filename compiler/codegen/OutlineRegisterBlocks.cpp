@@ -9,7 +9,7 @@
 // the loop counter, `(k << 8)` and `((k | 1) << 8)`, with a second counter
 // for the exit test, where in a static layer it steps a pointer: five
 // scalar instructions more per 48 FMAs, which compete with them for ports.
-// The same graph ran 5 to 6 % slower with `?` batch and sequence than with
+// The same graph ran 4 to 8 % slower with `?` batch and sequence than with
 // static ones at (4,256,768,12) and (1,512,512,8), in the same process
 // (docs/performance.md). In a function of its own (internal, never
 // inlined), each loop is compiled with only its own operands live and gets
