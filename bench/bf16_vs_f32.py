@@ -27,7 +27,8 @@ the medians over rounds.
 
 --bf16-dot passes mha-run's option of that name (mha.layer's bf16_dot) for
 the bf16 layer: `auto` (mha-run's default) takes AMX where the CPU has
-AMX-BF16 and the f32 path elsewhere; `amx`, `avx512` (or `on`) and `off` force a path
+AMX-BF16, vdpbf16ps on AMD Zen 4 and later, and the f32 path elsewhere;
+`amx`, `avx512` (or `on`) and `off` force a path
 (docs/pipeline.md). First, the CPU's bf16 ceilings (bf16_ceiling, beside
 mha-run: TDPBF16PS, vdpbf16ps and f32 FMA rates, register-resident, on
 the same threads), next to which the layer's GFLOP/s can be read.

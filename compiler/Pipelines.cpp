@@ -75,6 +75,18 @@ bool mlir::mha::hostHasAMXBF16() {
   return has;
 }
 
+bool mlir::mha::cpuRunsBF16DotAtFmaRate(llvm::StringRef cpuName) {
+  // AMD's cores from Zen 4 on ("znver4", "znver5", ...).
+  unsigned generation = 0;
+  return cpuName.consume_front("znver") &&
+         !cpuName.getAsInteger(10, generation) && generation >= 4;
+}
+
+bool mlir::mha::hostRunsBF16DotAtFmaRate() {
+  return hostHasAVX512BF16() &&
+         cpuRunsBF16DotAtFmaRate(llvm::sys::getHostCPUName());
+}
+
 BF16Path MhaPipelineOptions::getBF16Path() const {
   if (!prepareWeights || !vectorize)
     return BF16Path::F32;
@@ -90,11 +102,14 @@ BF16Path MhaPipelineOptions::getBF16Path() const {
   }
   // `auto`: AMX where the target has it (TDPBF16PS: about 14x the f32 FMA
   // rate per core on the Sapphire Rapids measured, docs/performance.md,
-  // "bf16"). Elsewhere the f32 path: on the AVX512_BF16 CPUs measured,
-  // vdpbf16ps does no more FLOP per cycle than f32 FMAs and the dot path
-  // lacks mha-weight-layouts, so the bf16 layer ran at 0.73-0.88x the f32
-  // one.
-  return targetHasAMX ? BF16Path::Amx : BF16Path::F32;
+  // "bf16"). vdpbf16ps where it does twice the FMA's FLOP per cycle (AMD
+  // Zen 4 and later), which makes the projections' products twice as
+  // fast. Elsewhere the f32 path: where vdpbf16ps does fewer FLOP per
+  // cycle than the FMA (that Sapphire Rapids without its AMX), the dot
+  // path ran slower than the f32 one.
+  if (targetHasAMX)
+    return BF16Path::Amx;
+  return targetRunsBF16DotAtFmaRate ? BF16Path::Avx512 : BF16Path::F32;
 }
 
 llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {

@@ -16,9 +16,10 @@ class OpPassManager;
 namespace mha {
 
 /// Which instructions the bf16 projections run on (`bf16-dot`): `auto`
-/// (AMX where the target has it, else the f32 path:
-/// MhaPipelineOptions::getBF16Path says why), AMX tiles, AVX512_BF16's
-/// vdpbf16ps (`on` is its old name), or off (f32 on widened values).
+/// (AMX where the target has it, vdpbf16ps where it runs at the f32 FMA's
+/// instruction rate, else the f32 path: MhaPipelineOptions::getBF16Path
+/// says why), AMX tiles, AVX512_BF16's vdpbf16ps (`on` is its old name),
+/// or off (f32 on widened values).
 enum class BF16DotMode { Auto, Avx512, Amx, Off };
 
 /// The path that a pipeline takes for the bf16 projections.
@@ -31,6 +32,17 @@ bool hostHasAVX512BF16();
 /// this process use the tile data: asks for it (runtime/AMXPermission.h)
 /// on the first call.
 bool hostHasAMXBF16();
+
+/// Whether the CPU named `cpuName` (LLVM's names: "znver4") issues
+/// AVX512_BF16's vdpbf16ps zmm as often as the f32 FMA, so that its 32
+/// products per instruction are twice the FMA's arithmetic rate. No target
+/// feature says so; it is a property of the core: AMD's Zen 4 and later.
+/// (The Intel core measured, Sapphire Rapids, issues it at half that rate
+/// and has AMX.) The CPU must also have AVX512_BF16.
+bool cpuRunsBF16DotAtFmaRate(llvm::StringRef cpuName);
+
+/// hostHasAVX512BF16 and cpuRunsBF16DotAtFmaRate of this machine's CPU.
+bool hostRunsBF16DotAtFmaRate();
 
 /// Options of the named pipelines, e.g.
 /// `mha-opt --mha-to-llvm="attention=fused query-tile=32"`.
@@ -150,8 +162,9 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   /// bf16 projections on the bf16 dot-product instructions
   /// (`mha-bf16-projections`, then `mha-bf16-amx` or `mha-bf16-dot`; they
   /// need prepare-weights and vectorize). `auto` takes AMX where the
-  /// target has AMX-BF16 (targetHasAMX) and keeps the f32 path elsewhere
-  /// (getBF16Path says why); `amx` and `avx512` (or `on`) need a target
+  /// target has AMX-BF16 (targetHasAMX), vdpbf16ps where the target runs
+  /// it at the FMA's rate (targetRunsBF16DotAtFmaRate) and keeps the f32
+  /// path elsewhere (getBF16Path says why); `amx` and `avx512` (or `on`) need a target
   /// with that extension: mha-run and mha-compile refuse them otherwise.
   Option<BF16DotMode> bf16Dot{
       *this, "bf16-dot",
@@ -160,8 +173,8 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
       llvm::cl::init(BF16DotMode::Auto),
       llvm::cl::values(
           clEnumValN(BF16DotMode::Auto, "auto",
-                     "AMX where the target has AMX-BF16, else the f32 "
-                     "path"),
+                     "AMX where the target has AMX-BF16, vdpbf16ps on "
+                     "AMD Zen 4 and later, else the f32 path"),
           clEnumValN(BF16DotMode::Amx, "amx",
                      "AMX tiles (TDPBF16PS; the target must have "
                      "AMX-BF16)"),
@@ -205,8 +218,13 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   /// tool compiles for another CPU (mha-compile's --cpu sets it).
   bool targetHasAMX = hostHasAMXBF16();
 
+  /// Whether the target runs vdpbf16ps at the f32 FMA's instruction rate
+  /// (cpuRunsBF16DotAtFmaRate), where `auto` takes it when there is no
+  /// AMX: this machine unless mha-compile's --cpu names another.
+  bool targetRunsBF16DotAtFmaRate = hostRunsBF16DotAtFmaRate();
+
   /// The path of the bf16 projections: `bf16-dot` resolved against
-  /// targetHasAMX; F32 without prepare-weights or vectorize.
+  /// targetHasAMX and targetRunsBF16DotAtFmaRate; F32 without prepare-weights or vectorize.
   BF16Path getBF16Path() const;
 
   /// The options of `mha-strategy`: the rule of deriveCodegenStrategy for

@@ -168,7 +168,8 @@ int main(int argc, char **argv) {
   }
   // The library runs on --cpu, not necessarily on this machine: the bf16
   // dot paths need that CPU's instructions, or the library could not run,
-  // and `auto` takes AMX where that CPU has it.
+  // and `auto` takes AMX where that CPU has it, vdpbf16ps where that CPU
+  // runs it at the FMA's rate.
   {
     llvm::Expected<bool> hasBF16 =
         ::mha::compile::cpuHasFeature(cpu, "avx512bf16");
@@ -179,6 +180,10 @@ int main(int argc, char **argv) {
     if (!hasAMX)
       return fail(hasAMX.takeError(), kCompileFailed);
     pipelineOptions.targetHasAMX = *hasAMX;
+    pipelineOptions.targetRunsBF16DotAtFmaRate =
+        *hasBF16 && (cpu == "native"
+                         ? mlir::mha::hostRunsBF16DotAtFmaRate()
+                         : mlir::mha::cpuRunsBF16DotAtFmaRate(cpu));
     if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Avx512 && !*hasBF16)
       return reportError("--bf16-dot=avx512 (or on) needs a --cpu with "
                          "AVX512_BF16; '" +
