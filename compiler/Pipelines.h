@@ -164,8 +164,8 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   /// need prepare-weights and vectorize). `auto` takes AMX where the
   /// target has AMX-BF16 (targetHasAMX), vdpbf16ps where the target runs
   /// it at the FMA's rate (targetRunsBF16DotAtFmaRate) and keeps the f32
-  /// path elsewhere (getBF16Path says why); `amx` and `avx512` (or `on`) need a target
-  /// with that extension: mha-run and mha-compile refuse them otherwise.
+  /// path elsewhere (getBF16Path says why); `amx` and `avx512` (or `on`) need a
+  /// target with that extension: mha-run and mha-compile refuse them otherwise.
   Option<BF16DotMode> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("bf16 projections on AMX or vdpbf16ps (default: "
@@ -224,7 +224,8 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   bool targetRunsBF16DotAtFmaRate = hostRunsBF16DotAtFmaRate();
 
   /// The path of the bf16 projections: `bf16-dot` resolved against
-  /// targetHasAMX and targetRunsBF16DotAtFmaRate; F32 without prepare-weights or vectorize.
+  /// targetHasAMX and targetRunsBF16DotAtFmaRate; F32 without prepare-weights
+  /// or vectorize.
   BF16Path getBF16Path() const;
 
   /// The options of `mha-strategy`: the rule of deriveCodegenStrategy for

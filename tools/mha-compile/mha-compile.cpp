@@ -181,9 +181,8 @@ int main(int argc, char **argv) {
       return fail(hasAMX.takeError(), kCompileFailed);
     pipelineOptions.targetHasAMX = *hasAMX;
     pipelineOptions.targetRunsBF16DotAtFmaRate =
-        *hasBF16 && (cpu == "native"
-                         ? mlir::mha::hostRunsBF16DotAtFmaRate()
-                         : mlir::mha::cpuRunsBF16DotAtFmaRate(cpu));
+        *hasBF16 && (cpu == "native" ? mlir::mha::hostRunsBF16DotAtFmaRate()
+                                     : mlir::mha::cpuRunsBF16DotAtFmaRate(cpu));
     if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Avx512 && !*hasBF16)
       return reportError("--bf16-dot=avx512 (or on) needs a --cpu with "
                          "AVX512_BF16; '" +
