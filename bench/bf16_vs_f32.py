@@ -198,6 +198,29 @@ def fmt(value, digits=2):
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def bf16_path(mha_gen, mha_run, bf16_dot, timeout):
+    """Which instructions a bf16 layer's products take with `bf16_dot` (None:
+    mha-run's default, `auto`) on this CPU, read off the passes mha-run
+    lowers a small bf16 layer with: "AMX", "vdpbf16ps" or "the f32 path"."""
+    with tempfile.TemporaryDirectory() as work:
+        graph = os.path.join(work, "bf16.mlir")
+        code, out, err = run_child(
+            [mha_gen, "--dtype", "bf16", "--seq", "32", "--d-model", "64",
+             "--heads", "2", "-o", graph], None, timeout)
+        if code != 0:
+            sys.exit(f"mha-gen failed: {last_line(err or out)}")
+        code, out, err = run_child(
+            [mha_run, graph, "--print-pipeline"] +
+            ([f"--bf16-dot={bf16_dot}"] if bf16_dot else []), None, timeout)
+        if code != 0:
+            sys.exit(f"mha-run --print-pipeline failed: {last_line(err or out)}")
+    if "mha-bf16-amx" in out:
+        return "AMX"
+    if "mha-bf16-dot" in out:
+        return "vdpbf16ps"
+    return "the f32 path"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="folder of mha-gen and mha-run")
@@ -255,11 +278,12 @@ def main():
     else:
         print(f"bf16_ceiling: not built ({ceiling})")
     print()
+    path = bf16_path(mha_gen, mha_run, args.bf16_dot, args.timeout)
     how = (f"in one process, {args.blocks} alternating blocks per round"
            if args.via == "package" else "one child per contender and round")
     print(f"bf16 vs float32 · {args.threads} threads · {rounds} rounds of "
           f"{args.repeat} calls after {args.warmup} warm-up, {how} · "
-          f"medians · bf16-dot={args.bf16_dot or 'auto (default)'}")
+          f"medians · bf16-dot={args.bf16_dot or 'auto (default)'}: {path}")
     print()
     print("| shape (B,T,D,H) | ours f32 ms | ours f32 GFLOP/s | ours bf16 ms | "
           "ours bf16 GFLOP/s | bf16/f32 | PyTorch f32 ms | PyTorch bf16 ms | "
