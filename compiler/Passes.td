@@ -807,6 +807,10 @@ def MhaTileAttention : Pass<"mha-tile-attention", "func::FuncOp"> {
            "(SdpaTiling::canPack), pack the keys and values in bf16 hi and "
            "lo pairs and mark Q*K^T and P*V mha.amx_split "
            "(mha-amx-split)">,
+    Option<"groupQueryHeads", "group-query-heads", "bool", /*default=*/"true",
+           "One query per sequence with grouped-query heads: the query "
+           "heads of each key/value head as the rows of one tile "
+           "(GroupedQueries.h)">,
     Option<"attention", "attention", "mlir::mha::AttentionMode",
            /*default=*/"mlir::mha::AttentionMode::Fused",
            "Which mha.sdpa ops to tile",

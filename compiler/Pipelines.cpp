@@ -32,6 +32,7 @@ MhaTileAttentionOptions MhaPipelineOptions::getTileAttentionOptions() const {
   MhaTileAttentionOptions tile;
   tile.attention = attention;
   tile.amxSplit = getBF16Path() == BF16Path::Amx && bf16AmxAttention;
+  tile.groupQueryHeads = groupQueryHeads;
   return tile;
 }
 

@@ -204,6 +204,16 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "hi + lo (default: on)"),
       llvm::cl::init(true)};
 
+  /// A decoding step's query heads of one key/value head as the rows of
+  /// one tile (`mha-tile-attention`'s `group-query-heads`); off keeps a
+  /// tile per query head.
+  Option<bool> groupQueryHeads{
+      *this, "group-query-heads",
+      llvm::cl::desc("With grouped-query heads and one query per sequence, "
+                     "the query heads of each key/value head as the rows "
+                     "of one tile (default: on)"),
+      llvm::cl::init(true)};
+
   /// The schedule of the parallel loops (`mha-omp-schedule`): static by
   /// default, what convert-scf-to-openmp gives; dynamic lets the other
   /// threads absorb a thread that starts late or shares its core.

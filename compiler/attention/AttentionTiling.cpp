@@ -459,15 +459,21 @@ Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
       // whole blocks below the first query's diagonal need no test, and the
       // rest (the diagonal blocks; the keys after the last whole block when
       // decoding) is iterateKeyRange's.
+      // Rows that share one position (sharedQueryPosition) see the keys
+      // of the tile's one query: its diagonal is the position's, and its
+      // last query is its first.
       MLIRContext *context = builder.getContext();
       AffineMap pair = AffineMap::get(2, 0, {d0, d1}, context);
-      OpFoldResult diagonal = applyExpr(d0 + d1, {queryStart, position});
+      OpFoldResult diagonal = sharedQueryPosition
+                                  ? OpFoldResult(position)
+                                  : applyExpr(d0 + d1, {queryStart, position});
+      OpFoldResult queriesAlong = sharedQueryPosition ? one : rows;
       OpFoldResult keyEnd = affine::makeComposedFoldedAffineMax(
           builder, loc, pair,
           {builder.getIndexAttr(0),
            affine::makeComposedFoldedAffineMin(
                builder, loc, pair,
-               {numKeys, applyExpr(d0 + d1, {diagonal, rows})})});
+               {numKeys, applyExpr(d0 + d1, {diagonal, queriesAlong})})});
       // (A static key count below BK has no whole block.)
       std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
       OpFoldResult fullEnd = affine::makeComposedFoldedAffineMax(
@@ -482,10 +488,11 @@ Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
       else
         state = softmax.iterateKeyBlocks(state, zero, fullEnd,
                                          /*causal=*/false, /*fullBlocks=*/true);
-      // One query per tile sees exactly the keys below keyEnd.
-      bool oneQuery = isConstantIntValue(rows, 1);
+      // One query per tile (or rows at one position) sees exactly the keys
+      // below keyEnd.
+      bool onePosition = sharedQueryPosition || isConstantIntValue(rows, 1);
       state = softmax.iterateKeyRange(state, fullEnd, keyEnd,
-                                      /*causal=*/!oneQuery);
+                                      /*causal=*/!onePosition);
     } else if (causal) {
       // Keys after the tile's last query are masked for every row: stop
       // there. Blocks that end at or before the first query are wholly

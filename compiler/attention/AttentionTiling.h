@@ -141,6 +141,11 @@ struct SdpaTiling {
   Value query, key, value, mask, positions, keysT;
   /// Whether `keysT` and `value` are packed (pack).
   bool packed = false;
+  /// Whether every query row sits at the same position: the query heads of
+  /// one key/value head as the rows of one decoding step (GroupedQueries.h).
+  /// With `positions`, row i then sees keys j <= positions[b], not
+  /// positions[b] + i.
+  bool sharedQueryPosition = false;
   /// Its `causal`, `causal_bottom_right` and effective scale.
   bool causal, causalBottomRight;
   double scale;

@@ -38,6 +38,7 @@
 #include "compiler/attention/AttentionPath.h"
 #include "compiler/attention/AttentionStrategy.h"
 #include "compiler/attention/AttentionTiling.h"
+#include "compiler/attention/GroupedQueries.h"
 #include "compiler/attention/SdpaTilingInterface.h"
 #include "dialects/MhaOps.h"
 
@@ -65,7 +66,7 @@ namespace {
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *context, const MhaTileAttentionOptions &options)
       : OpRewritePattern(context), mode(options.attention),
-        amxSplit(options.amxSplit) {}
+        amxSplit(options.amxSplit), groupQueryHeads(options.groupQueryHeads) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
@@ -73,12 +74,62 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(op, "only f32 is tiled");
     if (!chooseAttentionPath(*getAttentionShape(op), mode).fused)
       return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
+    if (groupQueryHeads && canGroupQueryHeads(op))
+      return groupAndTile(op, rewriter);
+    return tile(op, rewriter, /*sharedQueryPosition=*/false);
+  }
 
+  /// A decoding step's query heads as the rows of one tile per key/value
+  /// head (GroupedQueries.h). With a cache, T is `?`: one token takes the
+  /// grouped op and more (a prefill) `op` as it is, in an `scf.if`. Both
+  /// are tiled here, so that neither comes back to this pattern.
+  LogicalResult groupAndTile(SdpaOp op, PatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+    if (!queryType.isDynamicDim(2)) {
+      auto [grouped, result] = buildGroupedSdpa(rewriter, op, op.getQuery());
+      if (failed(tile(grouped, rewriter, /*sharedQueryPosition=*/true)))
+        return failure();
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    Value queries = tensor::DimOp::create(rewriter, loc, op.getQuery(), 2);
+    Value oneQuery =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, queries,
+                              arith::ConstantIndexOp::create(rewriter, loc, 1));
+    auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{op.getType()},
+                                  oneQuery, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    SmallVector<int64_t> oneQueryShape(queryType.getShape());
+    oneQueryShape[2] = 1;
+    Value query = tensor::CastOp::create(
+        rewriter, loc, queryType.clone(oneQueryShape), op.getQuery());
+    auto [grouped, result] = buildGroupedSdpa(rewriter, op, query);
+    scf::YieldOp::create(rewriter, loc,
+                         ValueRange{tensor::CastOp::create(
+                             rewriter, loc, op.getType(), result)});
+    rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    auto perHead = cast<SdpaOp>(rewriter.clone(*op));
+    scf::YieldOp::create(rewriter, loc, perHead.getResult());
+    if (failed(tile(grouped, rewriter, /*sharedQueryPosition=*/true)) ||
+        failed(tile(perHead, rewriter, /*sharedQueryPosition=*/false)))
+      return failure();
+    rewriter.replaceOp(op, ifOp.getResults());
+    return success();
+  }
+
+  /// `op` tiled into an scf.forall over (batch, head, query tile) of fused
+  /// attention (SdpaTiling::buildTile).
+  LogicalResult tile(SdpaOp op, PatternRewriter &rewriter,
+                     bool sharedQueryPosition) const {
+    rewriter.setInsertionPoint(op);
     // The strategy's tiles (mha-strategy); with causal, its key
     // block divides the query tile.
     AttentionTilesAttr tiles = getAttentionTiles(op);
     int64_t queryTile = tiles.getQueryTile();
     SdpaTiling tiling(rewriter, op, queryTile, tiles.getKeyTile());
+    tiling.sharedQueryPosition = sharedQueryPosition;
 
     // Every query tile of a head reads all its keys transposed: with more
     // than one tile per head, transpose each head once, up front.
@@ -164,6 +215,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
 
   AttentionMode mode;
   bool amxSplit;
+  bool groupQueryHeads;
 };
 
 struct MhaTileAttentionPass
@@ -175,6 +227,7 @@ struct MhaTileAttentionPass
     MhaTileAttentionOptions options;
     options.attention = attention;
     options.amxSplit = amxSplit;
+    options.groupQueryHeads = groupQueryHeads;
     return options;
   }
 

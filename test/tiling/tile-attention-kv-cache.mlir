@@ -3,10 +3,43 @@
 
 // Decoding: the key loop of sequence b ends at min(C, len[b] + T) (the
 // unused capacity of the cache is never read) and the cache is never
-// transposed as a whole (each key block is, into a scratch tile).
+// transposed as a whole (each key block is, into a scratch tile). The 2
+// query heads of each key/value head are the 2 rows of one tile
+// (GroupedQueries.h), which share the position: their keys end at
+// min(C, len[b] + 1).
 
-// CHECK-DAG: #[[END:.+]] = affine_map<(d0, d1) -> (512, d0 + d1 + 1)>
+// CHECK-DAG: #[[END:.+]] = affine_map<(d0) -> (512, d0 + 1)>
 // CHECK-LABEL: func.func @decode(
+//  CHECK-SAME:     %[[LEN:[^:]+]]: tensor<2xi64>)
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<2x2x2x16xf32>
+//       CHECK:   scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) = (0, 0, 0) to (2, 2, 2) step (1, 1, 16)
+//       CHECK:     tensor.extract_slice {{.*}} : tensor<2x2x2x16xf32> to tensor<2x16xf32>
+//       CHECK:     %[[L:.+]] = tensor.extract %[[LEN]][%[[B]]] : tensor<2xi64>
+//       CHECK:     %[[P:.+]] = arith.index_cast %[[L]] : i64 to index
+//       CHECK:     affine.min #[[END]](%[[P]])
+// Whole blocks of 8 keys below the diagonal, then the rest up to the end:
+// an mha.online_attention tiled into whole blocks of 8 (static; the key
+// tile is the tail's size here, so no blocks of 16) with the last keys
+// peeled into a loop of their own.
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c8
+//       CHECK:       tensor.extract_slice %{{.+}} [8, 16] [1, 1] : tensor<512x16xf32> to tensor<8x16xf32>
+//       CHECK:     scf.for
+//       CHECK:       tensor.extract_slice %{{.+}} [8, 16] [1, 1] : tensor<512x16xf32> to tensor<8x16xf32>
+//       CHECK:     scf.for
+//       CHECK:       tensor.extract_slice %{{.+}} [%{{.+}}, 16] [1, 1] : tensor<512x16xf32> to tensor<?x16xf32>
+//       CHECK:   tensor.collapse_shape {{.*}} : tensor<2x2x2x16xf32> into tensor<2x4x16xf32>
+func.func @decode(%q: tensor<2x4x1x16xf32>, %kc: tensor<2x2x512x16xf32>, %vc: tensor<2x2x512x16xf32>, %len: tensor<2xi64>) -> tensor<2x4x1x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<2x4x1x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>) -> tensor<2x4x1x16xf32>
+  return %o : tensor<2x4x1x16xf32>
+}
+
+// -----
+
+// One key/value head (multi-query attention): a tile per query head, for
+// the cores (grouping would leave one tile per sequence); each ends at
+// min(C, len[b] + query + 1).
+// CHECK-DAG: #[[END:.+]] = affine_map<(d0, d1) -> (512, d0 + d1 + 1)>
+// CHECK-LABEL: func.func @decode_one_kv_head(
 //  CHECK-SAME:     %[[LEN:[^:]+]]: tensor<2xi64>)
 //       CHECK:   scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) = (0, 0, 0) to (2, 4, 1) step (1, 1, 16)
 //       CHECK:     %[[L:.+]] = tensor.extract %[[LEN]][%[[B]]] : tensor<2xi64>
@@ -22,8 +55,8 @@
 //       CHECK:       tensor.extract_slice %{{.+}} [8, 16] [1, 1] : tensor<512x16xf32> to tensor<8x16xf32>
 //       CHECK:     scf.for
 //       CHECK:       tensor.extract_slice %{{.+}} [%{{.+}}, 16] [1, 1] : tensor<512x16xf32> to tensor<?x16xf32>
-func.func @decode(%q: tensor<2x4x1x16xf32>, %kc: tensor<2x2x512x16xf32>, %vc: tensor<2x2x512x16xf32>, %len: tensor<2xi64>) -> tensor<2x4x1x16xf32> {
-  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<2x4x1x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>) -> tensor<2x4x1x16xf32>
+func.func @decode_one_kv_head(%q: tensor<2x4x1x16xf32>, %kc: tensor<2x1x512x16xf32>, %vc: tensor<2x1x512x16xf32>, %len: tensor<2xi64>) -> tensor<2x4x1x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<2x4x1x16xf32>, tensor<2x1x512x16xf32>, tensor<2x1x512x16xf32>, tensor<2xi64>) -> tensor<2x4x1x16xf32>
   return %o : tensor<2x4x1x16xf32>
 }
 

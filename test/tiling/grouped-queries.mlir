@@ -1,0 +1,63 @@
+// RUN: mha-opt %s -split-input-file -mha-strategy="query-tile=16 key-tile=8" -mha-tile-attention \
+// RUN:   | FileCheck %s --implicit-check-not=mha.sdpa
+
+// One query per sequence with grouped-query heads (GroupedQueries.h): the
+// G = H / Hkv query heads of each key/value head are the G rows of one
+// tile, [B, H, 1, dk] viewed as [B, Hkv, G, dk] and the result viewed back,
+// so that the tile reads its keys and values once for the G of them.
+
+// A cache's T is `?`: one token (a decoding step) takes the grouped tiles,
+// whose rows share the position (keys up to len[b] + 1); more tokens (a
+// prefill) a tile per head and query tile, as before.
+// CHECK-DAG: #[[STEP_END:.+]] = affine_map<(d0) -> (512, d0 + 1)>
+// CHECK-LABEL: func.func @step_or_prefill(
+//       CHECK:   %[[T:.+]] = tensor.dim %{{.+}}, %c2 : tensor<2x4x?x16xf32>
+//       CHECK:   %[[ONE:.+]] = arith.cmpi eq, %[[T]], %c1
+//       CHECK:   scf.if %[[ONE]] -> (tensor<2x4x?x16xf32>) {
+//       CHECK:     tensor.cast %{{.+}} : tensor<2x4x?x16xf32> to tensor<2x4x1x16xf32>
+//       CHECK:     tensor.expand_shape {{.*}} into tensor<2x2x2x16xf32>
+//       CHECK:     scf.forall ({{.*}}) = (0, 0, 0) to (2, 2, 2) step (1, 1, 16)
+//       CHECK:       affine.min #[[STEP_END]](
+//       CHECK:     tensor.collapse_shape {{.*}} : tensor<2x2x2x16xf32> into tensor<2x4x16xf32>
+//       CHECK:   } else {
+//       CHECK:     scf.forall ({{.*}}) = (0, 0, 0) to (2, 4, %{{.+}}) step (1, 1, 16)
+func.func @step_or_prefill(%q: tensor<2x4x?x16xf32>, %kc: tensor<2x2x512x16xf32>, %vc: tensor<2x2x512x16xf32>, %len: tensor<2xi64>) -> tensor<2x4x?x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<2x4x?x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>) -> tensor<2x4x?x16xf32>
+  return %o : tensor<2x4x?x16xf32>
+}
+
+// -----
+
+// One query against other keys (cross-attention, no causal): 3 query heads
+// per key/value head, dk != dv.
+// CHECK-LABEL: func.func @cross(
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<3x2x3x16xf32>
+//       CHECK:   scf.forall ({{.*}}) = (0, 0, 0) to (3, 2, 3) step (1, 1, 16)
+//       CHECK:     tensor.extract_slice {{.*}} : tensor<3x2x3x16xf32> to tensor<3x16xf32>
+//       CHECK:   tensor.collapse_shape {{.*}} : tensor<3x2x3x8xf32> into tensor<3x6x8xf32>
+func.func @cross(%q: tensor<3x6x1x16xf32>, %k: tensor<3x2x40x16xf32>, %v: tensor<3x2x40x8xf32>) -> tensor<3x6x1x8xf32> {
+  %o = mha.sdpa %q, %k, %v : (tensor<3x6x1x16xf32>, tensor<3x2x40x16xf32>, tensor<3x2x40x8xf32>) -> tensor<3x6x1x8xf32>
+  return %o : tensor<3x6x1x8xf32>
+}
+
+// -----
+
+// Not grouped: a mask (its row is per query), and causal without a cache
+// (its diagonal counts rows): a tile per head.
+// CHECK-LABEL: func.func @masked(
+//   CHECK-NOT:   tensor.expand_shape
+//       CHECK:   scf.forall ({{.*}}) = (0, 0, 0) to (3, 6, 1) step (1, 1, 16)
+func.func @masked(%q: tensor<3x6x1x16xf32>, %k: tensor<3x2x40x16xf32>, %v: tensor<3x2x40x8xf32>, %m: tensor<3x1x40xi1>) -> tensor<3x6x1x8xf32> {
+  %o = mha.sdpa %q, %k, %v mask(%m) : (tensor<3x6x1x16xf32>, tensor<3x2x40x16xf32>, tensor<3x2x40x8xf32>, tensor<3x1x40xi1>) -> tensor<3x6x1x8xf32>
+  return %o : tensor<3x6x1x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @causal(
+//   CHECK-NOT:   tensor.expand_shape
+//       CHECK:   scf.forall ({{.*}}) = (0, 0, 0) to (3, 6, 1) step (1, 1, 16)
+func.func @causal(%q: tensor<3x6x1x16xf32>, %k: tensor<3x2x40x16xf32>, %v: tensor<3x2x40x8xf32>) -> tensor<3x6x1x8xf32> {
+  %o = mha.sdpa %q, %k, %v causal : (tensor<3x6x1x16xf32>, tensor<3x2x40x16xf32>, tensor<3x2x40x8xf32>) -> tensor<3x6x1x8xf32>
+  return %o : tensor<3x6x1x8xf32>
+}
