@@ -527,7 +527,7 @@ Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
     }
     return softmax.finalize(state);
   };
-  if (!positions || getConstantIntValue(tileRows))
+  if (!positions || getConstantIntValue(tileRows) || !oneQueryBranch)
     return attendTile(tileRows);
   // A cache's queries are `?`: one token (decoding) and many (the prefill)
   // run the same code. A tile of one query takes its own branch, where the

@@ -146,6 +146,10 @@ struct SdpaTiling {
   /// With `positions`, row i then sees keys j <= positions[b], not
   /// positions[b] + i.
   bool sharedQueryPosition = false;
+  /// Whether a tile of `?` rows with `positions` has a branch of its own
+  /// for one row (buildTile): off where a grouped op takes the decoding
+  /// steps (GroupedQueries.h), so that the code is not there twice.
+  bool oneQueryBranch = true;
   /// Its `causal`, `causal_bottom_right` and effective scale.
   bool causal, causalBottomRight;
   double scale;

@@ -113,16 +113,18 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     auto perHead = cast<SdpaOp>(rewriter.clone(*op));
     scf::YieldOp::create(rewriter, loc, perHead.getResult());
     if (failed(tile(grouped, rewriter, /*sharedQueryPosition=*/true)) ||
-        failed(tile(perHead, rewriter, /*sharedQueryPosition=*/false)))
+        failed(tile(perHead, rewriter, /*sharedQueryPosition=*/false,
+                    /*oneQueryBranch=*/false)))
       return failure();
     rewriter.replaceOp(op, ifOp.getResults());
     return success();
   }
 
   /// `op` tiled into an scf.forall over (batch, head, query tile) of fused
-  /// attention (SdpaTiling::buildTile).
+  /// attention (SdpaTiling::buildTile; the flags are SdpaTiling's).
   LogicalResult tile(SdpaOp op, PatternRewriter &rewriter,
-                     bool sharedQueryPosition) const {
+                     bool sharedQueryPosition,
+                     bool oneQueryBranch = true) const {
     rewriter.setInsertionPoint(op);
     // The strategy's tiles (mha-strategy); with causal, its key
     // block divides the query tile.
@@ -130,6 +132,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     int64_t queryTile = tiles.getQueryTile();
     SdpaTiling tiling(rewriter, op, queryTile, tiles.getKeyTile());
     tiling.sharedQueryPosition = sharedQueryPosition;
+    tiling.oneQueryBranch = oneQueryBranch;
 
     // Every query tile of a head reads all its keys transposed: with more
     // than one tile per head, transpose each head once, up front.

@@ -101,7 +101,8 @@ func.func @prefill(%q: tensor<1x2x32x16xf32>, %kc: tensor<1x2x64x16xf32>, %vc: t
 // the decode steps run the same code): a tile of one query (T = 1) takes
 // its own branch, where the scores are dot products along the key rows (the
 // products [8, 16] of the block, no transpose); the general tile transposes
-// each key block into [16, 8].
+// each key block into [16, 8]. (As many key/value heads as query heads:
+// grouped ones take a step elsewhere, grouped-queries.mlir.)
 // CHECK-LABEL: func.func @dynamic_tokens(
 //       CHECK:   scf.forall
 //       CHECK:     %[[ONE:.+]] = arith.cmpi eq, %{{.+}}, %c1
@@ -112,7 +113,7 @@ func.func @prefill(%q: tensor<1x2x32x16xf32>, %kc: tensor<1x2x64x16xf32>, %vc: t
 //       CHECK:     } else {
 //       CHECK:       bufferization.alloc_tensor() : tensor<16x8xf32>
 //       CHECK:       linalg.transpose
-func.func @dynamic_tokens(%q: tensor<2x4x?x16xf32>, %kc: tensor<2x2x512x16xf32>, %vc: tensor<2x2x512x16xf32>, %len: tensor<2xi64>) -> tensor<2x4x?x16xf32> {
-  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<2x4x?x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>) -> tensor<2x4x?x16xf32>
+func.func @dynamic_tokens(%q: tensor<2x4x?x16xf32>, %kc: tensor<2x4x512x16xf32>, %vc: tensor<2x4x512x16xf32>, %len: tensor<2xi64>) -> tensor<2x4x?x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) : (tensor<2x4x?x16xf32>, tensor<2x4x512x16xf32>, tensor<2x4x512x16xf32>, tensor<2xi64>) -> tensor<2x4x?x16xf32>
   return %o : tensor<2x4x?x16xf32>
 }
