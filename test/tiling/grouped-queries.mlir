@@ -65,3 +65,18 @@ func.func @causal(%q: tensor<3x6x1x16xf32>, %k: tensor<3x2x40x16xf32>, %v: tenso
   %o = mha.sdpa %q, %k, %v causal : (tensor<3x6x1x16xf32>, tensor<3x2x40x16xf32>, tensor<3x2x40x8xf32>) -> tensor<3x6x1x8xf32>
   return %o : tensor<3x6x1x8xf32>
 }
+
+// -----
+
+// Nor bf16 caches (the keys widened from bf16): a tile of several rows
+// would transpose and widen each bf16 key block, slower than the one-query
+// tile's products along the bf16 rows.
+// CHECK-LABEL: func.func @bf16_cache(
+//   CHECK-NOT:   tensor.expand_shape {{.*}}x2x2x16xf32>
+//       CHECK:   scf.forall ({{.*}}) = (0, 0, 0) to (2, 4, 1) step (1, 1, 16)
+func.func @bf16_cache(%q: tensor<2x4x1x16xf32>, %kc: tensor<2x2x512x16xbf16>, %vc: tensor<2x2x512x16xbf16>, %len: tensor<2xi64>) -> tensor<2x4x1x16xf32> {
+  %k = arith.extf %kc : tensor<2x2x512x16xbf16> to tensor<2x2x512x16xf32>
+  %v = arith.extf %vc : tensor<2x2x512x16xbf16> to tensor<2x2x512x16xf32>
+  %o = mha.sdpa %q, %k, %v causal positions(%len) : (tensor<2x4x1x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>) -> tensor<2x4x1x16xf32>
+  return %o : tensor<2x4x1x16xf32>
+}
