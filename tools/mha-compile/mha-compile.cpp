@@ -33,6 +33,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -147,7 +148,8 @@ int main(int argc, char **argv) {
     std::optional<llvm::Error> featureError;
     pipelineOptions.target = mlir::mha::TargetDescription::fromFeatures(
         [&](llvm::StringRef feature) {
-          llvm::Expected<bool> has = ::mha::compile::cpuHasFeature(cpu, feature);
+          llvm::Expected<bool> has =
+              ::mha::compile::cpuHasFeature(cpu, feature);
           if (!has) {
             if (!featureError)
               featureError = has.takeError();
@@ -181,8 +183,9 @@ int main(int argc, char **argv) {
       return fail(hasAMX.takeError(), kCompileFailed);
     pipelineOptions.targetHasAMX = *hasAMX;
     pipelineOptions.targetRunsBF16DotAtFmaRate =
-        *hasBF16 && (cpu == "native" ? mlir::mha::hostRunsBF16DotAtFmaRate()
-                                     : mlir::mha::cpuRunsBF16DotAtFmaRate(cpu));
+        *hasBF16 && mlir::mha::cpuRunsBF16DotAtFmaRate(
+                        cpu == "native" ? llvm::sys::getHostCPUName()
+                                        : llvm::StringRef(cpu));
     if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Avx512 && !*hasBF16)
       return reportError("--bf16-dot=avx512 (or on) needs a --cpu with "
                          "AVX512_BF16; '" +
