@@ -6,6 +6,8 @@ with mha-gen --kv-cache and, in R rounds whose order rotates, measures:
 
   ours       mha-run --prefill CONTEXT --steps N --threads P: the median
              time of a one-token step once the cache holds CONTEXT tokens;
+  bf16       the same with bf16 caches and weights (mha-gen --dtype bf16),
+             against its own bound (half the bytes);
   bound      the bytes a step must read (the K and V caches up to the
              context, B·Hkv·(context+1)·(dk+dv)·4, plus the four weight
              matrices) ÷ the read bandwidth of bench/stream_read (P threads,
@@ -103,20 +105,20 @@ def name(shape):
     return f"({b}, {context}, {d}, {h})" + (f" Hkv={hkv}" if hkv != h else "")
 
 
-def cache_bytes(shape):
+def cache_bytes(shape, element_bytes=4):
     """What one step reads of both caches: up to the context and the new
-    token's row, float32."""
+    token's row, float32 (element_bytes 4) or bf16 (2)."""
     b, context, d, h, hkv = shape
-    return 2 * b * hkv * (context + 1) * (d // h) * 4
+    return 2 * b * hkv * (context + 1) * (d // h) * element_bytes
 
 
-def step_bytes(shape):
+def step_bytes(shape, element_bytes=4):
     """What one step must read: both caches (cache_bytes) and the four
-    weight matrices, float32."""
+    weight matrices, of element_bytes each."""
     b, context, d, h, hkv = shape
     dk = d // h
-    weights = (d * h * dk + 2 * d * hkv * dk + h * dk * d) * 4
-    return cache_bytes(shape) + weights
+    weights = (d * h * dk + 2 * d * hkv * dk + h * dk * d) * element_bytes
+    return cache_bytes(shape, element_bytes) + weights
 
 
 def measured(pattern, command, env=None, timeout=1800):
@@ -243,10 +245,15 @@ def main():
         cache = os.path.join(work, f"cache_{b}_{context}_{d}_{h}_{hkv}.mlir")
         generate(tools["mha-gen"], cache, heads + [
             "--dynamic", f"--kv-cache={context + args.steps + 1}"])
+        cache_bf16 = os.path.join(
+            work, f"cache_bf16_{b}_{context}_{d}_{h}_{hkv}.mlir")
+        generate(tools["mha-gen"], cache_bf16, heads + [
+            "--dynamic", f"--kv-cache={context + args.steps + 1}",
+            "--dtype=bf16"])
         recompute = os.path.join(work, f"cross_{b}_{context}_{d}_{h}_{hkv}.mlir")
         generate(tools["mha-gen"], recompute, heads + [
             f"--batch={b}", "--seq=1", f"--kv-seq={context}"])
-        graphs[shape] = (cache, recompute)
+        graphs[shape] = (cache, recompute, cache_bf16)
     b, t, d, h, hkv = prefill_shape
     prefill_cache = os.path.join(work, "prefill_cache.mlir")
     generate(tools["mha-gen"], prefill_cache, [
@@ -275,13 +282,16 @@ def main():
         dram = stream()
         for shape in shapes:
             bsz, context = shape[0], shape[1]
-            cache, recompute = graphs[shape]
+            cache, recompute, cache_bf16 = graphs[shape]
             llc = stream(max(1, step_bytes(shape) >> 20))
-            jobs = {
-                "ours": lambda: measured(STEP, [
-                    tools["mha-run"], cache, "--random", f"--dims=B={bsz}",
+            def step(graph, bsz=bsz, context=context):
+                return measured(STEP, [
+                    tools["mha-run"], graph, "--random", f"--dims=B={bsz}",
                     f"--prefill={context}", f"--steps={args.steps}"]
-                    + threads),
+                    + threads)
+            jobs = {
+                "ours": lambda: step(cache),
+                "bf16": lambda: step(cache_bf16),
                 "recompute": lambda: measured(MEDIAN, [
                     tools["mha-run"], recompute, "--random",
                     f"--repeat={args.repeat}", "--warmup=1"] + threads),
@@ -404,6 +414,24 @@ def main():
                 f"{'met' if less >= h / hkv else 'not met'} "
                 f"({cache_bytes(shape) / 2**20:.1f} MiB against "
                 f"{full / 2**20:.1f} MiB, {less:.2f}×)")
+
+    print(f"\nThe same steps with bf16 caches and weights, against their own "
+          f"bound (half the bytes) and the float32 step of the same "
+          f"round:\n")
+    print("| layer (B, context, D, H) | bf16 ms/step | MiB read | bound ms | "
+          "bf16 / bound | bf16 / float32 step |")
+    print("|---|---|---|---|---|---|")
+    for shape in shapes:
+        results = rows[shape]
+        nbytes = step_bytes(shape, element_bytes=2)
+        for r in results:
+            r["bf16_bound"] = nbytes / (r["dram"] * 1e9) * 1e3
+        print(f"| {name(shape)} | "
+              f"{fmt(median_or_none([r.get('bf16') for r in results]), 3)} | "
+              f"{nbytes / 2**20:.1f} | "
+              f"{fmt(median_or_none([r['bf16_bound'] for r in results]), 3)}"
+              f" | {fmt(per_round(results, 'bf16', 'bf16_bound'), 2, '×')} | "
+              f"{fmt(per_round(results, 'bf16', 'ours'), 2, '×')} |")
 
     b, t, d, h, hkv = prefill_shape
     prefill = median_or_none([r.get("prefill") for r in prefill_rounds])

@@ -6,6 +6,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -38,7 +39,8 @@ LogicalResult OnlineAttentionOp::verify() {
            {getKeysScratch(), "the keys scratch", 2, "[dk, BK] or [BK, dk]"},
            {getNewMax(), "the new maximum scratch", 1, "[BQ]"},
            {getCorrection(), "the correction scratch", 1, "[BQ]"},
-           {getValuesScratch(), "the values scratch", 2, "[BK, dv]"}})))
+           {getWidenedScratch(), "the widened scratch", 2,
+            "[BK, max(dk, dv)]"}})))
     return failure();
   ArrayRef<int64_t> q = getQuery().getType().getShape();
   ArrayRef<int64_t> k = getKey().getType().getShape();
@@ -83,13 +85,23 @@ LogicalResult OnlineAttentionOp::verify() {
   if (!std::isfinite(scale) || scale <= 0)
     return emitOpError() << "expects scale to be positive and finite, got "
                          << scale;
-  // The values are widened into their scratch only where they are bf16.
-  bool bf16Values = getValue().getType().getElementType().isBF16();
-  if (bf16Values != bool(getValuesScratch()))
-    return emitOpError() << "expects a values scratch exactly with bf16 "
-                            "values, got "
-                         << (getValuesScratch() ? "one" : "none") << " with "
+  // bf16 blocks are widened into their scratch; f32 ones are read in place.
+  bool bf16Operands = getKey().getType().getElementType().isBF16() ||
+                      getValue().getType().getElementType().isBF16();
+  if (bf16Operands != bool(getWidenedScratch()))
+    return emitOpError() << "expects a widened scratch exactly with bf16 keys "
+                            "or values, got "
+                         << (getWidenedScratch() ? "one" : "none") << " with "
+                         << getKey().getType().getElementType() << " keys and "
                          << getValue().getType().getElementType() << " values";
+  if (Value widened = getWidenedScratch()) {
+    int64_t columns = cast<RankedTensorType>(widened.getType()).getDimSize(1);
+    int64_t needed = std::max(q[1], v[1]);
+    if (ShapedType::isStatic(columns) && columns < needed)
+      return emitOpError() << "expects the widened scratch to have at least "
+                              "max(dk, dv) = "
+                           << needed << " columns, got " << columns;
+  }
   return success();
 }
 

@@ -60,7 +60,9 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       before and (the first three results) after the keys.
     - `scratch`: the per-block buffers `scores [BQ, BK]`, `keys [dk, BK]`
       (`[BK, dk]` for one query without `keys_t`), `new_max [BQ]`,
-      `correction [BQ]` and, with bf16 values, `values [BK, dv]`, at least as
+      `correction [BQ]` and, with bf16 keys or values, `widened
+      [BK, max(dk, dv)]` (a bf16 block widened to f32: the keys where
+      several queries read them transposed, then the values), at least as
       large as one block; their results hold nothing of use. They are
       destinations so that the key loop carries them and bufferization
       allocates them once per tile, not once per key block.
@@ -88,7 +90,7 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       RankedTensorOf<[F32]>:$sum, RankedTensorOf<[F32]>:$acc,
       RankedTensorOf<[F32]>:$scores, RankedTensorOf<[F32]>:$keys_scratch,
       RankedTensorOf<[F32]>:$new_max, RankedTensorOf<[F32]>:$correction,
-      Optional<RankedTensorOf<[F32]>>:$values_scratch);
+      Optional<RankedTensorOf<[F32]>>:$widened_scratch);
   let results = (outs Variadic<RankedTensorOf<[F32]>>:$results);
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `)`
@@ -98,7 +100,7 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     (`causal` $causal^)? (`packed` $packed^)?
     `outs` `(` $max `,` $sum `,` $acc `)`
     `scratch` `(` $scores `,` $keys_scratch `,` $new_max `,` $correction
-    (`,` $values_scratch^)? `)`
+    (`,` $widened_scratch^)? `)`
     attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{

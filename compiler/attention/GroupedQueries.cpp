@@ -1,7 +1,6 @@
 //===- GroupedQueries.cpp - A decoding step's query heads as rows ---------===//
 
 #include "compiler/attention/GroupedQueries.h"
-#include "compiler/attention/AttentionTiling.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -14,12 +13,6 @@ bool mlir::mha::canGroupQueryHeads(SdpaOp op) {
   int64_t heads = queryType.getDimSize(1), kvHeads = keyType.getDimSize(1);
   if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(kvHeads) ||
       kvHeads < 2 || heads <= kvHeads || op.getMask())
-    return false;
-  // bf16 caches: the tiles of several rows transpose and widen each bf16
-  // key block in one generic, which is slower than the one-query tile's
-  // products along the bf16 rows (docs/pipeline.md, "mha-tile-attention"),
-  // so those keep a tile per head.
-  if (SdpaTiling::getBF16Source(op.getKey()))
     return false;
   int64_t queries = queryType.getDimSize(2);
   if (op.getPositions())

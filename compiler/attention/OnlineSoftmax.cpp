@@ -254,8 +254,8 @@ OpFoldResult getSize(OpBuilder &b, Location loc, Value value, unsigned dim = 0);
 SmallVector<Value> OnlineSoftmaxState::asRange() const {
   SmallVector<Value> values = {max,   sum,    acc,       scores,
                                keysT, newMax, correction};
-  if (valuesWide)
-    values.push_back(valuesWide);
+  if (widened)
+    values.push_back(widened);
   return values;
 }
 
@@ -309,9 +309,10 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
   state.keysT = isOneQuery() ? ops.alloc({maxKeys, keyDim})
                              : ops.alloc({keyDim, maxKeys});
   // A bf16 value block is widened into f32 before P·V (whose contraction
-  // needs one element type); f32 values need none.
-  if (isBF16(tile.value))
-    state.valuesWide = ops.alloc({maxKeys, valueDim});
+  // needs one element type), and so is a bf16 key block before its
+  // transpose (updateBlock); f32 ones need none.
+  if (isBF16(tile.key) || isBF16(tile.value))
+    state.widened = ops.alloc({maxKeys, std::max(keyDim, valueDim)});
   state.newMax = ops.alloc({maxRows});
   state.correction = ops.alloc({maxRows});
   return state;
@@ -345,7 +346,7 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
       causal ? rewriter.getUnitAttr() : nullptr,
       tile.packed ? rewriter.getUnitAttr() : nullptr, inits[0], inits[1],
       inits[2], inits[3], inits[4], inits[5], inits[6],
-      state.valuesWide ? state.valuesWide : Value());
+      state.widened ? state.widened : Value());
 }
 
 OnlineSoftmaxState OnlineSoftmaxBuilder::updateByKeys(
@@ -699,6 +700,9 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
   if (mask)
     maskInput.push_back(mask);
 
+  // The widened scratch: a bf16 block of keys below, then one of values.
+  Value widened = state.widened;
+
   // One query (decoding): S[0, j] = Σ_k q[k]·K[j, k], read along the
   // contiguous key rows: the products [tk, dk] (one vector of dk per key)
   // into the scratch, then one sum per key. Transposing K first would move
@@ -743,17 +747,22 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
     keysT = sliceUnlessWhole(b, loc, tile.keyT, {zero, zero}, {dk, numKeys});
   } else {
     keysT = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
-    if (isBF16(keys))
-      // Transposed and widened in one pass over the bf16 block.
-      keysT = ops.generic(
-          {keys}, keysT, {ops.map(2, {1, 0}), ops.map(2, {0, 1})}, {kPar, kPar},
-          [](OpBuilder &nb, Location nloc, ValueRange args) {
+    // A bf16 block is widened along its rows first, then transposed in f32:
+    // a read that transposes and widens at once is lowered to one scalar
+    // load per 16-bit element.
+    if (isBF16(keys)) {
+      Value keysWide = slice(b, loc, widened, {zero, zero}, {numKeys, dk});
+      keysWide = ops.generic(
+          {keys}, keysWide, {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
+          {kPar, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
             return widen(nb, nloc, args[0]);
           });
-    else
-      keysT = linalg::TransposeOp::create(b, loc, keys, keysT,
-                                          ArrayRef<int64_t>{1, 0})
-                  ->getResult(0);
+      widened = unslice(b, loc, keysWide, widened, {zero, zero}, {numKeys, dk});
+      keys = keysWide;
+    }
+    keysT = linalg::TransposeOp::create(b, loc, keys, keysT,
+                                        ArrayRef<int64_t>{1, 0})
+                ->getResult(0);
   }
 
   // S = Q · Kᵀ over keys packed in pairs (mha-amx-split).
@@ -848,14 +857,14 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
 
   // A bf16 block of values, widened into the scratch: read once from the
   // cache, then P·V reads f32 from L1.
-  Value valuesWide;
   if (isBF16(values)) {
-    valuesWide = slice(b, loc, state.valuesWide, {zero, zero}, {numKeys, dv});
+    Value valuesWide = slice(b, loc, widened, {zero, zero}, {numKeys, dv});
     valuesWide = ops.generic(
         {values}, valuesWide, {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
         {kPar, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
           return widen(nb, nloc, args[0]);
         });
+    widened = unslice(b, loc, valuesWide, widened, {zero, zero}, {numKeys, dv});
     values = valuesWide;
   }
 
@@ -887,9 +896,7 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
   next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
   next.correction =
       unslice(b, loc, correction, state.correction, {zero}, {rows});
-  next.valuesWide = valuesWide ? unslice(b, loc, valuesWide, state.valuesWide,
-                                         {zero, zero}, {numKeys, dv})
-                               : state.valuesWide;
+  next.widened = widened;
   return next;
 }
 } // namespace

@@ -63,13 +63,14 @@ struct OnlineSoftmaxState {
   /// through the loop so that they are allocated once per tile, not once per
   /// key block.
   Value scores, keysT, newMax, correction;
-  /// [BK, dv] f32: a block of bf16 values widened; null with f32 values
-  /// (then not carried).
-  Value valuesWide;
+  /// [BK, max(dk, dv)] f32: a bf16 block widened (the keys, where several
+  /// queries read them transposed, then the values); null with f32 keys
+  /// and values (then not carried).
+  Value widened;
 
   /// The values in a fixed order (the destinations of
   /// `mha.online_attention`, and so the key loop's carried values);
-  /// `valuesWide` last, where there is one.
+  /// `widened` last, where there is one.
   SmallVector<Value> asRange() const;
   /// The inverse of `asRange`.
   static OnlineSoftmaxState fromRange(ValueRange values);

@@ -22,15 +22,16 @@ func.func @update(%q: tensor<16x8xf32>, %k: tensor<32x8xf32>, %v: tensor<32x6xf3
 
 // -----
 
-// Every optional operand: Kᵀ, the mask, the causal offset, and bf16 values
-// with their widened scratch; dynamic rows and keys.
+// Every optional operand: Kᵀ, the mask, the causal offset, and bf16 keys
+// and values with their widened scratch ([BK, max(dk, dv)]); dynamic rows
+// and keys.
 // CHECK-LABEL: func.func @update_all(
 //       CHECK:   mha.online_attention ins(%{{.+}}, %{{.+}}, %{{.+}}) keys_t(%{{.+}}) mask(%{{.+}}) query_start(%{{.+}}) key_start(%{{.+}}) causal_offset(%{{.+}}) scale(5.000000e-01) causal outs(%{{.+}}, %{{.+}}, %{{.+}}) scratch(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) :
 func.func @update_all(%q: tensor<?x8xf32>, %k: tensor<?x8xbf16>, %v: tensor<?x6xbf16>,
                       %kT: tensor<8x?xf32>, %mask: tensor<?x?xi1>, %i: index, %j: index,
                       %o: index, %m: tensor<?xf32>, %l: tensor<?xf32>,
                       %acc: tensor<?x6xf32>, %s: tensor<16x8xf32>, %kt: tensor<8x8xf32>,
-                      %nm: tensor<16xf32>, %c: tensor<16xf32>, %vw: tensor<8x6xf32>)
+                      %nm: tensor<16xf32>, %c: tensor<16xf32>, %vw: tensor<8x8xf32>)
     -> tensor<?x6xf32> {
   %r:8 = mha.online_attention ins(%q, %k, %v) keys_t(%kT) mask(%mask)
       query_start(%i) key_start(%j) causal_offset(%o) scale(0.5) causal
@@ -38,9 +39,9 @@ func.func @update_all(%q: tensor<?x8xf32>, %k: tensor<?x8xbf16>, %v: tensor<?x6x
       : (tensor<?x8xf32>, tensor<?x8xbf16>, tensor<?x6xbf16>, tensor<8x?xf32>,
          tensor<?x?xi1>, index, index, index, tensor<?xf32>, tensor<?xf32>,
          tensor<?x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>,
-         tensor<16xf32>, tensor<8x6xf32>)
+         tensor<16xf32>, tensor<8x8xf32>)
       -> (tensor<?xf32>, tensor<?xf32>, tensor<?x6xf32>, tensor<16x8xf32>,
-          tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<8x6xf32>)
+          tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<8x8xf32>)
   return %r#2 : tensor<?x6xf32>
 }
 

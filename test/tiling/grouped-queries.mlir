@@ -68,12 +68,19 @@ func.func @causal(%q: tensor<3x6x1x16xf32>, %k: tensor<3x2x40x16xf32>, %v: tenso
 
 // -----
 
-// Nor bf16 caches (the keys widened from bf16): a tile of several rows
-// would transpose and widen each bf16 key block, slower than the one-query
-// tile's products along the bf16 rows.
+// bf16 caches (the keys widened from bf16) too: the tile reads each block
+// of keys in bf16, widens it along its rows into the widened scratch, and
+// transposes it in f32 (a read that transposed and widened at once became
+// one scalar load per element); the values are widened into the same
+// scratch after.
 // CHECK-LABEL: func.func @bf16_cache(
-//   CHECK-NOT:   tensor.expand_shape {{.*}}x2x2x16xf32>
-//       CHECK:   scf.forall ({{.*}}) = (0, 0, 0) to (2, 4, 1) step (1, 1, 16)
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<2x2x2x16xf32>
+//       CHECK:   scf.forall ({{.*}}) = (0, 0, 0) to (2, 2, 2) step (1, 1, 16)
+//       CHECK:     scf.for {{.*}} iter_args({{.*}}, %[[WIDE:[^ ]+]] = %{{[^ ]+}}) -> (
+//       CHECK:       %[[KEYS:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<8x16xbf16>) outs(%{{.+}} : tensor<8x16xf32>)
+//       CHECK:       %[[WITH_KEYS:.+]] = tensor.insert_slice %[[KEYS]] into %[[WIDE]]
+//       CHECK:       linalg.transpose ins(%[[KEYS]] : tensor<8x16xf32>) outs(%{{.+}} : tensor<16x8xf32>)
+//       CHECK:       %[[VALUE_SLOT:.+]] = tensor.extract_slice %[[WITH_KEYS]][0, 0] [8, 16]
 func.func @bf16_cache(%q: tensor<2x4x1x16xf32>, %kc: tensor<2x2x512x16xbf16>, %vc: tensor<2x2x512x16xbf16>, %len: tensor<2xi64>) -> tensor<2x4x1x16xf32> {
   %k = arith.extf %kc : tensor<2x2x512x16xbf16> to tensor<2x2x512x16xf32>
   %v = arith.extf %vc : tensor<2x2x512x16xbf16> to tensor<2x2x512x16xf32>
