@@ -284,7 +284,8 @@ def main():
             bsz, context = shape[0], shape[1]
             cache, recompute, cache_bf16 = graphs[shape]
             llc = stream(max(1, step_bytes(shape) >> 20))
-            def step(graph, bsz=bsz, context=context):
+
+            def step(graph):
                 return measured(STEP, [
                     tools["mha-run"], graph, "--random", f"--dims=B={bsz}",
                     f"--prefill={context}", f"--steps={args.steps}"]
@@ -415,9 +416,8 @@ def main():
                 f"({cache_bytes(shape) / 2**20:.1f} MiB against "
                 f"{full / 2**20:.1f} MiB, {less:.2f}×)")
 
-    print(f"\nThe same steps with bf16 caches and weights, against their own "
-          f"bound (half the bytes) and the float32 step of the same "
-          f"round:\n")
+    print("\nThe same steps with bf16 caches and weights, against their own "
+          "bound (half the bytes) and the float32 step of the same round:\n")
     print("| layer (B, context, D, H) | bf16 ms/step | MiB read | bound ms | "
           "bf16 / bound | bf16 / float32 step |")
     print("|---|---|---|---|---|---|")

@@ -26,10 +26,9 @@ namespace mha {
 
 /// Whether `op`'s query heads can be grouped: H > Hkv with at least 2
 /// key/value heads (so that a step still has 2 tiles per sequence for the
-/// cores), no mask, f32 keys (not a bf16 cache's), and one query per
-/// sequence: T = 1 without `causal`, or T `?` with `positions` (one token
-/// at run time is a decoding step; more are a prefill, which keeps a tile
-/// per head).
+/// cores), no mask, and one query per sequence: T = 1 without `causal`, or
+/// T `?` with `positions` (one token at run time is a decoding step; more
+/// are a prefill, which keeps a tile per head). f32 keys or a bf16 cache's.
 bool canGroupQueryHeads(SdpaOp op);
 
 /// `op` on the query heads of each key/value head as rows: an mha.sdpa of

@@ -81,6 +81,7 @@ func.func @causal(%q: tensor<3x6x1x16xf32>, %k: tensor<3x2x40x16xf32>, %v: tenso
 //       CHECK:       %[[WITH_KEYS:.+]] = tensor.insert_slice %[[KEYS]] into %[[WIDE]]
 //       CHECK:       linalg.transpose ins(%[[KEYS]] : tensor<8x16xf32>) outs(%{{.+}} : tensor<16x8xf32>)
 //       CHECK:       %[[VALUE_SLOT:.+]] = tensor.extract_slice %[[WITH_KEYS]][0, 0] [8, 16]
+//       CHECK:       linalg.generic {{.*}} ins(%{{.+}} : tensor<8x16xbf16>) outs(%[[VALUE_SLOT]] : tensor<8x16xf32>)
 func.func @bf16_cache(%q: tensor<2x4x1x16xf32>, %kc: tensor<2x2x512x16xbf16>, %vc: tensor<2x2x512x16xbf16>, %len: tensor<2xi64>) -> tensor<2x4x1x16xf32> {
   %k = arith.extf %kc : tensor<2x2x512x16xbf16> to tensor<2x2x512x16xf32>
   %v = arith.extf %vc : tensor<2x2x512x16xbf16> to tensor<2x2x512x16xf32>
