@@ -120,12 +120,11 @@ BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 # nn.MultiheadAttention (bench/python_vs_torch.py, in Debian's python3,
 # where python3-torch lives); --quick in BENCH_ARGS shortens them.
 # Then decoding with a key/value cache against its bandwidth bound, today's
-# recompute and the PyTorch peer torch_decode.py, which is run where it is
-# (TORCH_DECODE; the row says so when it is absent), and the prefill against
-# the causal layer (bench/decode_vs_bound.py).
+# recompute and the PyTorch peer bench/torch_decode.py (TORCH_DECODE to run
+# another), and the prefill against the causal layer (bench/decode_vs_bound.py).
 # Then bf16 next to float32, ours and PyTorch's (bench/bf16_vs_f32.py, all
 # four in one process through the Python package).
-TORCH_DECODE ?= ../shared/peers/torch_decode.py
+TORCH_DECODE ?= bench/torch_decode.py
 
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""bf16 next to float32, same run (issue 16): our layer from
+"""bf16 next to float32, same run: our layer from
 `mha-gen --dtype bf16` and from plain mha-gen, and PyTorch's
 nn.MultiheadAttention in float32 and `.to(torch.bfloat16)` (under
-inference_mode, in layer_vs_torch.py's tuned environment), on the issue's
-shapes, 2 threads by default.
+inference_mode, in layer_vs_torch.py's tuned environment), at
+(1,512,512,8), (8,512,512,8) and (1,2048,1024,16), 2 threads by default.
 
 Per shape: our float32 and bf16 medians (ms, GFLOP/s), bf16 / float32
-GFLOP/s (issue 16 targets >= 1.6x), PyTorch's float32 and bf16 medians and
+GFLOP/s (target >= 1.6x), PyTorch's float32 and bf16 medians and
 our bf16 speed-up over PyTorch bf16 (target >= 2x). The FLOP count is
 layer_vs_torch.py's.
 
@@ -229,7 +229,7 @@ def main():
                         help="mha-run's --bf16-dot for the bf16 layer "
                              "(default: mha-run's own)")
     parser.add_argument("--shape", action="append", type=parse_shape,
-                        help="B,T,D,H (repeatable; default: the issue's three)")
+                        help="B,T,D,H (repeatable; default: (1,512,512,8), (8,512,512,8), (1,2048,1024,16))")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)

@@ -19,8 +19,8 @@ with mha-gen --kv-cache and, in R rounds whose order rotates, measures:
              query per sequence over the whole history (mha-gen --kv-seq
              CONTEXT), mha-run --repeat;
   PyTorch    the peer torch_decode.py (a preallocated cache, one token per
-             step), run where it is (--torch-decode, default
-             ../shared/peers/torch_decode.py beside the repository), under
+             step), bench/torch_decode.py (--torch-decode or $TORCH_DECODE
+             to run another), under
              OMP_WAIT_POLICY=passive and OPENBLAS_CORETYPE as
              layer_vs_torch.py runs PyTorch; the row says when it is absent.
 
@@ -33,8 +33,8 @@ round, so that a slow spell of the machine falls on both. --via processes:
 mha-run --prefill T --steps 0 against mha-run on the causal layer, one
 process each, within the decode rounds. Ratios are per round, then the
 median over rounds. It prints one
-Markdown table per kind, the machine, and whether the targets of issue 15
-(docs/performance.md) are met: every row within 1.5× its bound; the issue's
+Markdown table per kind, the machine, and whether the targets
+(docs/performance.md#targets) are met: every row within 1.5× its bound; the
 layer (4, 4096, 512, 8) also 20× faster than the recompute and 2× faster
 than PyTorch; a grouped-query row's caches read H/Hkv× less than the same
 layer's with H key/value heads. Needs only Python's standard library.
@@ -58,25 +58,24 @@ from layer_vs_torch import (last_line, package_importable,  # noqa: E402
                             run_child)
 
 ROOT = os.path.dirname(HERE)
-DEFAULT_TORCH_DECODE = os.path.join(ROOT, "..", "shared", "peers",
-                                    "torch_decode.py")
+DEFAULT_TORCH_DECODE = os.path.join(HERE, "torch_decode.py")
 
 DEFAULT_SHAPES = ["4,4096,512,8", "4,4096,512,8,2"]
 QUICK_SHAPES = ["2,512,256,4", "2,512,256,4,2"]
 DEFAULT_PREFILL = "1,2048,512,8"
 QUICK_PREFILL = "1,256,256,4"
 
-# Issue 15's targets. Every row: within BOUND_TARGET of its own bound. The
-# issue's layer (ISSUE_SHAPE) also: RECOMPUTE_TARGET× faster than the
+# The targets (docs/performance.md#targets). Every row: within BOUND_TARGET
+# of its own bound. The main layer (MAIN_SHAPE) also: RECOMPUTE_TARGET× faster than the
 # recompute and TORCH_TARGET× faster than PyTorch. A row with fewer
 # key/value heads than heads (grouped-query attention): its caches read
 # H/Hkv× less than the same layer's with H key/value heads (4× for the
-# issue's Hkv=2 row; the weights aside, which both read).
+# default Hkv=2 row; the weights aside, which both read).
 BOUND_TARGET = 1.5
 RECOMPUTE_TARGET = 20.0
 TORCH_TARGET = 2.0
 PREFILL_TARGET = 1.10
-ISSUE_SHAPE = (4, 4096, 512, 8, 8)
+MAIN_SHAPE = (4, 4096, 512, 8, 8)
 
 STEP = re.compile(r"^step: median ([0-9.]+) ms", re.M)
 PREFILL = re.compile(r"^prefill: median ([0-9.]+) ms", re.M)
@@ -185,9 +184,8 @@ def main():
     parser.add_argument("--torch-decode",
                         default=os.environ.get("TORCH_DECODE",
                                                DEFAULT_TORCH_DECODE),
-                        help="the PyTorch peer, run where it is (default: "
-                        "$TORCH_DECODE, else ../shared/peers/torch_decode.py "
-                        "beside the repository)")
+                        help="the PyTorch peer (default: $TORCH_DECODE, "
+                        "else bench/torch_decode.py)")
     parser.add_argument("--no-torch", action="store_true",
                         help="leave the PyTorch peer out")
     parser.add_argument("--stream-mib", type=int,
@@ -391,7 +389,7 @@ def main():
               f"{fmt(torch, 2, '×')} |")
         targets = [(f"≤ {BOUND_TARGET}× the bound", over_bound,
                     over_bound is not None and over_bound <= BOUND_TARGET)]
-        if shape == ISSUE_SHAPE:
+        if shape == MAIN_SHAPE:
             targets += [
                 (f"≥ {RECOMPUTE_TARGET:.0f}× faster than recompute",
                  recompute, recompute is not None and
@@ -459,7 +457,7 @@ def main():
     if torch_note:
         print(f"\n**Note:** {torch_note}")
     if verdicts:
-        print("\nIssue 15's targets:\n")
+        print("\nTargets:\n")
         for line in verdicts:
             print(f"- {line}")
     return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The accuracy target of bf16 layers (issue 16), on every case of
+"""The accuracy bound of bf16 layers, on every case of
 test/vectors: the max abs error of our bf16 layer (mha-gen --dtype bf16,
 mha-run) against the float64 reference of the case's float32 inputs must be
 at most FACTOR (1.5) times the max abs error of the float64 computation on

@@ -16,7 +16,7 @@
 // caches are bf16. The inputs come as float32 and are rounded to nearest even
 // once; the caches are allocated in bf16 (half the bytes) and the graph
 // rounds the new rows when it appends them. --check then holds the result to
-// the accuracy rule of bf16 layers (issue 16): its error against the
+// the accuracy rule of bf16 layers: its error against the
 // reference of the float32 inputs is at most 1.5 times that of the reference
 // computed on the bf16-rounded inputs.
 //

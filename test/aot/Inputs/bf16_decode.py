@@ -1,5 +1,5 @@
 """Checks bf16_decode.c's output rows (a bf16 cache layer's session over a
-causal reference case) with the accuracy rule of bf16 layers (issue 16):
+causal reference case) with the accuracy rule of bf16 layers:
 the max abs error against the float64 reference of the case's float32
 inputs is at most 1.5 times that of the float64 reference computed on the
 inputs and weights rounded to bf16 here (NumPy bit arithmetic, ties to
