@@ -10,6 +10,9 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::mha;
 
@@ -128,7 +131,11 @@ Value mlir::mha::buildMinusInfinity(OpBuilder &builder, Location loc) {
 }
 
 double mlir::mha::getLog2Scale(double scale) {
-  return scale * llvm::numbers::log2e;
+  // The verifiers allow any finite scale, but scale·log2(e) can pass f32's
+  // largest number, and an infinite factor would make the largest score's
+  // 0·inf a NaN; capped, it still sends every other score's weight to 0.
+  return std::min(scale * llvm::numbers::log2e,
+                  double(std::numeric_limits<float>::max()));
 }
 
 SoftmaxConstants SoftmaxConstants::create(OpBuilder &builder, Location loc,
@@ -249,17 +256,12 @@ Value mlir::mha::buildMaskedMax(OpBuilder &builder, Location loc,
   return arith::MaxNumFOp::create(builder, loc, runningMax, score);
 }
 
-Value mlir::mha::buildScaledMax(OpBuilder &builder, Location loc,
-                                const SoftmaxConstants &constants,
-                                Value rawMax) {
-  return arith::MulFOp::create(builder, loc, rawMax, constants.log2Scale);
-}
-
 Value mlir::mha::buildMaskedExp(OpBuilder &builder, Location loc,
                                 const SoftmaxConstants &constants, Value score,
                                 Value max, AllowedBuilder getAllowed) {
-  Value shifted = math::FmaOp::create(builder, loc, score, constants.log2Scale,
-                                      arith::NegFOp::create(builder, loc, max));
+  Value distance = arith::SubFOp::create(builder, loc, score, max);
+  Value shifted =
+      arith::MulFOp::create(builder, loc, distance, constants.log2Scale);
   Value weight = math::Exp2Op::create(builder, loc, shifted);
   if (Value allowed = getAllowed())
     weight =
@@ -274,7 +276,9 @@ Value mlir::mha::buildCorrection(OpBuilder &builder, Location loc,
   Value same = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
                                      oldMax, newMax);
   Value diff = arith::SubFOp::create(builder, loc, oldMax, newMax);
-  Value rescale = math::Exp2Op::create(builder, loc, diff);
+  Value rescale = math::Exp2Op::create(
+      builder, loc,
+      arith::MulFOp::create(builder, loc, diff, constants.log2Scale));
   return arith::SelectOp::create(builder, loc, same, constants.one, rescale);
 }
 
@@ -284,7 +288,9 @@ Value mlir::mha::buildPartWeight(OpBuilder &builder, Location loc,
   Value none = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
                                      max, constants.minusInfinity);
   Value diff = arith::SubFOp::create(builder, loc, max, maxAll);
-  Value rescale = math::Exp2Op::create(builder, loc, diff);
+  Value rescale = math::Exp2Op::create(
+      builder, loc,
+      arith::MulFOp::create(builder, loc, diff, constants.log2Scale));
   return arith::SelectOp::create(builder, loc, none, constants.zero, rescale);
 }
 

@@ -89,11 +89,15 @@ Value buildAllowed(OpBuilder &builder, Location loc, Value maskElement,
 // The softmax steps (scalar bodies of linalg.generic ops)
 //===----------------------------------------------------------------------===//
 
-/// The softmax's exponentials are powers of 2: with u = s·scale·log2(e),
-/// e^(s·scale - m) = 2^(u - m·log2(e)). The scale then takes log2(e) along
-/// (getLog2Scale), and the row maxima and their differences are those of
-/// u, so that each score's argument is still one FMA and its exp2 needs no
-/// multiply of its own (AVX-512: compiler/codegen/ExpApproximation.h).
+/// The softmax's exponentials are powers of 2: e^((s - m)·scale) =
+/// 2^((s - m)·scale·log2(e)), so the scale takes log2(e) along
+/// (getLog2Scale). The row maxima are those of the raw scores, and each
+/// exponent is the difference of two raw scores times that scale: the
+/// difference first, so that the row's largest score gets exactly 2^0 and
+/// its neighbours their exact distance at any magnitude. (An FMA of
+/// s·scale - m·scale would save an operation, but m·scale is rounded: the
+/// error, up to half an ulp of m·scale, is 2^256 at scores of 1e10 and
+/// turns the whole row into 0 or inf.)
 double getLog2Scale(double scale);
 
 /// The f32 constants that the softmax steps read, built once at the
@@ -146,10 +150,9 @@ Value buildSplitMultiplyAdd(OpBuilder &builder, Location loc, Value q,
 using AllowedBuilder = function_ref<Value()>;
 
 /// max(runningMax, allowed ? score : -inf): the row maximum of the scores
-/// before scaling, which buildScaledMax turns into that of the scaled
-/// scores. The scale is positive (the ops' verifiers) and rounding is
-/// monotonic, so max(s)·scale is max(s·scale) exactly, with one multiply per
-/// row instead of one per score. A key that is not allowed counts as -inf,
+/// before scaling; the scale is positive (the ops' verifiers), so the
+/// largest score is also the largest scaled one. A key that is not allowed
+/// counts as -inf,
 /// so the body stays a plain max-reduction that the vectorizer recognizes.
 /// The max is `arith.maxnumf`, the one of the attention math:
 /// mha-no-nan-row-max lets LLVM reduce it without NaN checks
@@ -158,14 +161,8 @@ Value buildMaskedMax(OpBuilder &builder, Location loc,
                      const SoftmaxConstants &constants, Value score,
                      AllowedBuilder allowed, Value runningMax);
 
-/// rawMax·log2Scale: the row maximum of the scaled scores (in log2 units,
-/// getLog2Scale) from buildMaskedMax's.
-Value buildScaledMax(OpBuilder &builder, Location loc,
-                     const SoftmaxConstants &constants, Value rawMax);
-
-/// allowed ? exp2(score·log2Scale - max) : 0 (e^(score·scale - m) with m
-/// the max in natural units), the argument one FMA (one rounding where a
-/// multiply and a subtraction made two): exactly 0 for a key that is not
+/// allowed ? exp2((score - max)·log2Scale) : 0 (e^((score - max)·scale)
+/// with `max` the row's largest raw score): exactly 0 for a key that is not
 /// allowed, also where the row's max is -inf (no NaN from -inf - -inf).
 Value buildMaskedExp(OpBuilder &builder, Location loc,
                      const SoftmaxConstants &constants, Value score, Value max,
@@ -173,7 +170,7 @@ Value buildMaskedExp(OpBuilder &builder, Location loc,
 
 /// The online softmax's correction of what was summed under `oldMax` when
 /// the maximum grows by `blockMax`: with m_new = max(oldMax, blockMax),
-/// oldMax == m_new ? 1 : exp2(oldMax - m_new) (maxima in log2 units),
+/// oldMax == m_new ? 1 : exp2((oldMax - m_new)·log2Scale) (raw maxima),
 /// guarded because a row that has seen no allowed key yet has
 /// oldMax = m_new = -inf.
 Value buildCorrection(OpBuilder &builder, Location loc,
@@ -181,9 +178,9 @@ Value buildCorrection(OpBuilder &builder, Location loc,
                       Value blockMax);
 
 /// The weight of a partial softmax with maximum `max` in a merge whose
-/// maximum is `maxAll`: max == -inf ? 0 : exp2(max - maxAll) (maxima in log2
-/// units). A part that saw no allowed key weighs nothing, also where maxAll
-/// is -inf too.
+/// maximum is `maxAll`: max == -inf ? 0 : exp2((max - maxAll)·log2Scale)
+/// (raw maxima). A part that saw no allowed key weighs nothing, also where
+/// maxAll is -inf too.
 Value buildPartWeight(OpBuilder &builder, Location loc,
                       const SoftmaxConstants &constants, Value max,
                       Value maxAll);

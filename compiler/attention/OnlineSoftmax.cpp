@@ -3,14 +3,15 @@
 // Per key block [s0, s0 + tk) of a query tile:
 //
 //   S     = Q · K_blockᵀ                          (scores, [tq, tk])
-//   m_new = max(m, max over allowed j of S·c)     (c = scale·log2(e))
-//   corr  = m == m_new ? 1 : exp2(m - m_new)      (1 when both are -inf)
-//   P     = allowed ? exp2(S·c - m_new) : 0       (over S, in place)
+//   m_new = max(m, max over allowed j of S)
+//   corr  = m == m_new ? 1 : exp2((m - m_new)·c)  (1 when both are -inf)
+//   P     = allowed ? exp2((S - m_new)·c) : 0     (over S, in place)
 //   l     = l·corr + rowsum(P)
 //   acc   = acc·corr + P · V_block
 //
-// (exp2 of the scores times log2(e) is exp of the scores: the maxima are
-// kept in log2 units, getLog2Scale in AttentionMath.h.)
+// (c = scale·log2(e): exp2 of a distance times c is exp of the scaled
+// distance. The maxima are raw scores, and each exponent is a distance
+// between raw scores: getLog2Scale in AttentionMath.h says why.)
 // and at the end out = l == 0 ? 0 : acc / l (combineKeySplits merges the
 // states of several key ranges first). A range of keys is one
 // `mha.online_attention`: scf::tileUsingSCF makes its key loop through the
@@ -786,8 +787,8 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
         });
   }
 
-  // blockMax = max over allowed j of S, from -inf, then scaled once per row
-  // in place (buildMaskedMax, buildScaledMax). It does not start
+  // blockMax = max over allowed j of S, from -inf (buildMaskedMax). It does
+  // not start
   // from m: the vectorizer's canonicalization would fold a copy of m away
   // and update m in place while its old value is still read below, which
   // bufferization could only resolve with a buffer per key block.
@@ -807,12 +808,8 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
                         nb, nloc, constants, args[0],
                         [&] { return allowed(nb, nloc, args); }, args.back());
                   });
-  blockMax = ops.generic({}, blockMax, {ops.map(1, {0})}, {kPar},
-                         [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                           return buildScaledMax(nb, nloc, constants, args[0]);
-                         });
 
-  // m_new = max(m, blockMax); corr = m == m_new ? 1 : exp(m - m_new).
+  // m_new = max(m, blockMax); corr = m == m_new ? 1 : exp((m - m_new)·scale).
   Value correction = slice(b, loc, state.correction, {zero}, {rows});
   correction = ops.generic(
       {state.max, blockMax}, correction,
@@ -828,7 +825,7 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
                         .getResult();
                   });
 
-  // P = allowed ? exp(S·scale - m_new) : 0, over S.
+  // P = allowed ? exp((S - m_new)·scale) : 0, over S.
   SmallVector<Value> expInputs = {max};
   llvm::append_range(expInputs, maskInput);
   SmallVector<AffineMap> expMaps = {ops.map(2, {0})};
@@ -907,7 +904,7 @@ Value OnlineSoftmaxBuilder::finalize(const OnlineSoftmaxState &state) {
 
 Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
                                   Value accParts, Value maxParts,
-                                  Value sumParts, Value init) {
+                                  Value sumParts, Value init, double scale) {
   TileOps ops{builder, loc};
   unsigned rowRank = cast<RankedTensorType>(init.getType()).getRank() - 1;
   SmallVector<OpFoldResult> rowSizes =
@@ -941,6 +938,7 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
 
   // Σ_p w_p·x_p with w_p = buildPartWeight(m_p, M).
   SoftmaxConstants constants;
+  constants.log2Scale = ops.f32(getLog2Scale(scale));
   constants.zero = ops.f32(0.0);
   constants.minusInfinity = ops.minusInfinity();
   Value zeroF = constants.zero;

@@ -180,12 +180,14 @@ void registerOnlineAttentionTilingInterfaceExternalModels(
 
 /// Merges the states of P disjoint key ranges of the same rows into the
 /// attention output: with M = max_p m_p and w_p = m_p == -inf ? 0 :
-/// exp(m_p - M), out = Σ_p w_p·acc_p / Σ_p w_p·l_p, and 0 where that sum is
-/// 0. `accParts` is [P, rows..., dv], `maxParts` and `sumParts` [P, rows...],
-/// `init` the result [rows..., dv]. The splits are added in order, so the
-/// result does not depend on which thread computed which.
+/// exp((m_p - M)·scale) (the maxima are raw scores), out =
+/// Σ_p w_p·acc_p / Σ_p w_p·l_p, and 0 where that sum is 0. `accParts` is
+/// [P, rows..., dv], `maxParts` and `sumParts` [P, rows...], `init` the
+/// result [rows..., dv]. The splits are added in order, so the result does
+/// not depend on which thread computed which.
 Value combineKeySplits(OpBuilder &builder, Location loc, Value accParts,
-                       Value maxParts, Value sumParts, Value init);
+                       Value maxParts, Value sumParts, Value init,
+                       double scale);
 
 } // namespace mha
 } // namespace mlir

@@ -231,8 +231,9 @@ struct SdpaPartialReduction
         sizes.batch, b.getIndexAttr(sdpa.getType().getDimSize(1)),
         sizes.queries, b.getIndexAttr(sdpa.getType().getDimSize(3))};
     Value init = tensor::EmptyOp::create(b, loc, resultSizes, b.getF32Type());
-    Value merged = combineKeySplits(b, loc, partialReduce[0], partialReduce[1],
-                                    partialReduce[2], init);
+    Value merged =
+        combineKeySplits(b, loc, partialReduce[0], partialReduce[1],
+                         partialReduce[2], init, sdpa.getEffectiveScale());
     return MergeResult{{merged.getDefiningOp()}, {merged}};
   }
 

@@ -607,8 +607,8 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
 
     SmallVector<OpFoldResult> rowSizes = {batch, numHeads, sizes.queries};
 
-    // rowMax[b, h, t] = max over allowed s of scores (then times scale);
-    // -inf when no key is allowed.
+    // rowMax[b, h, t] = max over allowed s of scores; -inf when no key is
+    // allowed.
     SmallVector<Value> maxInputs = {scores};
     llvm::append_range(maxInputs, maskInputs);
     SmallVector<AffineMap> maxMaps = {rows4};
@@ -625,15 +625,8 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
                                                  allowed, args.back()));
         });
     AffineMap rows3 = b.map(3, {d0, d1, d2});
-    rowMax =
-        b.generic({rowMax}, b.empty(rowSizes), {rows3, rows3},
-                  SmallVector<IteratorType>(3, kParallel),
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    linalg::YieldOp::create(
-                        nb, nloc, buildScaledMax(nb, nloc, constants, args[0]));
-                  });
 
-    // weights[b, h, t, s] = exp(scores * scale - rowMax) for allowed keys,
+    // weights[b, h, t, s] = exp((scores - rowMax)·scale) for allowed keys,
     // exactly 0 for the others (also where rowMax is -inf).
     SmallVector<Value> expInputs = {scores, rowMax};
     llvm::append_range(expInputs, maskInputs);
