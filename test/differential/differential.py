@@ -166,6 +166,14 @@ def make_config(seed):
     # Drawn last, so that the draws above (and the configurations of earlier
     # seeds' other fields) do not move.
     c["causal_bottom_right"] = c["causal"] and chance(rng, 0.5)
+    # Logits anywhere in float32's range: integer inputs and weights (so that
+    # the scores are exact in float32 and float64 alike) with the query's
+    # weights and bias times 2^e, e from -100 to as far as the largest
+    # possible score stays below 3e38 (scores of 1e-30 to 1e38).
+    if chance(rng, 0.15):
+        bound = c["dk"] * (c["D"] + 1) * (c["Dkv"] + 1)
+        top = int(np.floor(np.log2(3e38 / bound)))
+        c["logit_exponent"] = int(rng.integers(-100, top + 1))
     return c
 
 
@@ -211,6 +219,8 @@ def describe(c):
     if c["mask"]:
         parts.append("mask=" + c["mask"] + (" with empty rows" if c["empty_rows"] else ""))
     parts.append("bias" if c["bias"] else "no bias")
+    if "logit_exponent" in c:
+        parts.append("integer inputs, logits times 2^%d" % c["logit_exponent"])
     return " ".join(parts)
 
 
@@ -254,7 +264,22 @@ def make_inputs(c):
                     if rng.random() < 0.3:
                         mask[b, t, :] = False
         inputs["mask"] = mask
+    if "logit_exponent" in c:
+        exact_logits(inputs, c["logit_exponent"], rng)
     return inputs
+
+
+def exact_logits(inputs, exponent, rng):
+    """Makes every float input an integer in [-1, 1] (mask kept), then the
+    query's weights and bias times 2^exponent: every score is an integer
+    times 2^exponent, exact in float32, so the softmax of the compiled code
+    and of the float64 reference see the same scores at any magnitude."""
+    for name, value in inputs.items():
+        if name != "mask":
+            inputs[name] = rng.integers(-1, 2, value.shape).astype(np.float32)
+    for name in ("w_q", "b_q"):
+        if name in inputs:
+            inputs[name] = np.ldexp(inputs[name], exponent).astype(np.float32)
 
 
 def causal_allowed(c):
@@ -383,7 +408,8 @@ def run_one(seed, args, bin_dir, work_root):
         inputs = make_inputs(c)
         for name, value in inputs.items():
             np.save(os.path.join(case_dir, name + ".npy"), value)
-        with np.errstate(all="raise"):
+        # Underflow is the softmax of logits far apart: 0, as it should be.
+        with np.errstate(all="raise", under="ignore"):
             expected = reference(c, inputs)
         np.save(ref_path, expected.astype(np.float32))
     except Exception as error:  # a bug of this script: report, never hide
