@@ -307,7 +307,8 @@ static void writeSessionHeader(llvm::raw_ostream &os,
         "NULL with a message\n"
      << " * in " << n
      << "_last_error() on a bad size, one cache NULL and "
-        "not the other, or no memory.\n */\n"
+        "not the other, caches\n"
+     << " * that overlap in memory, or no memory.\n */\n"
      << n << "_session *" << n << "_session_create(int64_t batch, "
      << cache.element << " *k_cache, " << cache.element << " *v_cache"
      << (weights.empty() ? "" : ", " + weights) << ");\n\n"
@@ -323,8 +324,9 @@ static void writeSessionHeader(llvm::raw_ostream &os,
      << upper << "_CACHE_FULL when a\n"
      << " * sequence's length + tokens would pass " << upper
      << "_CACHE_CAPACITY; " << upper << "_BAD_ARGUMENT\n"
-     << " * for a null pointer or tokens < 1; " << upper
-     << "_RESULT_TOO_SMALL. On an error\n"
+     << " * for a null pointer, tokens < 1, or x or y overlapping the caches "
+        "or each\n * other; "
+     << upper << "_RESULT_TOO_SMALL. On an error\n"
      << " * nothing is written and the lengths do not change; the message is "
         "in\n * "
      << n << "_last_error().\n */\n"
@@ -332,9 +334,11 @@ static void writeSessionHeader(llvm::raw_ostream &os,
      << "_session *session, const float *x, int64_t tokens,\n"
      << "    float *y, int64_t y_capacity);\n\n"
      << "/*\n * Sets every sequence's length (`batch` values, each between 0 "
-        "and\n * "
-     << upper
-     << "_CACHE_CAPACITY): the next step appends sequence b's tokens at "
+        "and the rows\n"
+     << " * its cache holds: those the steps wrote since the create or the "
+        "last reset,\n * or all "
+     << upper << "_CACHE_CAPACITY of borrowed caches, whose owner says\n"
+     << " * what they hold): the next step appends sequence b's tokens at "
         "row\n"
      << " * lengths[b] and attends to its rows 0 .. lengths[b] + t. Ragged "
         "batches:\n"
@@ -352,7 +356,8 @@ static void writeSessionHeader(llvm::raw_ostream &os,
      << "int " << n << "_session_lengths(const " << n
      << "_session *session, int64_t *lengths);\n\n"
      << "/* Every length back to 0: a new batch of sequences, same weights "
-        "and caches. */\n"
+        "and caches\n * (the session's own caches then hold no row for "
+     << n << "_session_set_lengths). */\n"
      << "void " << n << "_session_reset(" << n << "_session *session);\n\n"
      << "/* Frees the session, its weights and the caches it allocated (not "
         "borrowed\n * ones); NULL is ignored. */\n"
@@ -372,7 +377,9 @@ std::string writeHeader(const LibraryInterface &interface) {
      << "/* Status codes of " << n << "_call and " << n << "_run. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_OK 0\n"
      << "/* A pointer is null, a size is not positive, sizes do not fit\n"
-     << "   together (see below), or a mask byte is not 0 or 1. */\n"
+     << "   together (see below), a mask byte is not 0 or 1, or a buffer the "
+        "call\n   writes (result, result_shape, a cache) overlaps another "
+        "argument. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_BAD_ARGUMENT 1\n"
      << "/* The result does not fit in result_capacity floats. */\n"
      << "#define " << llvm::StringRef(n).upper() << "_RESULT_TOO_SMALL 2\n"
@@ -464,9 +471,11 @@ std::string writeHeader(const LibraryInterface &interface) {
     if (writtenBounds.insert(line).second)
       os << line;
   }
-  os << " *\n * A call with sizes that break any of these, or a mask byte"
-     << " other than 0 or 1,\n * returns " << llvm::StringRef(n).upper()
-     << "_BAD_ARGUMENT before the graph runs.\n";
+  os << " *\n * A call with sizes that break any of these, a mask byte"
+     << " other than 0 or 1,\n * or a buffer it writes (result, result_shape"
+     << (findCache(interface) ? ", k_cache, v_cache" : "")
+     << ") sharing a byte with\n * another argument, returns "
+     << llvm::StringRef(n).upper() << "_BAD_ARGUMENT before the graph runs.\n";
   if (hasBF16(interface, Arguments::All))
     os << " *\n * The graph holds the arguments marked \"rounded to bf16\" "
           "in bfloat16. They\n"
@@ -669,7 +678,7 @@ static void writeChecks(llvm::raw_ostream &os,
        << "  for (int64_t i = 0; i < count; ++i)\n"
        << "    if (" << id << "[i] > 1)\n"
        << "      return " << n << "_fail(" << upper << "_BAD_ARGUMENT, \"" << id
-       << ": byte %lld is %d; a mask byte must be 0 or 1\", "
+       << ": bool element %lld is the byte %d (expected 0 or 1)\", "
        << "(long long)i, (int)" << id << "[i]);\n";
   }
   // A cache graph's lengths: the new tokens must fit after each sequence's
@@ -701,6 +710,86 @@ static void writeChecks(llvm::raw_ostream &os,
        << capacity << " - " << x << "_shape[1]), (long long)" << capacity
        << ");\n";
   }
+}
+
+/// The wrapper's overlap test. A buffer the compiled code writes (a cache
+/// as it runs, the result after) that shares bytes with another argument
+/// makes it read values it wrote, or hands the caller a clobbered input:
+/// refused as a whole byte range, not as equal pointers, since a view
+/// shifted by one element overlaps too.
+static void writeDisjointHelpers(llvm::raw_ostream &os,
+                                 const LibraryInterface &interface) {
+  const std::string &n = interface.name;
+  std::string upper = llvm::StringRef(n).upper();
+  os << "/* The bytes of `count` elements of `size` bytes; SIZE_MAX where "
+        "that overflows. */\n"
+     << "static size_t " << n << "_bytes(int64_t count, size_t size) {\n"
+     << "  size_t bytes;\n"
+     << "  return count < 1 ? 0 : __builtin_mul_overflow((size_t)count, "
+        "size, &bytes) ? SIZE_MAX : bytes;\n}\n\n"
+     // Distances, not ends: an end past the address space cannot wrap.
+     << "static int " << n
+     << "_overlap(const void *a, size_t a_bytes, const void *b, size_t "
+        "b_bytes) {\n"
+     << "  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;\n"
+     << "  return a_bytes && b_bytes && (x >= y ? x - y < b_bytes : y - x < "
+        "a_bytes);\n}\n\n"
+     << "/* Refuses the first two of `count` buffers that share a byte where "
+        "one of them\n   is written. */\n"
+     << "static int " << n
+     << "_check_disjoint(int count, const void *const *at, const size_t "
+        "*bytes,\n"
+     << "                          const char *written, const char *const "
+        "*names) {\n"
+     << "  for (int i = 0; i < count; ++i)\n"
+     << "    for (int j = i + 1; j < count; ++j)\n"
+     << "      if ((written[i] || written[j]) && " << n
+     << "_overlap(at[i], bytes[i], at[j], bytes[j]))\n"
+     << "        return " << n << "_fail(" << upper
+     << "_BAD_ARGUMENT, \"%s and %s overlap in memory: an argument the call "
+        "writes must not share bytes with another\", names[i], names[j]);\n"
+     << "  return " << upper << "_OK;\n}\n\n";
+}
+
+/// The end of NAME_check: every argument's bytes (their sizes are checked
+/// by now), the result's room and its shape, through NAME_check_disjoint.
+/// With `own_weights` (NAME_call) the weights are the handle's copies,
+/// which no caller's buffer can share, and whose bf16 ones are half the
+/// bytes of the caller's floats: they count as none.
+static void writeDisjointCheck(llvm::raw_ostream &os,
+                               const LibraryInterface &interface) {
+  const std::string &n = interface.name;
+  const auto &arguments = interface.signature.arguments;
+  size_t count = arguments.size() + 2;
+  llvm::SmallVector<std::string> at, written, names;
+  os << "  size_t bytes[" << count << "];\n  (void)own_weights;\n";
+  for (auto [index, argument] : llvm::enumerate(arguments)) {
+    std::string id = toCIdentifier(argument.name);
+    at.push_back(id);
+    written.push_back(isWritten(interface, index) ? "1" : "0");
+    names.push_back("\"" + id + "\"");
+    os << "  " << n << "_count(" << argument.type.getRank() << ", " << id
+       << "_shape, &count);\n"
+       << "  bytes[" << index
+       << "] = " << (interface.isWeight[index] ? "own_weights ? 0 : " : "") << n
+       << "_bytes(count, sizeof(" << elementType(argument) << "));\n";
+  }
+  at.append({"result", "result_shape"});
+  written.append({"1", "1"});
+  names.append({"\"result\"", "\"result_shape\""});
+  os << "  bytes[" << count - 2 << "] = " << n
+     << "_bytes(result_capacity, sizeof(float));\n"
+     << "  bytes[" << count - 1
+     << "] = " << interface.signature.result.getRank()
+     << " * sizeof(int64_t);\n"
+     << "  const void *at[" << count << "] = {" << llvm::join(at, ", ")
+     << "};\n"
+     << "  static const char written[" << count << "] = {"
+     << llvm::join(written, ", ") << "};\n"
+     << "  static const char *const names[" << count << "] = {"
+     << llvm::join(names, ", ") << "};\n"
+     << "  return " << n << "_check_disjoint(" << count
+     << ", at, bytes, written, names);\n";
 }
 
 /// The session API of a cache graph (writeSessionHeader documents it), on
@@ -737,6 +826,7 @@ static void writeSession(llvm::raw_ostream &os,
   os << "\nstruct " << n << "_session {\n  " << n << "_handle *handle;\n"
      << "  int64_t batch;\n  " << cache.element << " *k_cache, *v_cache;\n"
      << "  int owns_caches;\n  int64_t *lengths;\n"
+     << "  int64_t *written; /* rows each sequence's cache holds */\n"
      << "  int64_t k_shape[4], v_shape[4];\n};\n\n";
 
   os << n << "_session *" << n << "_session_create(int64_t batch, "
@@ -767,6 +857,14 @@ static void writeSession(llvm::raw_ostream &os,
      << "    return " << n << "_fail(" << upper
      << "_BAD_ARGUMENT, \"the caches of %lld sequences do not fit in "
         "memory\", (long long)batch), NULL;\n"
+     << "  if (k_cache) {\n"
+     << "    const void *at[2] = {k_cache, v_cache};\n"
+     << "    size_t bytes[2] = {k_bytes, v_bytes};\n"
+     << "    static const char written[2] = {1, 1};\n"
+     << "    static const char *const names[2] = {\"k_cache\", \"v_cache\"};\n"
+     << "    if (" << n
+     << "_check_disjoint(2, at, bytes, written, names) != " << upper
+     << "_OK)\n      return NULL;\n  }\n"
      << "  " << n << "_session *session = calloc(1, sizeof *session);\n"
      << "  if (!session)\n    return " << n << "_fail(" << upper
      << "_BAD_ARGUMENT, \"out of memory for the session\"), NULL;\n"
@@ -774,6 +872,11 @@ static void writeSession(llvm::raw_ostream &os,
      << "  memcpy(session->k_shape, k_shape, sizeof k_shape);\n"
      << "  memcpy(session->v_shape, v_shape, sizeof v_shape);\n"
      << "  session->lengths = calloc((size_t)batch, sizeof(int64_t));\n"
+     // Borrowed caches hold what their owner says: any row may be kept.
+     << "  session->written = calloc((size_t)batch, sizeof(int64_t));\n"
+     << "  for (int64_t b = 0; k_cache && session->written && b < batch; "
+        "++b)\n"
+     << "    session->written[b] = " << capacity << ";\n"
      << "  session->handle = " << n << "_create("
      << llvm::join(weightValues, ", ") << ");\n"
      << "  if (k_cache) {\n"
@@ -785,8 +888,8 @@ static void writeSession(llvm::raw_ostream &os,
      << "    if (session->k_cache && session->v_cache) {\n"
      << "      memset(session->k_cache, 0, k_bytes);\n"
      << "      memset(session->v_cache, 0, v_bytes);\n    }\n  }\n"
-     << "  if (!session->handle || !session->lengths || !session->k_cache || "
-        "!session->v_cache) {\n"
+     << "  if (!session->handle || !session->lengths || !session->written "
+        "||\n      !session->k_cache || !session->v_cache) {\n"
      // NAME_create's own message stays when it is the one that failed.
      << "    if (session->handle)\n      " << n << "_fail(" << upper
      << "_BAD_ARGUMENT, \"out of memory for the caches (%zu + %zu bytes)\", "
@@ -820,8 +923,10 @@ static void writeSession(llvm::raw_ostream &os,
      << "  int status = " << n << "_call(session->handle, "
      << llvm::join(callValues, ", ") << ", y, y_capacity, y_shape);\n"
      << "  if (status != " << upper << "_OK)\n    return status;\n"
-     << "  for (int64_t b = 0; b < session->batch; ++b)\n"
+     << "  for (int64_t b = 0; b < session->batch; ++b) {\n"
      << "    session->lengths[b] += tokens;\n"
+     << "    if (session->written[b] < session->lengths[b])\n"
+     << "      session->written[b] = session->lengths[b];\n  }\n"
      << "  return " << upper << "_OK;\n}\n\n";
 
   os << "int " << n << "_session_set_lengths(" << n
@@ -831,12 +936,12 @@ static void writeSession(llvm::raw_ostream &os,
      << "_BAD_ARGUMENT, \"%s: null pointer\", session ? \"lengths\" : "
         "\"session\");\n"
      << "  for (int64_t b = 0; b < session->batch; ++b)\n"
-     << "    if (lengths[b] < 0 || lengths[b] > " << capacity << ")\n"
+     << "    if (lengths[b] < 0 || lengths[b] > session->written[b])\n"
      << "      return " << n << "_fail(" << upper
-     << "_BAD_ARGUMENT, \"lengths: sequence %lld has length %lld; a length "
-        "must be between 0 and the capacity %lld\",\n"
-     << "                 (long long)b, (long long)lengths[b], (long long)"
-     << capacity << ");\n"
+     << "_BAD_ARGUMENT, \"lengths: sequence %lld would hold %lld tokens; a "
+        "length must be between 0 and the %lld tokens its cache holds\",\n"
+     << "                 (long long)b, (long long)lengths[b], (long "
+        "long)session->written[b]);\n"
      << "  memcpy(session->lengths, lengths, (size_t)session->batch * "
         "sizeof(int64_t));\n"
      << "  return " << upper << "_OK;\n}\n\n";
@@ -852,8 +957,11 @@ static void writeSession(llvm::raw_ostream &os,
      << "  return " << upper << "_OK;\n}\n\n";
 
   os << "void " << n << "_session_reset(" << n << "_session *session) {\n"
-     << "  if (session)\n"
-     << "    memset(session->lengths, 0, (size_t)session->batch * "
+     << "  if (!session)\n    return;\n"
+     << "  memset(session->lengths, 0, (size_t)session->batch * "
+        "sizeof(int64_t));\n"
+     << "  if (session->owns_caches)\n"
+     << "    memset(session->written, 0, (size_t)session->batch * "
         "sizeof(int64_t));\n}\n\n";
 
   os << "void " << n << "_session_free(" << n << "_session *session) {\n"
@@ -861,7 +969,8 @@ static void writeSession(llvm::raw_ostream &os,
      << "  " << n << "_destroy(session->handle);\n"
      << "  if (session->owns_caches) {\n    free(session->k_cache);\n"
      << "    free(session->v_cache);\n  }\n"
-     << "  free(session->lengths);\n  free(session);\n}\n";
+     << "  free(session->lengths);\n  free(session->written);\n"
+     << "  free(session);\n}\n";
 }
 
 std::string writeWrapper(const LibraryInterface &interface,
@@ -1148,13 +1257,16 @@ std::string writeWrapper(const LibraryInterface &interface,
     writeChecks(os, interface, Arguments::Weights);
     os << "  return " << upper << "_OK;\n}\n\n";
   }
+  writeDisjointHelpers(os, interface);
   os << "static int " << n << "_check(" << withComma(checkParameters)
-     << "const float *result, const int64_t *result_shape) {\n"
+     << "const float *result, int64_t result_capacity, "
+        "const int64_t *result_shape, int own_weights) {\n"
      << "  int64_t count;\n";
   writeChecks(os, interface, Arguments::All);
   os << "  if (!result || !result_shape)\n    return " << n << "_fail(" << upper
-     << "_BAD_ARGUMENT, \"result: null pointer\");\n"
-     << "  return " << upper << "_OK;\n}\n\n";
+     << "_BAD_ARGUMENT, \"result: null pointer\");\n";
+  writeDisjointCheck(os, interface);
+  os << "}\n\n";
 
   // The descriptors of every argument, named `<id>_memref`.
   auto describeArguments = [&]() {
@@ -1291,7 +1403,7 @@ std::string writeWrapper(const LibraryInterface &interface,
                            : std::string())
      << "  int status = " << n << "_check("
      << withComma(argumentValues(interface, "", true))
-     << "result, result_shape);\n"
+     << "result, result_capacity, result_shape, 0);\n"
      << "  if (status != " << upper << "_OK)\n    return status;\n";
   if (bf16) {
     layOutBF16(Arguments::All);
@@ -1441,7 +1553,7 @@ std::string writeWrapper(const LibraryInterface &interface,
      << "_BAD_ARGUMENT, \"handle: null pointer\");\n"
      << "  int status = " << n << "_check("
      << withComma(argumentValues(interface, "handle->", true))
-     << "result, result_shape);\n"
+     << "result, result_capacity, result_shape, 1);\n"
      << "  if (status != " << upper << "_OK)\n    return status;\n";
   if (bf16Activations) {
     layOutBF16(Arguments::Activations);
