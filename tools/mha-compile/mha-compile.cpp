@@ -131,6 +131,7 @@ llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  ::mha::tools::hideLLVMOptions({&compileCategory});
   mlir::registerPassManagerCLOptions();
   mlir::mha::registerMhaPasses();
   // The compiler's options, as mha-run takes them (and with its defaults).

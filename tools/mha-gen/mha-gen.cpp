@@ -151,7 +151,7 @@ std::optional<int64_t> given(const cl::opt<int64_t> &option) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(genCategory);
+  ::mha::tools::hideLLVMOptions({&genCategory});
   if (!::mha::tools::parseCommandLine(
           argc, argv,
           "mha-gen: write the graph of one multi-head attention layer\n"))
@@ -160,6 +160,30 @@ int main(int argc, char **argv) {
   if (dtype != "f32" && dtype != "bf16") {
     reportError("--dtype must be f32 or bf16, got '" + dtype + "'");
     return ::mha::tools::kBadInput;
+  }
+  // --dynamic makes the batch and sequence sizes `?`, so sizes given for
+  // them are not in the graph: say so, and how to give them at run time,
+  // rather than drop them silently. (Scripts pass them with --dynamic to
+  // name the same layer with `?` sizes, so this is a note, not an error.)
+  if (dynamic) {
+    std::string dims, dropped;
+    for (auto [letter, option] :
+         {std::pair<StringRef, cl::opt<int64_t> *>{"B", &batch},
+          {"T", &seqLen},
+          {"S", &kvSeqLen}}) {
+      if (!option->getNumOccurrences())
+        continue;
+      dropped += (dropped.empty() ? "--" : ", --") + option->ArgStr.str() +
+                 " " + std::to_string(int64_t(*option));
+      dims += (dims.empty() ? "" : ",") + letter.str() + "=" +
+              std::to_string(int64_t(*option));
+    }
+    if (!dropped.empty())
+      llvm::WithColor::note(llvm::errs(), "mha-gen")
+          << "--dynamic makes the batch and sequence sizes ?, so " << dropped
+          << " set no size in the graph; give them at run time: mha-run "
+             "--dims "
+          << dims << "\n";
   }
   auto config = ::mha::tools::resolveLayerConfig(
       getLayerOptions(), [](StringRef name) { return ("--" + name).str(); });

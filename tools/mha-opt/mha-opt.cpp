@@ -45,6 +45,8 @@ void reportError(const llvm::Twine &message) {
 
 /// Everything but the check of stdout, which main does on every path.
 static int run(int argc, char **argv) {
+  // mlir-opt's options, registered below, stay in --help.
+  ::mha::tools::hideLLVMOptions({});
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
   mlir::mha::registerMhaPasses();

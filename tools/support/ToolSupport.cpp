@@ -2,6 +2,7 @@
 
 #include "tools/support/ToolSupport.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,6 +35,23 @@ bool mha::tools::parseCommandLine(int argc, const char *const *argv,
     llvm::WithColor::error(llvm::errs(), tool)
         << "bad option value (see the line above)\n";
   return false;
+}
+
+void mha::tools::hideLLVMOptions(
+    llvm::ArrayRef<llvm::cl::OptionCategory *> shown) {
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    // Already hidden (or really hidden, which Hidden would undo): as it is.
+    if (option->getOptionHiddenFlag() != llvm::cl::NotHidden)
+      continue;
+    if (llvm::is_contained({"help", "help-list", "version"}, entry.first))
+      continue;
+    if (llvm::any_of(option->Categories, [&](llvm::cl::OptionCategory *c) {
+          return llvm::is_contained(shown, c);
+        }))
+      continue;
+    option->setHiddenFlag(llvm::cl::Hidden);
+  }
 }
 
 bool mha::tools::finishOutput(llvm::raw_fd_ostream &os, llvm::StringRef tool,

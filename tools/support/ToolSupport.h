@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -42,6 +43,14 @@ enum ExitCode {
 /// can exit with kBadInput. `--help` and `--version` still exit with 0.
 bool parseCommandLine(int argc, const char *const *argv,
                       llvm::StringRef overview);
+
+/// Moves LLVM's own options (its code generators' and passes', hundreds of
+/// them, registered when the tool is loaded) from `--help` to
+/// `--help-hidden`: every option registered so far that is in none of
+/// `shown` and not one of `--help`, `--help-list` or `--version`. Call it
+/// first in main, before MLIR's options are registered (they stay shown:
+/// `--mlir-timing`, mha-opt's pass list); the hidden options still parse.
+void hideLLVMOptions(llvm::ArrayRef<llvm::cl::OptionCategory *> shown);
 
 /// A file a tool reads or writes, and how the command line names it
 /// ("--output", "input 'x'", "the graph").
