@@ -559,14 +559,15 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
     }
   }
 
-  os << llvm::formatv("decode: batch {0}, prefill {1} tokens, {2} steps of 1 "
-                      "token, cache capacity {3}",
-                      batch, prefill, steps, capacity);
+  os << llvm::formatv("decode: batch {0}, prefill {1} tokens, {2} step{4} of "
+                      "1 token, cache capacity {3}",
+                      batch, prefill, steps, capacity, steps == 1 ? "" : "s");
   if (graph.cacheElement == ElementType::BF16)
     os << llvm::formatv(", bf16 caches ({0} bytes)", cacheBytes);
   if (!options.lengths.empty())
     os << ", lengths after the prefill " << options.lengths;
-  os << llvm::formatv(" ({0} threads)\n", omp_get_max_threads());
+  os << llvm::formatv(" ({0} thread{1})\n", omp_get_max_threads(),
+                      omp_get_max_threads() == 1 ? "" : "s");
   double prefillMs = median(prefillTimes);
   os << llvm::formatv("prefill: median {0:F3} ms over {1} run(s), {2:F0} "
                       "tokens/s\n",

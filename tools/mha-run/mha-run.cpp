@@ -564,9 +564,11 @@ private:
                                     "in {1:F1} ms\n",
                                     numPrepared, prepareMs);
     llvm::outs() << llvm::formatv("median {0:F3} ms, min {1:F3} ms over {2} "
-                                  "runs ({3} threads)",
+                                  "run{5} ({3} thread{4})",
                                   median, times.front(), times.size(),
-                                  omp_get_max_threads());
+                                  omp_get_max_threads(),
+                                  omp_get_max_threads() == 1 ? "" : "s",
+                                  times.size() == 1 ? "" : "s");
     if (problem)
       llvm::outs() << llvm::formatv(", {0:F1} GFLOP/s",
                                     problem->flops() / (median * 1e6));
@@ -672,6 +674,7 @@ private:
 
 /// Everything but the check of stdout, which main does on every path.
 static int run(int argc, char **argv) {
+  ::mha::tools::hideLLVMOptions({&runCategory});
   // Passes first: --mlir-print-ir-after=PASS only knows the passes
   // registered when the pass manager's options are created.
   mlir::mha::registerMhaPasses();
