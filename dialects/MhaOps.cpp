@@ -9,6 +9,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -715,39 +716,128 @@ RankedTensorType AttentionOp::inferResultType() {
 // The causal clause of the assembly format
 //===----------------------------------------------------------------------===//
 
-/// Parses nothing, `causal`, `causal(top_left)` or `causal(bottom_right)`
-/// into the unit attributes `causal` and `causal_bottom_right`. `top_left` is
-/// accepted so that a graph can spell out the default; it prints as
-/// `causal`.
-static ParseResult parseCausal(OpAsmParser &parser, UnitAttr &causal,
-                               UnitAttr &causalBottomRight) {
-  if (failed(parser.parseOptionalKeyword("causal")))
-    return success();
-  causal = parser.getBuilder().getUnitAttr();
-  if (failed(parser.parseOptionalLParen()))
-    return success();
-  SMLoc loc = parser.getCurrentLocation();
-  StringRef alignment;
-  if (parser.parseOptionalKeyword(&alignment) ||
-      (alignment != "top_left" && alignment != "bottom_right"))
-    return parser.emitError(loc)
-           << "expects the causal alignment top_left or bottom_right, got "
-           << (alignment.empty() ? StringRef("no keyword") : alignment);
-  if (alignment == "bottom_right")
-    causalBottomRight = parser.getBuilder().getUnitAttr();
-  return parser.parseRParen();
+/// The optional clauses after an attention op's operands: `mask(%m)`,
+/// `causal` or `causal(top_left|bottom_right)`, `positions(%p)` and
+/// `scale(x)`, each at most once and in any order (a reader writes
+/// `scale(0.125) causal` as readily as `causal scale(0.125)`); they print in
+/// that order. `mask` and `positions` are null where the op has no such
+/// clause (mha.attention).
+static ParseResult
+parseClauses(OpAsmParser &parser,
+             std::optional<OpAsmParser::UnresolvedOperand> *mask,
+             UnitAttr &causal, UnitAttr &causalBottomRight,
+             std::optional<OpAsmParser::UnresolvedOperand> *positions,
+             FloatAttr &scale) {
+  auto parseOperandClause =
+      [&](std::optional<OpAsmParser::UnresolvedOperand> &operand) {
+        OpAsmParser::UnresolvedOperand value;
+        if (parser.parseLParen() || parser.parseOperand(value) ||
+            parser.parseRParen())
+          return failure();
+        operand = value;
+        return success();
+      };
+  while (true) {
+    SMLoc loc = parser.getCurrentLocation();
+    auto duplicate = [&](StringRef clause) {
+      return parser.emitError(loc) << "`" << clause << "` is given twice";
+    };
+    if (mask && succeeded(parser.parseOptionalKeyword("mask"))) {
+      if (mask->has_value())
+        return duplicate("mask");
+      if (failed(parseOperandClause(*mask)))
+        return failure();
+    } else if (positions &&
+               succeeded(parser.parseOptionalKeyword("positions"))) {
+      if (positions->has_value())
+        return duplicate("positions");
+      if (failed(parseOperandClause(*positions)))
+        return failure();
+    } else if (succeeded(parser.parseOptionalKeyword("scale"))) {
+      if (scale)
+        return duplicate("scale");
+      if (parser.parseLParen() ||
+          parser.parseAttribute(scale, parser.getBuilder().getF32Type()) ||
+          parser.parseRParen())
+        return failure();
+    } else if (succeeded(parser.parseOptionalKeyword("causal"))) {
+      if (causal)
+        return duplicate("causal");
+      causal = parser.getBuilder().getUnitAttr();
+      if (failed(parser.parseOptionalLParen()))
+        continue;
+      SMLoc alignmentLoc = parser.getCurrentLocation();
+      StringRef alignment;
+      if (parser.parseOptionalKeyword(&alignment) ||
+          (alignment != "top_left" && alignment != "bottom_right"))
+        return parser.emitError(alignmentLoc)
+               << "expects the causal alignment top_left or bottom_right, got "
+               << (alignment.empty() ? StringRef("no keyword") : alignment);
+      if (alignment == "bottom_right")
+        causalBottomRight = parser.getBuilder().getUnitAttr();
+      if (parser.parseRParen())
+        return failure();
+    } else {
+      return success();
+    }
+  }
 }
 
-/// Prints `causal` (top-left) or `causal(bottom_right)`, or nothing. An op
-/// with `causal_bottom_right` but no `causal` fails to verify, and such an op
-/// is printed in the generic form, which keeps both attributes.
-static void printCausal(OpAsmPrinter &printer, Operation *, UnitAttr causal,
-                        UnitAttr causalBottomRight) {
-  if (!causal)
-    return;
-  printer << "causal";
-  if (causalBottomRight)
-    printer << "(bottom_right)";
+/// Prints the clauses in one order: `mask(...)`, `causal` (top-left) or
+/// `causal(bottom_right)`, `positions(...)`, `scale(...)`. An op with
+/// `causal_bottom_right` but no `causal` fails to verify, and such an op is
+/// printed in the generic form, which keeps both attributes.
+static void printClauses(OpAsmPrinter &printer, Value mask, UnitAttr causal,
+                         UnitAttr causalBottomRight, Value positions,
+                         FloatAttr scale) {
+  llvm::SmallVector<std::function<void()>> clauses;
+  if (mask)
+    clauses.push_back([&] { printer << "mask(" << mask << ")"; });
+  if (causal)
+    clauses.push_back([&] {
+      printer << "causal";
+      if (causalBottomRight)
+        printer << "(bottom_right)";
+    });
+  if (positions)
+    clauses.push_back([&] { printer << "positions(" << positions << ")"; });
+  if (scale)
+    clauses.push_back([&] {
+      printer << "scale(";
+      printer.printAttributeWithoutType(scale);
+      printer << ")";
+    });
+  llvm::interleave(clauses, printer.getStream(), [](auto &print) { print(); },
+                   " ");
+}
+
+static ParseResult parseAttentionClauses(
+    OpAsmParser &parser, std::optional<OpAsmParser::UnresolvedOperand> &mask,
+    UnitAttr &causal, UnitAttr &causalBottomRight,
+    std::optional<OpAsmParser::UnresolvedOperand> &positions,
+    FloatAttr &scale) {
+  return parseClauses(parser, &mask, causal, causalBottomRight, &positions,
+                      scale);
+}
+
+static void printAttentionClauses(OpAsmPrinter &printer, Operation *,
+                                  Value mask, UnitAttr causal,
+                                  UnitAttr causalBottomRight, Value positions,
+                                  FloatAttr scale) {
+  printClauses(printer, mask, causal, causalBottomRight, positions, scale);
+}
+
+static ParseResult parseCausalAndScale(OpAsmParser &parser, UnitAttr &causal,
+                                       UnitAttr &causalBottomRight,
+                                       FloatAttr &scale) {
+  return parseClauses(parser, nullptr, causal, causalBottomRight, nullptr,
+                      scale);
+}
+
+static void printCausalAndScale(OpAsmPrinter &printer, Operation *,
+                                UnitAttr causal, UnitAttr causalBottomRight,
+                                FloatAttr scale) {
+  printClauses(printer, nullptr, causal, causalBottomRight, nullptr, scale);
 }
 
 #define GET_OP_CLASSES

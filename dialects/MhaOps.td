@@ -169,10 +169,10 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
-    custom<Causal>($causal, $causal_bottom_right)
-    (`positions` `(` $positions^ `)`)?
-    (`scale` `(` $scale^ `)`)? attr-dict `:` functional-type(operands, results)
+    $query `,` $key `,` $value
+    custom<AttentionClauses>($mask, $causal, $causal_bottom_right, $positions,
+                             $scale)
+    attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
     // The inferred builder with the causal flags as booleans.
@@ -230,10 +230,10 @@ def Mha_AttentionWeightsOp
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key (`mask` `(` $mask^ `)`)?
-    custom<Causal>($causal, $causal_bottom_right)
-    (`positions` `(` $positions^ `)`)?
-    (`scale` `(` $scale^ `)`)? attr-dict `:` functional-type(operands, results)
+    $query `,` $key
+    custom<AttentionClauses>($mask, $causal, $causal_bottom_right, $positions,
+                             $scale)
+    attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
     // The weights of `sdpa`: its query, key, mask, causal (and alignment),
@@ -393,7 +393,7 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments,
     (`bias_q` `(` $b_q^ `)`)? (`bias_k` `(` $b_k^ `)`)?
     (`bias_v` `(` $b_v^ `)`)? (`bias_o` `(` $b_o^ `)`)?
     `heads` `(` $num_heads `)` (`kv_heads` `(` $num_kv_heads^ `)`)?
-    custom<Causal>($causal, $causal_bottom_right) (`scale` `(` $scale^ `)`)?
+    custom<CausalAndScale>($causal, $causal_bottom_right, $scale)
     attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{

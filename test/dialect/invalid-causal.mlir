@@ -41,3 +41,20 @@ func.func @empty_alignment(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %v:
   %o = mha.sdpa %q, %k, %v causal() : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32>
   return %o : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// The clauses may come in any order, each once.
+func.func @scale_twice(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %v: tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{`scale` is given twice}}
+  %o = mha.sdpa %q, %k, %v scale(0.125) causal scale(0.5) : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @causal_twice(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %v: tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{`causal` is given twice}}
+  %o = mha.sdpa %q, %k, %v causal scale(0.5) causal(bottom_right) : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
