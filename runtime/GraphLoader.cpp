@@ -2,6 +2,8 @@
 
 #include "runtime/GraphLoader.h"
 
+#include "runtime/GraphChecks.h"
+
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
@@ -123,10 +125,16 @@ loadGraphBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   if (!entry)
     return entry.takeError();
   graph.entry = *entry;
+  // Before the signature: its size relations walk the ops, and the output
+  // check follows calls, which must end.
+  if (llvm::Error error = checkCalls(graph.entry))
+    return std::move(error);
   auto signature = readSignature(graph.entry);
   if (!signature)
     return signature.takeError();
   graph.signature = std::move(*signature);
+  if (llvm::Error error = checkOutputIsComputed(graph.entry, graph.signature))
+    return std::move(error);
   return graph;
 }
 

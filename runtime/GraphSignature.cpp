@@ -538,11 +538,13 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
   }
 
   RelationDeriver relations(symbols.size());
+  // A scalar (linalg.fill's value) has no sizes to relate.
   auto shapeOf = [&](Value value) {
     auto it = shapes.find(value);
-    return it != shapes.end() ? it->second
-                              : fromType(cast<RankedTensorType>(
-                                    value.getType()));
+    if (it != shapes.end())
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return type ? fromType(type) : SymbolicShape();
   };
   auto hasSymbol = [&](Value value) {
     return llvm::any_of(shapeOf(value),
