@@ -264,7 +264,7 @@ llvm::Error checkOutputIsComputed(func::FuncOp entry,
                           : std::nullopt)
     return outputIsArgument(
         entry, signature, *found,
-        llvm::formatv(" once canonicalized (its {0} at {1} folds away)",
+        llvm::formatv(" once canonicalized (its {0} at {1} folds to it)",
                       producer->getName(), placeOf(producer))
             .str());
   return llvm::Error::success();

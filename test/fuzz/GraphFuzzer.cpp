@@ -1,7 +1,11 @@
 //===- GraphFuzzer.cpp - libFuzzer target: graphs through the compiler ----===//
 //
 // Any bytes as a graph file: parsed and verified as mha-run and mha-opt do,
-// and what verifies is lowered with the mha-to-llvm pipeline (not the JIT).
+// checked as mha-run, mha-compile and the Python package check a graph they
+// load (runtime/GraphChecks.h: the calls, which may recurse, and the result,
+// which may fold to an argument; the signature), each function with a body
+// as the entry, and what verifies is lowered with the mha-to-llvm pipeline
+// (not the JIT).
 // Parse, verifier and pass errors are expected and discarded; a crash, an
 // ASan or UBSan report, or a hang is a bug. Only our code (the dialect and
 // the passes) is instrumented, so coverage guides the fuzzer through it.
@@ -10,6 +14,8 @@
 
 #include "compiler/Pipelines.h"
 #include "compiler/Registration.h"
+#include "runtime/GraphChecks.h"
+#include "runtime/GraphSignature.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -40,6 +46,21 @@ std::unique_ptr<MLIRContext> createContext() {
       [](Diagnostic &) { return success(); });
   return context;
 }
+
+/// What loadGraph refuses, for `entry`; the errors are expected.
+void checkAsEntry(func::FuncOp entry) {
+  // The output check follows calls: only where they end.
+  if (llvm::Error error = ::mha::runtime::checkCalls(entry)) {
+    llvm::consumeError(std::move(error));
+    return;
+  }
+  auto signature = ::mha::runtime::readSignature(entry);
+  if (!signature) {
+    llvm::consumeError(signature.takeError());
+    return;
+  }
+  llvm::consumeError(::mha::runtime::checkOutputIsComputed(entry, *signature));
+}
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -55,6 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       parseSourceString<ModuleOp>(text, ParserConfig(context.get()));
   if (!module)
     return 0;
+  for (auto function : module->getOps<func::FuncOp>())
+    if (!function.isExternal())
+      checkAsEntry(function);
   PassManager pm(context.get());
   mlir::mha::buildMhaToLLVMPipeline(pm);
   (void)pm.run(*module);
