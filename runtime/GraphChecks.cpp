@@ -46,36 +46,66 @@ namespace {
 /// A depth-first walk through the functions the entry calls. The pipeline
 /// lowers calls as they are (it does not inline), so a call is fine when it
 /// reaches a function with a body, and the walk ends because a function that
-/// leads back to itself is an error.
+/// leads back to itself is an error. The walk keeps its own stack: a chain
+/// of calls as long as a hostile file makes it must not overflow this one.
 class CallWalker {
 public:
-  llvm::Error visit(FunctionOpInterface function);
+  llvm::Error run(FunctionOpInterface entry);
 
 private:
-  llvm::Error checkCall(FunctionOpInterface caller, CallOpInterface call);
-  llvm::Error recursion(Operation *callee, CallOpInterface call) const;
+  /// A function on the way from the entry, and the next of its calls.
+  struct Frame {
+    FunctionOpInterface function;
+    SmallVector<CallOpInterface> calls;
+    size_t next = 0;
+  };
 
-  /// The calls from the entry to the function being visited.
-  SmallVector<CallOpInterface> path;
-  /// False while a function is on `path`, true once all its calls are fine.
+  void enter(FunctionOpInterface function);
+  llvm::Expected<FunctionOpInterface> resolve(CallOpInterface call);
+  llvm::Error recursion(Operation *callee) const;
+
+  /// The calls from the entry to the function on top: each frame's call
+  /// `next - 1`.
+  SmallVector<Frame> stack;
+  /// False while a function is on the stack, true once all its calls are
+  /// fine.
   DenseMap<Operation *, bool> visited;
   SymbolTableCollection symbols;
 };
 } // namespace
 
-llvm::Error CallWalker::visit(FunctionOpInterface function) {
+void CallWalker::enter(FunctionOpInterface function) {
   visited[function] = false;
-  SmallVector<CallOpInterface> calls;
-  function->walk([&](CallOpInterface call) { calls.push_back(call); });
-  for (CallOpInterface call : calls)
-    if (llvm::Error error = checkCall(function, call))
-      return error;
-  visited[function] = true;
+  Frame frame{function, {}, 0};
+  function->walk([&](CallOpInterface call) { frame.calls.push_back(call); });
+  stack.push_back(std::move(frame));
+}
+
+llvm::Error CallWalker::run(FunctionOpInterface entry) {
+  enter(entry);
+  while (!stack.empty()) {
+    Frame &top = stack.back();
+    if (top.next == top.calls.size()) {
+      visited[top.function] = true;
+      stack.pop_back();
+      continue;
+    }
+    auto callee = resolve(top.calls[top.next++]);
+    if (!callee)
+      return callee.takeError();
+    auto state = visited.find(*callee);
+    if (state == visited.end())
+      enter(*callee);
+    else if (!state->second)
+      return recursion(*callee);
+  }
   return llvm::Error::success();
 }
 
-llvm::Error CallWalker::checkCall(FunctionOpInterface caller,
-                                  CallOpInterface call) {
+/// The function `call` calls, which must have a body.
+llvm::Expected<FunctionOpInterface>
+CallWalker::resolve(CallOpInterface call) {
+  Operation *caller = call->getParentOfType<FunctionOpInterface>();
   auto symbol = dyn_cast<SymbolRefAttr>(call.getCallableForCallee());
   if (!symbol)
     return createStringError(llvm::formatv(
@@ -90,18 +120,10 @@ llvm::Error CallWalker::checkCall(FunctionOpInterface caller,
         "only call functions that the graph defines",
         nameOf(caller), symbol, placeOf(call),
         callee ? "declares but does not define" : "does not have"));
-  auto state = visited.find(callee);
-  if (state != visited.end())
-    return state->second ? llvm::Error::success() : recursion(callee, call);
-  path.push_back(call);
-  if (llvm::Error error = visit(function))
-    return error;
-  path.pop_back();
-  return llvm::Error::success();
+  return function;
 }
 
-llvm::Error CallWalker::recursion(Operation *callee,
-                                  CallOpInterface call) const {
+llvm::Error CallWalker::recursion(Operation *callee) const {
   auto describe = [](CallOpInterface call) {
     Operation *caller = call->getParentOfType<FunctionOpInterface>();
     return llvm::formatv("{0} calls {1} ({2})", nameOf(caller),
@@ -109,19 +131,28 @@ llvm::Error CallWalker::recursion(Operation *callee,
                          placeOf(call))
         .str();
   };
-  // The cycle: the calls from `callee` on, and `call` back to it.
+  // The cycle: the calls from `callee`'s frame to the top, whose call leads
+  // back to it.
   SmallVector<std::string> steps;
   bool inCycle = false;
-  for (CallOpInterface step : path) {
-    inCycle |= step->getParentOfType<FunctionOpInterface>() == callee;
+  for (const Frame &frame : stack) {
+    inCycle |= frame.function == callee;
     if (inCycle)
-      steps.push_back(describe(step));
+      steps.push_back(describe(frame.calls[frame.next - 1]));
   }
-  steps.push_back(describe(call));
+  // A cycle through thousands of functions stays one readable line.
+  constexpr size_t kHead = 3, kTail = 2;
+  if (steps.size() > kHead + kTail + 1) {
+    size_t left = steps.size() - kHead - kTail;
+    steps.erase(steps.begin() + kHead, steps.end() - kTail);
+    steps.insert(steps.begin() + kHead,
+                 llvm::formatv("... {0} more calls ...", left).str());
+  }
+  CallOpInterface back = stack.back().calls[stack.back().next - 1];
   std::string cycle =
       steps.size() == 1
           ? llvm::formatv("{0} calls itself ({1})", nameOf(callee),
-                          placeOf(call))
+                          placeOf(back))
                 .str()
           : llvm::join(steps, ", ");
   return createStringError(llvm::formatv(
@@ -130,9 +161,7 @@ llvm::Error CallWalker::recursion(Operation *callee,
       cycle));
 }
 
-llvm::Error checkCalls(func::FuncOp entry) {
-  return CallWalker().visit(entry);
-}
+llvm::Error checkCalls(func::FuncOp entry) { return CallWalker().run(entry); }
 
 //===----------------------------------------------------------------------===//
 // An output that is an argument
@@ -155,13 +184,22 @@ struct ArgumentBehind {
 static std::optional<ArgumentBehind>
 argumentBehind(Value value, SymbolTableCollection &symbols) {
   Operation *writer = nullptr;
+  // The calls stepped into, innermost last: an argument of the callee is
+  // that call's operand. A stack of its own, as in CallWalker.
+  SmallVector<CallOpInterface> calls;
   while (true) {
     if (auto argument = dyn_cast<BlockArgument>(value)) {
       Block *block = argument.getOwner();
       if (!block->isEntryBlock() ||
           !isa<FunctionOpInterface>(block->getParentOp()))
         return std::nullopt;
-      return ArgumentBehind{argument.getArgNumber(), writer};
+      if (calls.empty())
+        return ArgumentBehind{argument.getArgNumber(), writer};
+      CallOpInterface call = calls.pop_back_val();
+      if (argument.getArgNumber() >= call.getArgOperands().size())
+        return std::nullopt;
+      value = call.getArgOperands()[argument.getArgNumber()];
+      continue;
     }
     auto result = cast<OpResult>(value);
     Operation *op = result.getOwner();
@@ -181,12 +219,8 @@ argumentBehind(Value value, SymbolTableCollection &symbols) {
     Operation *ret = callee.getFunctionBody().front().getTerminator();
     if (!ret || ret->getNumOperands() <= result.getResultNumber())
       return std::nullopt;
-    auto inner = argumentBehind(ret->getOperand(result.getResultNumber()),
-                                symbols);
-    if (!inner || inner->argument >= call.getArgOperands().size())
-      return std::nullopt;
-    writer = inner->writer ? inner->writer : writer;
-    value = call.getArgOperands()[inner->argument];
+    calls.push_back(call);
+    value = ret->getOperand(result.getResultNumber());
   }
 }
 
