@@ -36,6 +36,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <shared_mutex>
@@ -99,6 +100,53 @@ py::dtype dtypeOf(ElementType type) {
     break;
   }
   return py::dtype::of<bool>();
+}
+
+/// Refuses a bool array (C order) holding a byte other than 0 or 1, as
+/// mha-run's .npy reader and the C library do: NumPy takes any non-zero
+/// byte as True, the compiled code reads a mask byte's low bit, so a 2
+/// would mean "masked" to it and "may attend" to the caller.
+void checkBoolBytes(const py::array &array, const std::string &what) {
+  const uint8_t *bytes = static_cast<const uint8_t *>(array.data());
+  const uint8_t *end = bytes + array.size();
+  const uint8_t *bad =
+      std::find_if(bytes, end, [](uint8_t byte) { return byte > 1; });
+  if (bad != end)
+    throw py::value_error(
+        llvm::formatv("{0}: bool element {1} is the byte {2} (expected 0 or 1)",
+                      what, bad - bytes, unsigned(*bad)));
+}
+
+/// The bytes [first, last) that `array`'s elements span, whatever its
+/// strides (NumPy's byte_bounds).
+std::pair<uintptr_t, uintptr_t> byteBounds(const py::array &array) {
+  uintptr_t first = reinterpret_cast<uintptr_t>(array.data()), last = first;
+  if (array.size() == 0)
+    return {first, first};
+  for (py::ssize_t dim = 0; dim < array.ndim(); ++dim) {
+    py::ssize_t extent = array.strides(dim) * (array.shape(dim) - 1);
+    (extent < 0 ? first : last) += extent;
+  }
+  return {first, last + array.itemsize()};
+}
+
+/// Refuses two of `arrays` that share a byte where one of them is
+/// `written` in place: the layer would read values it wrote (keys over
+/// values, a cache over x). Byte ranges, not the arrays' identity: a view
+/// shifted by one element overlaps too. The C library's words.
+/// `name(i)` is only asked for the message.
+void checkDisjoint(llvm::function_ref<std::string(size_t)> name,
+                   const std::vector<py::array> &arrays,
+                   const std::vector<bool> &written) {
+  for (size_t i = 0; i < arrays.size(); ++i)
+    for (size_t j = i + 1; j < arrays.size(); ++j) {
+      auto [firstI, lastI] = byteBounds(arrays[i]);
+      auto [firstJ, lastJ] = byteBounds(arrays[j]);
+      if ((written[i] || written[j]) && firstI < lastJ && firstJ < lastI)
+        throw py::value_error(name(i) + " and " + name(j) +
+                              " overlap in memory: an argument the call "
+                              "writes must not share bytes with another");
+    }
 }
 
 /// The bfloat16 bits (uint16) of the float32 C-order `array`'s elements,
@@ -219,7 +267,7 @@ public:
     for (size_t i = 0; i < snapshot.size(); ++i)
       arrays.push_back(snapshot[i]
                            ? py::reinterpret_borrow<py::array>(snapshot[i])
-                           : placeholder(i));
+                           : placeholder(i, snapshot));
     checkFitTogether(shapesOf(arrays));
     std::vector<CompiledFunction::BufferRef> buffers = describe(arrays);
     llvm::Expected<unsigned> count = 0u;
@@ -354,6 +402,8 @@ private:
                              graph.signature.listNames() + ")");
       }
     }
+    if (llvm::is_contained(updated, true))
+      checkDisjoint([&](size_t i) { return name(i); }, arrays, updated);
     return arrays;
   }
 
@@ -538,18 +588,15 @@ private:
   }
 
   /// Before a call of a cache graph: every sequence's new tokens fit in
-  /// the cache (0 <= cache_lengths[b] and cache_lengths[b] + T <= C), and
-  /// k_cache and v_cache are two arrays. The compiled code would skip a
-  /// sequence that does not fit (docs/dialect.md) and return rows of an
-  /// attention over nothing; a ValueError says what is wrong instead.
+  /// the cache (0 <= cache_lengths[b] and cache_lengths[b] + T <= C). The
+  /// compiled code would skip a sequence that does not fit
+  /// (docs/dialect.md) and return rows of an attention over nothing; a
+  /// ValueError says what is wrong instead.
   void checkCacheLengths(const std::vector<py::array> &arrays) {
     if (cacheX < 0 || keyCache < 0 || cacheLengths < 0)
       return;
     const py::array &x = arrays[cacheX];
     const py::array &keys = arrays[keyCache];
-    if (valueCache >= 0 && keys.data() == arrays[valueCache].data())
-      throw py::value_error("k_cache and v_cache are the same array; the "
-                            "layer writes keys and values into two caches");
     int64_t capacity = keys.shape(2), tokens = x.shape(1);
     const py::array &lengths = arrays[cacheLengths];
     const int64_t *length = static_cast<const int64_t *>(lengths.data());
@@ -640,9 +687,10 @@ private:
             argument.name, bf16Cache ? "uint16 (bf16 bits)" : "float32", why));
       return array;
     }
-    if (forceCopy || !direct)
-      return copyToC(array);
-    return array;
+    py::array passed = forceCopy || !direct ? copyToC(array) : array;
+    if (header.elementType == ElementType::Bool)
+      checkBoolBytes(passed, "input '" + argument.name + "' (NumPy array)");
+    return passed;
   }
 
   /// A C-order copy of `array`.
@@ -653,16 +701,29 @@ private:
         .cast<py::array>();
   }
 
-  /// Zeros of the smallest shape argument `index` can take (its `?` sizes
-  /// 1, or what the graph's relations fix), for the prepare functions.
-  py::array placeholder(size_t index) {
+  /// Zeros of the smallest shape argument `index` can take next to the
+  /// arrays `bound` (null where none), for the prepare functions: its `?`
+  /// sizes 1, what the graph's relations fix, or the size a bound array has
+  /// in the same class. A bound x with T = 5 then gets a mask of 5 queries,
+  /// not one of 1 that would not fit with it.
+  py::array placeholder(size_t index, const std::vector<py::object> &bound) {
     const GraphArgument &argument = graph.signature.arguments[index];
     std::vector<int64_t> shape;
-    if (graph.signature.sizeRelations) {
+    if (const auto &relations = graph.signature.sizeRelations) {
       std::vector<mlir::RankedTensorType> types;
       for (const GraphArgument &a : graph.signature.arguments)
         types.push_back(a.type);
-      shape = graph.signature.sizeRelations->pickShapes(types, 1)[index];
+      shape = relations->pickShapes(types, 1)[index];
+      for (const SizeRelations::SizeClass &sizeClass : relations->classes) {
+        std::optional<int64_t> size;
+        for (ArgumentDim dim : sizeClass.members)
+          if (bound[dim.argument])
+            size = py::reinterpret_borrow<py::array>(bound[dim.argument])
+                       .shape(dim.dim);
+        for (ArgumentDim dim : sizeClass.members)
+          if (size && dim.argument == index)
+            shape[dim.dim] = *size;
+      }
     } else {
       for (int64_t size : argument.type.getShape())
         shape.push_back(mlir::ShapedType::isDynamic(size) ? 1 : size);
@@ -905,19 +966,41 @@ PYBIND11_MODULE(_mha, m) {
   // The runtime's rounding (runtime/BFloat16.h), which mha-run, the C API
   // and a call's bf16 arguments use: a bf16 cache's rows written by the
   // caller round as the layer's own inputs do.
-  m.def("to_bf16_bits", [](py::handle value) {
-    if (!py::isinstance<py::array>(value) ||
-        !py::reinterpret_borrow<py::array>(value).dtype().equal(
-            py::dtype::of<float>()))
-      throw py::value_error(
-          "to_bf16_bits: expected a float32 NumPy array, got " +
-          (py::isinstance<py::array>(value)
-               ? py::str(py::reinterpret_borrow<py::array>(value).dtype())
-                     .cast<std::string>()
-               : py::str(py::type::handle_of(value).attr("__name__"))
-                     .cast<std::string>()));
+  m.def("to_bf16_bits", [](py::handle value) -> py::object {
     py::module_ numpy = py::module_::import("numpy");
-    return roundToBF16(
-        numpy.attr("ascontiguousarray")(value).cast<py::array>());
+    // A NumPy scalar rounds as a 0-d array and comes back a scalar, as
+    // NumPy's own functions do; anything else that is not float32 is
+    // refused, not converted (a float64 would round twice).
+    bool scalar = py::isinstance(value, numpy.attr("generic"));
+    py::object array = scalar ? numpy.attr("asarray")(value)
+                              : py::reinterpret_borrow<py::object>(value);
+    std::string expected = "to_bf16_bits: expected float32 (a NumPy array or "
+                           "scalar), got ";
+    if (!py::isinstance<py::array>(array))
+      throw py::value_error(expected +
+                            py::str(py::type::handle_of(value).attr("__name__"))
+                                .cast<std::string>() +
+                            " (not a NumPy array or scalar)");
+    py::dtype dtype = array.cast<py::array>().dtype();
+    if (!dtype.equal(py::dtype::of<float>()))
+      throw py::value_error(expected + "a " +
+                            py::str(dtype).cast<std::string>() +
+                            (scalar ? " NumPy scalar" : " array"));
+    // asarray, not ascontiguousarray, which makes a 0-d array 1-d.
+    py::array bits = roundToBF16(
+        numpy.attr("asarray")(array, py::arg("order") = "C").cast<py::array>());
+    return scalar ? bits[py::tuple()] : py::object(bits);
+  });
+  // For the Python half: mha.torch's masks and a session's borrowed caches
+  // get the checks and words of a call's arguments.
+  m.def("check_mask_bytes", [](py::array mask, const std::string &name) {
+    py::module_ numpy = py::module_::import("numpy");
+    checkBoolBytes(numpy.attr("ascontiguousarray")(mask).cast<py::array>(),
+                   name);
+  });
+  m.def("check_disjoint", [](const std::vector<std::string> &names,
+                             const std::vector<py::array> &arrays) {
+    checkDisjoint([&](size_t i) { return names[i]; }, arrays,
+                  std::vector<bool>(arrays.size(), true));
   });
 }

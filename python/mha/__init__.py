@@ -112,7 +112,7 @@ def get_num_threads():
 def to_bf16_bits(array):
     """The bfloat16 bits (a uint16 array of the same shape) of a float32
     array, rounded to nearest even as the layer rounds its bf16 inputs: what
-    a bf16 cache holds."""
+    a bf16 cache holds. A numpy.float32 scalar gives a numpy.uint16."""
     return _mha.to_bf16_bits(array)
 
 
@@ -124,7 +124,10 @@ def from_bf16_bits(bits):
     if bits.dtype != numpy.uint16:
         raise ValueError("from_bf16_bits: expected a uint16 array of "
                          "bfloat16 bits, got %s" % bits.dtype)
-    return (bits.astype(numpy.uint32) << 16).view(numpy.float32)
+    # A uint32 shift: a 0-d array shifted by a Python int would widen to
+    # int64, whose view as float32 NumPy refuses.
+    shifted = bits.astype(numpy.uint32) << numpy.uint32(16)
+    return shifted.view(numpy.float32)
 
 
 class DecodeSession:
@@ -191,6 +194,8 @@ class DecodeSession:
                         % (name, ", ".join(map(str, wanted)),
                            ", ".join(map(str, given.shape))))
                 caches[name] = given
+        if k_cache is not None and v_cache is not None:
+            _mha.check_disjoint(["k_cache", "v_cache"], [k_cache, v_cache])
         self._k_cache, self._v_cache = caches["k_cache"], caches["v_cache"]
         self._borrowed = k_cache is not None or v_cache is not None
         self.batch = int(batch)
@@ -273,3 +278,12 @@ def _session(layer, batch=None, k_cache=None, v_cache=None, lengths=None):
 
 
 Layer.session = _session
+
+
+def __getattr__(name):
+    # mha.torch imports PyTorch, which takes seconds and may be missing:
+    # `import mha` does not, and `mha.torch` imports it at its first use.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError("module 'mha' has no attribute %r" % name)

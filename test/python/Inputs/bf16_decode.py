@@ -194,7 +194,20 @@ for label, k_cache in (
         failures += 1
     except ValueError as error:
         print("%s: ValueError: %s" % (label, error))
+# A NumPy scalar gives a scalar, a 0-d array a 0-d array, as NumPy's own
+# functions do; the bits of 1.0 and of 1.5 are 0x3F80 and 0x3FC0.
+one = mha.to_bf16_bits(np.float32(1.0))
+check("to_bf16_bits of a float32 scalar",
+      type(one) is np.uint16 and one == 0x3F80, " %r" % (one,))
+half = mha.to_bf16_bits(np.array(1.5, np.float32))
+check("to_bf16_bits of a 0-d array",
+      half.shape == () and half.dtype == np.uint16 and half == 0x3FC0,
+      " %r" % (half,))
+check("from_bf16_bits of a uint16 scalar",
+      mha.from_bf16_bits(np.uint16(0x3FC0)) == 1.5)
 for label, value in (("to_bf16_bits of float64", np.zeros(2)),
+                     ("to_bf16_bits of a float64 scalar", np.float64(1.0)),
+                     ("to_bf16_bits of a float", 1.0),
                      ("to_bf16_bits of a list", [1.0])):
     try:
         mha.to_bf16_bits(value)

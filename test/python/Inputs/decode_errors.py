@@ -91,6 +91,24 @@ attempt("fortran-order cache", call(k_cache=np.asfortranarray(k)))
 attempt("strided cache",
         call(v_cache=np.zeros((1, 2, C, 16), np.float32)[..., ::2]))
 attempt("one array for both caches", call(v_cache=k))
+# Views of one buffer that share bytes, however shifted: refused, to the
+# byte, before anything is written; caches back to back are two caches.
+both = np.zeros(2 * k.size + 1, np.float32)
+first = both[:k.size].reshape(k.shape)
+second = both[k.size:2 * k.size].reshape(k.shape)
+shifted = both[k.size - 1:2 * k.size - 1].reshape(k.shape)
+attempt("v_cache one float into k_cache", call(k_cache=first, v_cache=shifted))
+attempt("x inside v_cache", lambda: layer(
+    both[k.size + 3:k.size + 3 + x.size].reshape(x.shape), k_cache=first,
+    v_cache=second, cache_lengths=np.zeros(1, np.int64)))
+attempt("cache_lengths inside k_cache", call(
+    k_cache=first, v_cache=second,
+    cache_lengths=first.reshape(-1)[:2].view(np.int64)))
+attempt("borrowed caches one float apart",
+        lambda: layer.session(batch=1, k_cache=first, v_cache=shifted))
+print("buffer untouched by the refused calls:", bool((both == 0).all()))
+print("caches back to back:", call(k_cache=first, v_cache=second)().shape,
+      bool((first[0, :, :2] != 0).all() and (second[0, :, :2] != 0).all()))
 attempt("cache bound by prepare", lambda: layer.prepare(k_cache=k, **w))
 print("caches untouched by the refused calls:",
       bool((k == 0).all() and (v == 0).all()))

@@ -51,6 +51,55 @@ attempt("bound twice", lambda: dynamic(good["x"], good["mask"], w_q=good["w_q"])
 
 attempt("zero length", lambda: dynamic(good["x"][:, :0], good["mask"][:, :0, :0]))
 
+# A mask byte other than 0 or 1 (True to NumPy, "masked" to the compiled
+# code, which reads the low bit) is refused wherever a mask comes in, with
+# mha-run's words; the index is in C order of the array as passed.
+twos = np.ones((2, 5, 5), np.uint8)
+twos.flat[7] = 2
+twos = twos.view(bool)
+attempt("mask byte 2", lambda: layer(**dict(good, mask=twos)))
+attempt("mask byte 2, positional", lambda: layer(*dict(good, mask=twos).values()))
+attempt("mask byte 2, transposed view",
+        lambda: layer(**dict(good, mask=twos.transpose(0, 2, 1))))
+attempt("mask byte 255", lambda: layer(**dict(
+    good, mask=np.full((2, 5, 5), 255, np.uint8).view(bool))))
+attempt("mask byte 2, attention weights",
+        lambda: layer.attention_weights(**dict(good, mask=twos)))
+attempt("mask byte 2, prepare", lambda: mha.compile(graph).prepare(mask=twos))
+
+
+def reference(a, heads=2):
+    """The layer in float64 NumPy (test/vectors/README.md): softmax over the
+    keys the mask allows, a row that allows none 0 before w_o."""
+    f = {k: v.astype(np.float64) for k, v in a.items() if k != "mask"}
+    q, k, v = (f["x"] @ f["w_" + n] + f["b_" + n] for n in "qkv")
+    split = lambda t: t.reshape(t.shape[0], t.shape[1], heads, -1).transpose(0, 2, 1, 3)
+    q, k, v = split(q), split(k), split(v)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    allowed = a["mask"][:, None]
+    scores = np.where(allowed, scores, -np.inf)
+    top = np.max(scores, axis=-1, keepdims=True)
+    e = np.where(allowed, np.exp(scores - np.where(np.isfinite(top), top, 0)), 0)
+    total = e.sum(axis=-1, keepdims=True)
+    p = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    o = (p @ v).transpose(0, 2, 1, 3).reshape(f["x"].shape[0], f["x"].shape[1], -1)
+    return o @ f["w_o"] + f["b_o"]
+
+
+# prepare() may bind an activation: the others get placeholders whose `?`
+# sizes follow the bound arrays (a mask of x's 5 queries, not of 1), and
+# only arrays that do not fit with each other are refused.
+masked = dict(good, mask=rng.random((2, 5, 5)) < 0.7)
+masked["mask"][1, 3] = False  # a query that may attend nothing
+bound_x = mha.compile(mha.layer_graph(d_model=8, heads=2, mask=True))
+bound_x.prepare(**{k: v for k, v in masked.items() if k != "mask"})
+error = np.abs(bound_x(masked["mask"]) - reference(masked)).max()
+print("x bound by prepare, mask per call: max abs error %.1e: %s"
+      % (error, "ok" if error < 1e-5 else "FAILED"))
+attempt("prepare with x and a mask that do not fit",
+        lambda: mha.compile(mha.layer_graph(d_model=8, heads=2, mask=True)).prepare(
+            **dict(good, mask=np.ones((2, 4, 5), bool))))
+
 # Sizes that would need more memory than the machine has are a MemoryError
 # before the compiled code runs (it cannot survive a failed allocation):
 # a small x and w_o whose output is 4 TiB, attention weights of 4 TiB, and
