@@ -212,7 +212,10 @@ class MultiheadAttention:
         """A PyTorch mask as a bool array, True = masked out: a bool mask as
         it is, a float one of 0 and -inf only."""
         if mask.dtype == torch.bool:
-            return mask.detach().cpu().numpy()
+            masked = mask.detach().cpu().numpy()
+            # A byte other than 0 or 1 is refused, as in a call's mask.
+            mha._mha.check_mask_bytes(masked, name)
+            return masked
         if mask.dtype == torch.uint8:  # deprecated in PyTorch, still taken
             return mask.detach().cpu().numpy().astype(bool)
         if mask.is_floating_point():
@@ -280,6 +283,34 @@ class MultiheadAttention:
             allowed = np.ascontiguousarray(allowed)
         return allowed, causal
 
+    def _widths_fit(self, arguments):
+        """Whether each input has its declared width (else the layer says
+        which does not)."""
+        widths = {"x": self.embed_dim, "kv": self.kdim, "key": self.kdim,
+                  "value": self.vdim}
+        return all(arguments[name].shape[2] == width
+                   for name, width in widths.items() if name in arguments)
+
+    def _empty(self, batch, queries, keys, unbatched, need_weights, average):
+        """PyTorch's answer where the batch or a sequence is empty, which the
+        compiled layer does not take: y [N, L, E] of b_o (attention over no
+        key adds nothing before the output projection) and weights of zeros
+        [N, L, S] (or [N, H, L, S]); empty where N or L is 0."""
+        e = self.embed_dim
+        b_o = self.weights.get("b_o", np.zeros(e, _FLOAT32))
+        y = np.empty((batch, queries, e), _FLOAT32)
+        y[...] = b_o
+        if unbatched:
+            y = y[0]
+        elif not self.batch_first:
+            y = y.transpose(1, 0, 2)
+        if not need_weights:
+            return torch.from_numpy(y), None
+        heads = () if average else (self.num_heads,)
+        weights = np.zeros((batch,) + heads + (queries, keys), _FLOAT32)
+        return torch.from_numpy(y), torch.from_numpy(
+            weights[0] if unbatched else weights)
+
     def __call__(self, query, key, value, key_padding_mask=None,
                  need_weights=True, attn_mask=None, average_attn_weights=True,
                  is_causal=False):
@@ -296,7 +327,8 @@ class MultiheadAttention:
                 x = query.numpy()
             except (AttributeError, RuntimeError, TypeError):
                 x = None
-            if x is not None and x.dtype == _FLOAT32 and x.ndim == 3:
+            if (x is not None and x.dtype == _FLOAT32 and x.ndim == 3
+                    and x.size):
                 return torch.from_numpy(plain(x)), None
         if self.dropout > 0 and self.module.training:
             raise NotImplementedError("mha has no dropout: call module.eval() "
@@ -314,14 +346,17 @@ class MultiheadAttention:
                          "value": self._array(value, "value", rank)[0]}
         causal = bool(is_causal)
         mask = None
+        batch, queries = x.shape[0], x.shape[1]
+        keys = x.shape[1] if kind == "self" else arguments[
+            "key" if kind == "separate" else "kv"].shape[1]
         if attn_mask is not None or key_padding_mask is not None:
-            batch, queries = x.shape[0], x.shape[1]
-            keys = x.shape[1] if kind == "self" else arguments[
-                "key" if kind == "separate" else "kv"].shape[1]
             mask, causal = self._mask(attn_mask, key_padding_mask, batch,
                                       queries, keys, unbatched, causal)
             if mask is not None:
                 arguments["mask"] = mask
+        if not (batch and queries and keys) and self._widths_fit(arguments):
+            return self._empty(batch, queries, keys, unbatched, need_weights,
+                               average_attn_weights)
         variant = (kind, causal, mask is not None,
                    mask is not None and mask.shape[0] == 1)
         layer = self.layers.get(variant) or self._layer(*variant)

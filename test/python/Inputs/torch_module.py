@@ -22,7 +22,8 @@ def check(name, got, expected):
         error = 0.0
     else:
         ok = got.shape == expected.shape
-        error = (got - expected).abs().max().item() if ok else float("inf")
+        error = ((got - expected).abs().max().item() if ok and got.numel()
+                 else 0.0 if ok else float("inf"))
         ok = ok and error <= 1e-5
     failures += not ok
     print("%s: max abs error %.2e: %s" % (name, error, "ok" if ok else "FAILED"))
@@ -206,4 +207,52 @@ failures += refusal("shortest path: dropout in training", lambda: shortest(
 failures += refusal("add_bias_kv", lambda: MultiheadAttention(
     torch.nn.MultiheadAttention(E, H, add_bias_kv=True)))
 failures += refusal("not a module", lambda: MultiheadAttention(torch.nn.Linear(4, 4)))
+# A bool mask byte other than 0 or 1 is refused, as in mha's own calls.
+bytes_padding = torch.zeros(N, L, dtype=torch.uint8)
+bytes_padding[1, 3] = 2
+failures += refusal("key_padding_mask byte 2", lambda: fast(
+    x, x, x, key_padding_mask=bytes_padding.view(torch.bool)))
+bytes_mask = torch.zeros(L, L, dtype=torch.uint8)
+bytes_mask[2, 0] = 255
+failures += refusal("attn_mask byte 255", lambda: fast(
+    x, x, x, attn_mask=bytes_mask.view(torch.bool)))
+
+# An empty batch or sequence: PyTorch's answer, empty tensors of the right
+# shapes (and with no keys, b_o for every query and weights [..., L, 0]),
+# on each layout and kind, and on the shortest path.
+for batch_first in (False, True):
+    module = module_for(batch_first)
+    fast = MultiheadAttention(module)
+    for name, (queries, keys, batch) in (("no queries", (0, S, N)),
+                                         ("no keys", (L, 0, N)),
+                                         ("empty batch", (L, S, 0))):
+        q = torch.randn((batch, queries, E) if batch_first else (queries, batch, E))
+        kv = torch.randn((batch, keys, E) if batch_first else (keys, batch, E))
+        for kind, args in (("cross", (q, kv, kv)), ("apart", (q, kv, kv.clone()))):
+            for need_weights, average in ((False, True), (True, True), (True, False)):
+                options = dict(need_weights=need_weights, average_attn_weights=average)
+                got = fast(*args, **options)
+                with torch.no_grad():
+                    expected = detached(module(*args, **options))
+                label = "batch_first=%s %s, %s, weights %s" % (
+                    batch_first, name, kind,
+                    "none" if not need_weights else "averaged" if average else "per head")
+                check(label + ": output", got[0], expected[0])
+                check(label + ": weights", got[1], expected[1])
+    for name, query in (("unbatched, no queries", torch.randn(0, E)),
+                        ("unbatched, no keys", torch.randn(L, E))):
+        key = query if name.endswith("queries") else torch.randn(0, E)
+        with torch.no_grad():
+            expected = detached(module(query, key, key))
+        got = fast(query, key, key)
+        check("batch_first=%s %s: output" % (batch_first, name), got[0], expected[0])
+        check("batch_first=%s %s: weights" % (batch_first, name), got[1], expected[1])
+module = module_for(True)
+shortest = MultiheadAttention(module)
+shortest(x, x, x, need_weights=False)
+empty = torch.randn(N, 0, E)
+with torch.no_grad():
+    expected, _ = module(empty, empty, empty, need_weights=False)
+check("shortest path, no queries", shortest(empty, empty, empty,
+                                            need_weights=False)[0], expected)
 print("%d failures" % failures)
