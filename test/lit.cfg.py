@@ -112,6 +112,7 @@ lit_config.load_config(
 if config.mha_fuzz:
     config.available_features.add("fuzzers")
     llvm_config.add_tool_substitutions(
-        ["mha-fuzz-npy", "mha-fuzz-graph", "mha-fuzz-library", "mha-fuzz-options"],
+        ["mha-fuzz-npy", "mha-fuzz-graph", "mha-fuzz-library", "mha-fuzz-options",
+         "mha-fuzz-session"],
         tool_dirs,
     )

@@ -916,6 +916,14 @@ static void writeSession(llvm::raw_ostream &os,
      << "                 (long long)b, (long long)session->lengths[b], (long "
         "long)tokens, (long long)"
      << capacity << ");\n"
+     // y's room before the graph runs: the graph appends to the caches in
+     // place, and a refused step must leave them as they were.
+     << "  if (y_capacity < session->batch * tokens * " << upper
+     << "_OUT_DIM)\n"
+     << "    return " << n << "_fail(" << upper
+     << "_RESULT_TOO_SMALL, \"result: needs %lld floats, room for %lld\",\n"
+     << "                 (long long)(session->batch * tokens * " << upper
+     << "_OUT_DIM), (long long)y_capacity);\n"
      << "  int64_t x_shape[3] = {session->batch, tokens, " << upper
      << "_MODEL_DIM};\n"
      << "  int64_t lengths_shape[1] = {session->batch};\n"

@@ -111,6 +111,14 @@ int main(void) {
   report("small y", layer_session_step(session, x, 5, y, BATCH * 5 * D - 1));
   report("too many", layer_session_step(session, x, 7, y, BATCH * 7 * D));
   report_lengths("after the refused calls", session);
+  /* A refused step writes nothing, the new rows of a step whose y is too
+     small included. */
+  int changed = 0;
+  for (int i = 0; i < GUARD + KEYS + GUARD; ++i)
+    changed += keys[i] != -7;
+  for (int i = 0; i < GUARD + VALUES + GUARD; ++i)
+    changed += values[i] != -7;
+  printf("caches after the refused calls: %d floats changed\n", changed);
   report("prefill 5", layer_session_step(session, x, 5, y, BATCH * 5 * D));
   report("two more", layer_session_step(session, x, 2, y, BATCH * 2 * D));
   report("step", layer_session_step(session, x, 1, y, BATCH * D));
