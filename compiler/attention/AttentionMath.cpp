@@ -1,10 +1,10 @@
 //===- AttentionMath.cpp - The arithmetic of attention, written once ------===//
 
 #include "compiler/attention/AttentionMath.h"
+#include "compiler/attention/GenericBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -117,19 +117,6 @@ Value mlir::mha::buildAllowed(OpBuilder &builder, Location loc,
   return arith::AndIOp::create(builder, loc, maskElement, beforeQuery);
 }
 
-Value mlir::mha::buildF32Constant(OpBuilder &builder, Location loc,
-                                  double value) {
-  return arith::ConstantOp::create(builder, loc,
-                                   builder.getF32FloatAttr(float(value)));
-}
-
-Value mlir::mha::buildMinusInfinity(OpBuilder &builder, Location loc) {
-  return arith::ConstantOp::create(
-      builder, loc,
-      builder.getFloatAttr(builder.getF32Type(),
-                           APFloat::getInf(APFloat::IEEEsingle(), true)));
-}
-
 double mlir::mha::getLog2Scale(double scale) {
   // The verifiers allow any finite scale, but scale·log2(e) can pass f32's
   // largest number, and an infinite factor would make the largest score's
@@ -140,11 +127,12 @@ double mlir::mha::getLog2Scale(double scale) {
 
 SoftmaxConstants SoftmaxConstants::create(OpBuilder &builder, Location loc,
                                           double scale) {
+  GenericBuilder ops(builder, loc);
   SoftmaxConstants constants;
-  constants.log2Scale = buildF32Constant(builder, loc, getLog2Scale(scale));
-  constants.zero = buildF32Constant(builder, loc, 0.0);
-  constants.one = buildF32Constant(builder, loc, 1.0);
-  constants.minusInfinity = buildMinusInfinity(builder, loc);
+  constants.log2Scale = ops.f32Constant(getLog2Scale(scale));
+  constants.zero = ops.f32Constant(0.0);
+  constants.one = ops.f32Constant(1.0);
+  constants.minusInfinity = ops.minusInfinity();
   return constants;
 }
 
@@ -312,25 +300,4 @@ Value mlir::mha::buildReciprocalOrZero(OpBuilder &builder, Location loc,
   Value reciprocal = arith::DivFOp::create(builder, loc, constants.one, sum);
   return arith::SelectOp::create(builder, loc, positive, reciprocal,
                                  constants.zero);
-}
-
-AffineMap mlir::mha::getProjection(MLIRContext *context, unsigned numDims,
-                                   ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned dim : dims)
-    exprs.push_back(getAffineDimExpr(dim, context));
-  return AffineMap::get(numDims, 0, exprs, context);
-}
-
-Value mlir::mha::buildGeneric(
-    OpBuilder &builder, Location loc, ValueRange inputs, Value init,
-    ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  return linalg::GenericOp::create(
-             builder, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
-             maps, iterators,
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
-             })
-      .getResult(0);
 }

@@ -15,7 +15,6 @@
 #ifndef MHA_COMPILER_ATTENTION_ATTENTIONMATH_H
 #define MHA_COMPILER_ATTENTION_ATTENTIONMATH_H
 
-#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
@@ -110,11 +109,6 @@ struct SoftmaxConstants {
                                  double scale);
 };
 
-/// An f32 constant.
-Value buildF32Constant(OpBuilder &builder, Location loc, double value);
-/// -inf in f32.
-Value buildMinusInfinity(OpBuilder &builder, Location loc);
-
 /// acc + lhs·rhs: the body of both contractions, Q·Kᵀ and P·V.
 Value buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs, Value rhs,
                        Value acc);
@@ -193,21 +187,6 @@ Value buildNormalized(OpBuilder &builder, Location loc,
 /// path divides the dv outputs of a row, not its S weights).
 Value buildReciprocalOrZero(OpBuilder &builder, Location loc,
                             const SoftmaxConstants &constants, Value sum);
-
-//===----------------------------------------------------------------------===//
-// linalg.generic on tensors
-//===----------------------------------------------------------------------===//
-
-/// The projection of `numDims` loop dimensions onto `dims`.
-AffineMap getProjection(MLIRContext *context, unsigned numDims,
-                        ArrayRef<unsigned> dims);
-
-/// A `linalg.generic` with one result written into `init`, whose body yields
-/// what `body` returns for the block arguments.
-Value buildGeneric(OpBuilder &builder, Location loc, ValueRange inputs,
-                   Value init, ArrayRef<AffineMap> maps,
-                   ArrayRef<utils::IteratorType> iterators,
-                   function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
 } // namespace mha
 } // namespace mlir

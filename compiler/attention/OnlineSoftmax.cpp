@@ -35,6 +35,7 @@
 
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/AttentionMath.h"
+#include "compiler/attention/GenericBuilder.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOnlineAttention.h"
 
@@ -152,44 +153,8 @@ Value widen(OpBuilder &b, Location loc, Value value) {
 
 /// Builds the linalg ops (on f32 tensors) of the online softmax; their
 /// scalar bodies are AttentionMath's.
-struct TileOps {
-  OpBuilder &b;
-  Location loc;
-
-  Value f32(double value) { return buildF32Constant(b, loc, value); }
-  Value minusInfinity() { return buildMinusInfinity(b, loc); }
-
-  AffineMap map(unsigned numDims, ArrayRef<unsigned> dims) {
-    return getProjection(b.getContext(), numDims, dims);
-  }
-
-  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
-                ArrayRef<IteratorType> iterators,
-                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-    return buildGeneric(b, loc, inputs, init, maps, iterators, body);
-  }
-
-  Value fill(Value value, Value init) {
-    return linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{init})
-        .getResult(0);
-  }
-
-  /// out = l == 0 ? 0 : acc / l, in place of `acc` ([rows..., dv]) with
-  /// `sum` l ([rows...]).
-  Value normalize(Value sum, Value acc) {
-    unsigned rank = cast<RankedTensorType>(acc.getType()).getRank();
-    SmallVector<unsigned> rows =
-        llvm::to_vector(llvm::seq<unsigned>(0, rank - 1));
-    SmallVector<unsigned> all = llvm::to_vector(llvm::seq<unsigned>(0, rank));
-    SoftmaxConstants constants;
-    constants.zero = f32(0.0);
-    return generic({sum}, acc, {map(rank, rows), map(rank, all)},
-                   SmallVector<IteratorType>(rank, IteratorType::parallel),
-                   [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return buildNormalized(nb, nloc, constants, args[0],
-                                            args[1]);
-                   });
-  }
+struct TileOps : GenericBuilder {
+  using GenericBuilder::GenericBuilder;
 
   /// c + a · b with `a` [M, K] f32 and `b` [K, N] in pairs of rows
   /// (SdpaTiling::pack: row 2i + 1 the lo parts of row 2i's pairs): a
@@ -197,28 +162,25 @@ struct TileOps {
   /// which mha-amx-split lowers to AMX tiles; its body is the same sum
   /// (buildSplitMultiplyAdd) element by element.
   Value splitDot(Value a, Value bPairs, Value c) {
-    MLIRContext *context = b.getContext();
-    Type f32 = b.getF32Type();
+    Type f32 = builder.getF32Type();
     auto aType = cast<RankedTensorType>(a.getType());
     auto bType = cast<RankedTensorType>(bPairs.getType());
     auto half = [](int64_t size) {
       return ShapedType::isDynamic(size) ? size : size / 2;
     };
     Value aPairs = tensor::ExpandShapeOp::create(
-        b, loc,
+        builder, loc,
         RankedTensorType::get(
             {aType.getDimSize(0), half(aType.getDimSize(1)), 2}, f32),
         a, SmallVector<ReassociationIndices>{{0}, {1, 2}});
     Value bParts = tensor::ExpandShapeOp::create(
-        b, loc,
+        builder, loc,
         RankedTensorType::get(
             {half(bType.getDimSize(0)), 2, bType.getDimSize(1)}, f32),
         bPairs, SmallVector<ReassociationIndices>{{0, 1}, {2}});
-    AffineExpr pair = getAffineDimExpr(1, context),
-               n = getAffineDimExpr(2, context);
+    // (m, pair, n, element): part `lo` of the pair of rows.
     auto part = [&](int64_t lo) {
-      return AffineMap::get(4, 0, {pair, getAffineConstantExpr(lo, context), n},
-                            context);
+      return affineMap(4, {d(1), constantExpr(lo), d(2)});
     };
     Value result = generic(
         {aPairs, bParts, bParts}, c,
@@ -231,8 +193,8 @@ struct TileOps {
               buildBF16PairElement(nb, nloc, args[1], element),
               buildBF16PairElement(nb, nloc, args[2], element), args[3]);
         });
-    MhaDialect::AmxSplitAttrHelper(context).setAttr(result.getDefiningOp(),
-                                                    b.getUnitAttr());
+    MhaDialect::AmxSplitAttrHelper(getContext())
+        .setAttr(result.getDefiningOp(), builder.getUnitAttr());
     return result;
   }
 
@@ -241,9 +203,11 @@ struct TileOps {
   /// scratch tensors that start from one value end up sharing one buffer.
   Value alloc(ArrayRef<int64_t> shape, ValueRange dynamicSizes = {}) {
     return bufferization::AllocTensorOp::create(
-        b, loc, RankedTensorType::get(shape, b.getF32Type()), dynamicSizes);
+        builder, loc, RankedTensorType::get(shape, builder.getF32Type()),
+        dynamicSizes);
   }
 };
+
 /// Erases `value`'s slice, and the slices it was cut from, where nothing
 /// else reads them (defined below).
 void eraseDeadSlices(RewriterBase &rewriter, Value value);
@@ -295,8 +259,8 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
   if (!sumInit)
     sumInit = ops.alloc({rows}, dynamicRows);
   state.max = ops.fill(ops.minusInfinity(), maxInit);
-  state.sum = ops.fill(ops.f32(0.0), sumInit);
-  state.acc = ops.fill(ops.f32(0.0), accInit);
+  state.sum = ops.fill(ops.f32Constant(0.0), sumInit);
+  state.acc = ops.fill(ops.f32Constant(0.0), accInit);
 
   // Scratch of the largest block: a static shape, so that it can live on
   // the stack, bounded by the sizes when those are static and smaller.
@@ -669,9 +633,9 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
   OpFoldResult rows = tile.numQueries;
   OpFoldResult dk = b.getIndexAttr(keyDim), dv = b.getIndexAttr(valueDim);
   SoftmaxConstants constants;
-  constants.log2Scale = ops.f32(getLog2Scale(tile.scale));
-  constants.zero = ops.f32(0.0);
-  constants.one = ops.f32(1.0);
+  constants.log2Scale = ops.f32Constant(getLog2Scale(tile.scale));
+  constants.zero = ops.f32Constant(0.0);
+  constants.one = ops.f32Constant(1.0);
   Value zeroF = constants.zero;
 
   // The block's keys, values and mask, with static shapes where the block
@@ -779,12 +743,10 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
     // S = Q · Kᵀ over (query i, dk k, key j).
     scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
     scores = ops.fill(zeroF, scores);
-    scores = ops.generic(
-        {tile.query, keysT}, scores,
+    scores = ops.contraction(
+        tile.query, keysT, scores,
         {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
-        {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return buildMultiplyAdd(nb, nloc, args[0], args[1], args[2]);
-        });
+        {kPar, kRed, kPar});
   }
 
   // blockMax = max over allowed j of S, from -inf (buildMaskedMax). It does
@@ -872,12 +834,10 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
   if (tile.packed)
     acc = ops.splitDot(weights, values, acc);
   else
-    acc = ops.generic(
-        {weights, values}, acc,
+    acc = ops.contraction(
+        weights, values, acc,
         {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
-        {kPar, kRed, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return buildMultiplyAdd(nb, nloc, args[0], args[1], args[2]);
-        });
+        {kPar, kRed, kPar});
 
   OnlineSoftmaxState next;
   next.max = max;
@@ -898,23 +858,35 @@ OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
 }
 } // namespace
 
+Value mlir::mha::buildNormalizedRows(OpBuilder &builder, Location loc,
+                                     Value sum, Value acc) {
+  GenericBuilder ops(builder, loc);
+  unsigned rank = cast<RankedTensorType>(acc.getType()).getRank();
+  SmallVector<unsigned> rows =
+      llvm::to_vector(llvm::seq<unsigned>(0, rank - 1));
+  SmallVector<unsigned> all = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  SoftmaxConstants constants;
+  constants.zero = ops.f32Constant(0.0);
+  return ops.generic({sum}, acc, {ops.map(rank, rows), ops.map(rank, all)},
+                     SmallVector<IteratorType>(rank, kPar),
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       return buildNormalized(nb, nloc, constants, args[0],
+                                              args[1]);
+                     });
+}
+
 Value OnlineSoftmaxBuilder::finalize(const OnlineSoftmaxState &state) {
-  return TileOps{builder, loc}.normalize(state.sum, state.acc);
+  return buildNormalizedRows(builder, loc, state.sum, state.acc);
 }
 
 Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
                                   Value accParts, Value maxParts,
                                   Value sumParts, Value init, double scale) {
-  TileOps ops{builder, loc};
+  GenericBuilder ops(builder, loc);
   unsigned rowRank = cast<RankedTensorType>(init.getType()).getRank() - 1;
   SmallVector<OpFoldResult> rowSizes =
       tensor::getMixedSizes(builder, loc, init);
   rowSizes.pop_back();
-  auto rowsOf = [&](Value fill) {
-    Value empty =
-        tensor::EmptyOp::create(builder, loc, rowSizes, builder.getF32Type());
-    return ops.fill(fill, empty);
-  };
   // Loop dimensions: the rows, (the value column,) and the split last.
   SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, rowRank));
   auto withSplit = [&](unsigned split, ArrayRef<unsigned> dims) {
@@ -928,7 +900,7 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
   // M = max_p m_p.
   unsigned split = rowRank;
   Value maxAll = ops.generic(
-      {maxParts}, rowsOf(ops.minusInfinity()),
+      {maxParts}, ops.filled(rowSizes, ops.minusInfinity()),
       {ops.map(rowRank + 1, withSplit(split, rows)),
        ops.map(rowRank + 1, rows)},
       overSplits, [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -938,8 +910,8 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
 
   // Σ_p w_p·x_p with w_p = buildPartWeight(m_p, M).
   SoftmaxConstants constants;
-  constants.log2Scale = ops.f32(getLog2Scale(scale));
-  constants.zero = ops.f32(0.0);
+  constants.log2Scale = ops.f32Constant(getLog2Scale(scale));
+  constants.zero = ops.f32Constant(0.0);
   constants.minusInfinity = ops.minusInfinity();
   Value zeroF = constants.zero;
   auto weighted = [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -949,7 +921,7 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
 
   // l = Σ_p w_p·l_p.
   Value sum =
-      ops.generic({sumParts, maxParts, maxAll}, rowsOf(zeroF),
+      ops.generic({sumParts, maxParts, maxAll}, ops.filled(rowSizes, zeroF),
                   {ops.map(rowRank + 1, withSplit(split, rows)),
                    ops.map(rowRank + 1, withSplit(split, rows)),
                    ops.map(rowRank + 1, rows), ops.map(rowRank + 1, rows)},
@@ -968,7 +940,7 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
        ops.map(rowRank + 2, rows), ops.map(rowRank + 2, rowsAndColumn)},
       overColumnsAndSplits, weighted);
 
-  return ops.normalize(sum, acc);
+  return buildNormalizedRows(builder, loc, sum, acc);
 }
 
 namespace {

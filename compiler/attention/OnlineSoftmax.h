@@ -178,6 +178,12 @@ FailureOr<SmallVector<Value>> decomposeOnlineAttention(OpBuilder &builder,
 void registerOnlineAttentionTilingInterfaceExternalModels(
     DialectRegistry &registry);
 
+/// out = l == 0 ? 0 : acc / l, in place of `acc` ([rows..., dv]) with `sum`
+/// l ([rows...]): a row that attended no key gives exactly 0. The end of the
+/// online softmax (finalize) and of the key-split merge.
+Value buildNormalizedRows(OpBuilder &builder, Location loc, Value sum,
+                          Value acc);
+
 /// Merges the states of P disjoint key ranges of the same rows into the
 /// attention output: with M = max_p m_p and w_p = m_p == -inf ? 0 :
 /// exp((m_p - M)·scale) (the maxima are raw scores), out =

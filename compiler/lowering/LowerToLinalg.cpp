@@ -14,6 +14,7 @@
 #include "compiler/lowering/LowerToLinalg.h"
 #include "compiler/Passes.h"
 #include "compiler/attention/AttentionMath.h"
+#include "compiler/attention/GenericBuilder.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -40,8 +41,6 @@ using utils::IteratorType;
 constexpr IteratorType kParallel = IteratorType::parallel;
 constexpr IteratorType kReduction = IteratorType::reduction;
 
-using BodyBuilder = function_ref<void(OpBuilder &, Location, ValueRange)>;
-
 /// The first element type among `op`'s operands and results that is a float
 /// other than f32, or null when everything is f32 (masks are i1).
 Type findNonF32ElementType(Operation *op) {
@@ -63,42 +62,26 @@ Type findNonF32ElementType(Operation *op) {
   return {};
 }
 
-/// Builds the linalg form of one mha op at one location. Sizes are carried
-/// as OpFoldResults so that static sizes stay static in the types and
-/// dynamic batch and sequence sizes are read with `tensor.dim`.
-class LinalgBuilder {
+/// Builds the linalg form of one mha op at one location: the generics of
+/// GenericBuilder, and the named ops and reshapes of the layer. Sizes are
+/// carried as OpFoldResults so that static sizes stay static in the types
+/// and dynamic batch and sequence sizes are read with `tensor.dim`.
+class LinalgBuilder : public GenericBuilder {
 public:
-  LinalgBuilder(OpBuilder &b, Location loc)
-      : b(b), loc(loc), f32(b.getF32Type()), ctx(b.getContext()) {}
+  using GenericBuilder::GenericBuilder;
 
   /// Size `dim` of `value`.
   OpFoldResult dim(Value value, int64_t dim) {
-    return tensor::getMixedSize(b, loc, value, dim);
+    return tensor::getMixedSize(builder, loc, value, dim);
   }
 
-  OpFoldResult index(int64_t size) { return b.getIndexAttr(size); }
-
-  Value f32Constant(double value) { return buildF32Constant(b, loc, value); }
-
-  Value empty(ArrayRef<OpFoldResult> sizes, Type elementType = {}) {
-    return tensor::EmptyOp::create(b, loc, sizes,
-                                   elementType ? elementType : f32);
-  }
-
-  /// A tensor of `sizes` filled with `value`.
-  Value filled(ArrayRef<OpFoldResult> sizes, Value value) {
-    return linalg::FillOp::create(b, loc, ValueRange{value},
-                                  ValueRange{empty(sizes)})
-        .getResult(0);
-  }
-  Value zeros(ArrayRef<OpFoldResult> sizes) {
-    return filled(sizes, f32Constant(0.0));
-  }
+  OpFoldResult index(int64_t size) { return builder.getIndexAttr(size); }
 
   /// `input` repeated along `dimensions` of a tensor of `sizes`.
   Value broadcast(Value input, ArrayRef<OpFoldResult> sizes,
                   ArrayRef<int64_t> dimensions) {
-    return linalg::BroadcastOp::create(b, loc, input, empty(sizes), dimensions)
+    return linalg::BroadcastOp::create(builder, loc, input, empty(sizes),
+                                       dimensions)
         ->getResult(0);
   }
 
@@ -115,7 +98,8 @@ public:
     SmallVector<OpFoldResult> sizes;
     for (int64_t from : permutation)
       sizes.push_back(dim(input, from));
-    return linalg::TransposeOp::create(b, loc, input, empty(sizes), permutation)
+    return linalg::TransposeOp::create(builder, loc, input, empty(sizes),
+                                       permutation)
         ->getResult(0);
   }
 
@@ -123,13 +107,13 @@ public:
   /// says which result dimensions each input dimension becomes).
   Value expand(Value input, ArrayRef<ReassociationIndices> reassociation,
                ArrayRef<OpFoldResult> sizes) {
-    auto type = RankedTensorType::get(staticShape(sizes), f32);
-    return tensor::ExpandShapeOp::create(b, loc, type, input, reassociation,
-                                         sizes);
+    auto type = RankedTensorType::get(staticShape(sizes), builder.getF32Type());
+    return tensor::ExpandShapeOp::create(builder, loc, type, input,
+                                         reassociation, sizes);
   }
 
   Value collapse(Value input, ArrayRef<ReassociationIndices> reassociation) {
-    return tensor::CollapseShapeOp::create(b, loc, input, reassociation);
+    return tensor::CollapseShapeOp::create(builder, loc, input, reassociation);
   }
 
   /// `value` with the type the replaced op declared, which may know more
@@ -137,33 +121,7 @@ public:
   Value castTo(Value value, Type type) {
     if (value.getType() == type)
       return value;
-    return tensor::CastOp::create(b, loc, type, value);
-  }
-
-  AffineMap map(unsigned numDims, ArrayRef<AffineExpr> results) {
-    return AffineMap::get(numDims, 0, results, ctx);
-  }
-  AffineExpr d(unsigned position) { return getAffineDimExpr(position, ctx); }
-  AffineExpr constant(int64_t value) {
-    return getAffineConstantExpr(value, ctx);
-  }
-
-  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
-                ArrayRef<IteratorType> iterators, BodyBuilder body) {
-    return linalg::GenericOp::create(b, loc, TypeRange{init.getType()}, inputs,
-                                     ValueRange{init}, maps, iterators, body)
-        .getResult(0);
-  }
-
-  /// `init + sum(lhs * rhs)` over the reduction iterators, in f32.
-  Value contraction(Value lhs, Value rhs, Value init, ArrayRef<AffineMap> maps,
-                    ArrayRef<IteratorType> iterators) {
-    return generic({lhs, rhs}, init, maps, iterators,
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     linalg::YieldOp::create(
-                         nb, nloc,
-                         buildMultiplyAdd(nb, nloc, args[0], args[1], args[2]));
-                   });
+    return tensor::CastOp::create(builder, loc, type, value);
   }
 
   /// `input [..., D_in] · weight [D_in, D_out] (+ bias [D_out])` as one
@@ -190,7 +148,7 @@ public:
 
     Value init = biasOrZeros(bias, {dim(rows, 0), index(outWidth)}, {0});
     Value product = markProjection(
-        linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
+        linalg::MatmulOp::create(builder, loc, TypeRange{init.getType()},
                                  ValueRange{rows, weight}, ValueRange{init})
             .getResult(0));
     if (rank == 1)
@@ -204,14 +162,10 @@ public:
   /// `mha-tile-projections` finds it among attention's contractions.
   Value markProjection(Value contraction) {
     contraction.getDefiningOp()->setAttr(
-        MhaDialect::ProjectionAttrHelper::getNameStr(), UnitAttr::get(ctx));
+        MhaDialect::ProjectionAttrHelper::getNameStr(),
+        UnitAttr::get(getContext()));
     return contraction;
   }
-
-  OpBuilder &b;
-  Location loc;
-  Type f32;
-  MLIRContext *ctx;
 
 private:
   static SmallVector<int64_t> staticShape(ArrayRef<OpFoldResult> sizes) {
@@ -281,7 +235,7 @@ private:
     // (batch, head, token, column, row of the slice)
     auto [d0, d1, d2, d3, d4] =
         std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
-    AffineMap inputMap = b.map(5, {d0, d1, d2, d4});
+    AffineMap inputMap = b.affineMap(5, {d0, d1, d2, d4});
     OpFoldResult tokens = b.dim(input, 2);
     if (cast<RankedTensorType>(input.getType()).getRank() == 3) {
       // Reading the slices in place is what saves split_heads' copy.
@@ -289,14 +243,15 @@ private:
       input = b.expand(
           input, {{0}, {1}, {2, 3}},
           {b.dim(input, 0), tokens, b.index(heads), b.index(sliceWidth)});
-      inputMap = b.map(5, {d0, d2, d1, d4});
+      inputMap = b.affineMap(5, {d0, d2, d1, d4});
     }
     SmallVector<OpFoldResult> sizes = {b.dim(input, 0), b.index(heads), tokens,
                                        b.index(outWidth)};
     Value init = headsInit(adaptor.getBias(), sizes, b);
     return b.markProjection(b.contraction(
         input, weight, init,
-        {inputMap, b.map(5, {d1, d4, d3}), b.map(5, {d0, d1, d2, d3})},
+        {inputMap, b.affineMap(5, {d1, d4, d3}),
+         b.affineMap(5, {d0, d1, d2, d3})},
         {kParallel, kParallel, kParallel, kParallel, kReduction}));
   }
 
@@ -320,8 +275,8 @@ private:
         std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
     return b.markProjection(b.contraction(
         input, weight, init,
-        {b.map(5, {d0, d2, d4}), b.map(5, {d4, d1, d3}),
-         b.map(5, {d0, d1, d2, d3})},
+        {b.affineMap(5, {d0, d2, d4}), b.affineMap(5, {d4, d1, d3}),
+         b.affineMap(5, {d0, d1, d2, d3})},
         {kParallel, kParallel, kParallel, kParallel, kReduction}));
   }
 };
@@ -361,7 +316,7 @@ struct LowerCacheAppend : F32Pattern<CacheAppendOp> {
 
   Value lower(CacheAppendOp op, OpAdaptor adaptor,
               LinalgBuilder &b) const override {
-    OpBuilder &builder = b.b;
+    OpBuilder &builder = b.builder;
     Location loc = b.loc;
     Value update = adaptor.getUpdate(), cache = adaptor.getCache(),
           lengths = adaptor.getLengths();
@@ -473,8 +428,8 @@ struct LowerOutputProject : F32Pattern<OutputProjectOp> {
         std::make_tuple(b.d(0), b.d(1), b.d(2), b.d(3), b.d(4));
     return b.markProjection(b.contraction(
         input, weight, init,
-        {b.map(5, {d0, d3, d1, d4}), b.map(5, {d3, d4, d2}),
-         b.map(5, {d0, d1, d2})},
+        {b.affineMap(5, {d0, d3, d1, d4}), b.affineMap(5, {d3, d4, d2}),
+         b.affineMap(5, {d0, d1, d2})},
         {kParallel, kParallel, kParallel, kReduction, kReduction}));
   }
 };
@@ -493,7 +448,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     int64_t kvHeads = op.getKey().getType().getDimSize(1);
     int64_t valueDim = op.getValue().getType().getDimSize(3);
     AttentionSizes sizes =
-        AttentionSizes::get(b.b, b.loc, query, key, value, mask);
+        AttentionSizes::get(b.builder, b.loc, query, key, value, mask);
 
     // unnormalized[b, h, t, n] = sum_s weights[b, h, t, s] * V[b, h / G, s, n]
     // The softmax normalization is applied to these dv outputs of a row
@@ -504,9 +459,9 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
       AffineExpr kvHead = getKeyValueHead(d1, heads, kvHeads);
       Value init = b.zeros(
           {sizes.batch, b.index(heads), sizes.queries, b.index(valueDim)});
-      SmallVector<AffineMap> maps = {b.map(5, {d0, d1, d2, d4}),
-                                     b.map(5, {d0, kvHead, d4, d3}),
-                                     b.map(5, {d0, d1, d2, d3})};
+      SmallVector<AffineMap> maps = {b.affineMap(5, {d0, d1, d2, d4}),
+                                     b.affineMap(5, {d0, kvHead, d4, d3}),
+                                     b.affineMap(5, {d0, d1, d2, d3})};
       SmallVector<IteratorType> iterators = {kParallel, kParallel, kParallel,
                                              kParallel, kReduction};
       if (!adaptor.getPositions())
@@ -524,8 +479,8 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
             Value unused = arith::CmpFOp::create(
                 nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
             product = arith::SelectOp::create(nb, nloc, unused, zero, product);
-            Value sum = arith::AddFOp::create(nb, nloc, args[2], product);
-            linalg::YieldOp::create(nb, nloc, sum);
+            return arith::AddFOp::create(nb, nloc, args[2], product)
+                .getResult();
           });
     };
     return buildSoftmax(b, query, key, mask, adaptor.getPositions(),
@@ -554,12 +509,12 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     OpFoldResult numHeads = b.index(heads);
 
     SoftmaxConstants constants =
-        SoftmaxConstants::create(b.b, b.loc, scaleFactor);
+        SoftmaxConstants::create(b.builder, b.loc, scaleFactor);
 
     // Loop dimensions of the row-wise steps: (batch, head, query, key).
     AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3), d4 = b.d(4);
-    AffineMap rows4 = b.map(4, {d0, d1, d2, d3});
-    AffineMap perRow4 = b.map(4, {d0, d1, d2});
+    AffineMap rows4 = b.affineMap(4, {d0, d1, d2, d3});
+    AffineMap perRow4 = b.affineMap(4, {d0, d1, d2});
     SmallVector<IteratorType> rowReduction = {kParallel, kParallel, kParallel,
                                               kReduction};
     SmallVector<IteratorType> elementwise(4, kParallel);
@@ -573,18 +528,18 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
                                             sizes.keys};
     Value scores = b.contraction(
         query, key, b.zeros(scoreSizes),
-        {b.map(5, {d0, d1, d2, d4}), b.map(5, {d0, kvHead, d3, d4}),
-         b.map(5, {d0, d1, d2, d3})},
+        {b.affineMap(5, {d0, d1, d2, d4}), b.affineMap(5, {d0, kvHead, d3, d4}),
+         b.affineMap(5, {d0, d1, d2, d3})},
         {kParallel, kParallel, kParallel, kParallel, kReduction});
 
     // Which keys a query may attend: the mask (a leading 1 broadcasts over
     // the batch) and, when causal, key index <= query index (+ S - T when
     // bottom-right aligned).
     Causality causality{causal,
-                        causal
-                            ? buildCausalOffset(b.b, b.loc, causalBottomRight,
-                                                sizes.queries, sizes.keys)
-                            : Value(),
+                        causal ? buildCausalOffset(b.builder, b.loc,
+                                                   causalBottomRight,
+                                                   sizes.queries, sizes.keys)
+                               : Value(),
                         causal && positions};
     SmallVector<Value> maskInputs;
     SmallVector<AffineMap> maskMaps;
@@ -592,17 +547,17 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
       auto maskType = cast<RankedTensorType>(mask.getType());
       AffineExpr maskBatch = d0;
       if (maskType.getDimSize(0) == 1)
-        maskBatch = b.constant(0);
+        maskBatch = b.constantExpr(0);
       else if (maskType.isDynamicDim(0) && !isConstantIntValue(batch, 1))
         mask = broadcastMaskBatch(b, mask, batch);
       maskInputs.push_back(mask);
-      maskMaps.push_back(b.map(4, {maskBatch, d2, d3}));
+      maskMaps.push_back(b.affineMap(4, {maskBatch, d2, d3}));
     }
     // The positions are one more input of the row-wise steps, after the
     // mask: position[b] for every (head, query, key) of sequence b.
     if (causality.positions) {
       maskInputs.push_back(positions);
-      maskMaps.push_back(b.map(4, {d0}));
+      maskMaps.push_back(b.affineMap(4, {d0}));
     }
 
     SmallVector<OpFoldResult> rowSizes = {batch, numHeads, sizes.queries};
@@ -620,11 +575,10 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
           auto allowed = [&] {
             return allowedIn(nb, nloc, args, mask, causality);
           };
-          linalg::YieldOp::create(nb, nloc,
-                                  buildMaskedMax(nb, nloc, constants, args[0],
-                                                 allowed, args.back()));
+          return buildMaskedMax(nb, nloc, constants, args[0], allowed,
+                                args.back());
         });
-    AffineMap rows3 = b.map(3, {d0, d1, d2});
+    AffineMap rows3 = b.affineMap(3, {d0, d1, d2});
 
     // weights[b, h, t, s] = exp((scores - rowMax)·scale) for allowed keys,
     // exactly 0 for the others (also where rowMax is -inf).
@@ -639,40 +593,33 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
           auto allowed = [&] {
             return allowedIn(nb, nloc, args, mask, causality);
           };
-          linalg::YieldOp::create(
-              nb, nloc,
-              buildMaskedExp(nb, nloc, constants, args[0], args[1], allowed));
+          return buildMaskedExp(nb, nloc, constants, args[0], args[1], allowed);
         });
 
     // rowSum[b, h, t] = sum over s of weights.
-    Value rowSum =
-        b.generic({weights}, b.zeros(rowSizes), {rows4, perRow4}, rowReduction,
-                  [](OpBuilder &nb, Location nloc, ValueRange args) {
-                    Value sum =
-                        arith::AddFOp::create(nb, nloc, args[1], args[0]);
-                    linalg::YieldOp::create(nb, nloc, sum);
-                  });
+    Value rowSum = b.generic(
+        {weights}, b.zeros(rowSizes), {rows4, perRow4}, rowReduction,
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
+        });
 
     Value unnormalized = weigh(weights);
 
     // 1 / rowSum, and 0 for a row that may attend no key (sum 0), so that
     // such a row gives zeros, never NaN.
-    Value inverse = b.generic(
-        {rowSum}, b.empty(rowSizes), {rows3, rows3},
-        SmallVector<IteratorType>(3, kParallel),
-        [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          linalg::YieldOp::create(
-              nb, nloc, buildReciprocalOrZero(nb, nloc, constants, args[0]));
-        });
+    Value inverse =
+        b.generic({rowSum}, b.empty(rowSizes), {rows3, rows3},
+                  SmallVector<IteratorType>(3, kParallel),
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return buildReciprocalOrZero(nb, nloc, constants, args[0]);
+                  });
 
     return b.generic(
         {unnormalized, inverse},
         b.empty({batch, numHeads, sizes.queries, rowWidth}),
         {rows4, perRow4, rows4}, elementwise,
         [](OpBuilder &nb, Location nloc, ValueRange args) {
-          linalg::YieldOp::create(
-              nb, nloc,
-              arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult());
+          return arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult();
         });
   }
 
@@ -711,26 +658,24 @@ private:
   /// B: read row `b` or row 0 accordingly into a [B, T, S] mask.
   static Value broadcastMaskBatch(LinalgBuilder &b, Value mask,
                                   OpFoldResult batch) {
-    Value broadcasts = buildMaskBroadcasts(b.b, b.loc, mask);
-    Type i1 = b.b.getI1Type();
+    Value broadcasts = buildMaskBroadcasts(b.builder, b.loc, mask);
+    Type i1 = b.builder.getI1Type();
     Value init = b.empty({batch, b.dim(mask, 1), b.dim(mask, 2)}, i1);
-    return linalg::GenericOp::create(
-               b.b, b.loc, TypeRange{init.getType()}, ValueRange{},
-               ValueRange{init}, {b.map(3, {b.d(0), b.d(1), b.d(2)})},
-               SmallVector<IteratorType>(3, kParallel),
-               [&](OpBuilder &nb, Location nloc, ValueRange) {
-                 Value row = getValueOrCreateConstantIndexOp(
-                     nb, nloc,
-                     getMaskBatchRow(
-                         nb, nloc, mask, broadcasts,
-                         linalg::IndexOp::create(nb, nloc, 0).getResult()));
-                 Value element = tensor::ExtractOp::create(
+    return b.generic(
+        ValueRange{}, init, {b.map(3, {0, 1, 2})},
+        SmallVector<IteratorType>(3, kParallel),
+        [&](OpBuilder &nb, Location nloc, ValueRange) {
+          Value row = getValueOrCreateConstantIndexOp(
+              nb, nloc,
+              getMaskBatchRow(
+                  nb, nloc, mask, broadcasts,
+                  linalg::IndexOp::create(nb, nloc, 0).getResult()));
+          return tensor::ExtractOp::create(
                      nb, nloc, mask,
                      ValueRange{row, linalg::IndexOp::create(nb, nloc, 1),
-                                linalg::IndexOp::create(nb, nloc, 2)});
-                 linalg::YieldOp::create(nb, nloc, element);
-               })
-        .getResult(0);
+                                linalg::IndexOp::create(nb, nloc, 2)})
+              .getResult();
+        });
   }
 };
 

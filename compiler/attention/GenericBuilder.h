@@ -1,0 +1,78 @@
+//===- GenericBuilder.h - linalg.generic and its companions -----*- C++ -*-===//
+//
+// The one place that builds `linalg.generic`s on tensors, and what they are
+// built from: indexing maps, empty and filled tensors, f32 constants. The
+// decomposed path (`mha-lower-to-linalg`), the fused path (the online
+// softmax and the key-split merge) and the softmax constants of
+// AttentionMath all build through it, so that a generic is made one way:
+// one result written into its init, its body the value that the body
+// builder returns.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_COMPILER_ATTENTION_GENERICBUILDER_H
+#define MHA_COMPILER_ATTENTION_GENERICBUILDER_H
+
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace mha {
+
+/// Builds linalg ops on tensors at one location (the builder's insertion
+/// point). Element types are f32 unless said otherwise.
+class GenericBuilder {
+public:
+  /// The scalar body of a generic: what it yields for the block arguments
+  /// (the inputs' elements, then the init's).
+  using BodyBuilder = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+  GenericBuilder(OpBuilder &builder, Location loc)
+      : builder(builder), loc(loc) {}
+
+  MLIRContext *getContext() const { return builder.getContext(); }
+
+  /// Loop dimension `position` of an indexing map.
+  AffineExpr d(unsigned position) const;
+  /// The constant `value` in an indexing map.
+  AffineExpr constantExpr(int64_t value) const;
+
+  /// The projection of `numDims` loop dimensions onto `dims`.
+  AffineMap map(unsigned numDims, ArrayRef<unsigned> dims) const;
+  /// The indexing map of `numDims` loop dimensions onto `results`.
+  AffineMap affineMap(unsigned numDims, ArrayRef<AffineExpr> results) const;
+
+  /// An f32 constant.
+  Value f32Constant(double value);
+  /// -inf in f32.
+  Value minusInfinity();
+
+  /// A new tensor of `sizes` (`tensor.empty`) of `elementType`, f32 when
+  /// null.
+  Value empty(ArrayRef<OpFoldResult> sizes, Type elementType = {});
+  /// `init` filled with `value` (`linalg.fill`).
+  Value fill(Value value, Value init);
+  /// A new f32 tensor of `sizes` filled with `value`.
+  Value filled(ArrayRef<OpFoldResult> sizes, Value value);
+  /// A new f32 tensor of `sizes` filled with 0.
+  Value zeros(ArrayRef<OpFoldResult> sizes);
+
+  /// A `linalg.generic` with one result written into `init`, whose body
+  /// yields what `body` returns.
+  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+                ArrayRef<utils::IteratorType> iterators, BodyBuilder body);
+
+  /// `init + Σ lhs·rhs` over the reduction iterators (buildMultiplyAdd):
+  /// every contraction of attention and of the projections.
+  Value contraction(Value lhs, Value rhs, Value init, ArrayRef<AffineMap> maps,
+                    ArrayRef<utils::IteratorType> iterators);
+
+  /// Where the ops go.
+  OpBuilder &builder;
+  Location loc;
+};
+
+} // namespace mha
+} // namespace mlir
+
+#endif // MHA_COMPILER_ATTENTION_GENERICBUILDER_H
