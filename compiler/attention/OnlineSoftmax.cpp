@@ -14,10 +14,12 @@
 // between raw scores: getLog2Scale in AttentionMath.h says why.)
 // and at the end out = l == 0 ? 0 : acc / l (combineKeySplits merges the
 // states of several key ranges first). A range of keys is one
-// `mha.online_attention`: scf::tileUsingSCF makes its key loop through the
-// TilingInterface below (the keys a reduction into the whole state),
-// scf::peelForLoopAndSimplifyBounds peels the short last block, and each
-// block decomposes into the ops above (updateBlock). The correction is guarded
+// `mha.online_attention`: scf::tileUsingSCF makes its key loop through its
+// TilingInterface (OnlineAttentionInterfaces.cpp: the keys a reduction into
+// the whole state), scf::peelForLoopAndSimplifyBounds peels the short last
+// block, and each block decomposes into the ops above
+// (OnlineAttentionBlock.cpp). This file builds the state and the key loop.
+// The correction is guarded
 // because a row that has seen no allowed key yet has m = m_new = -inf, and
 // exp2(-inf - -inf) is NaN; P is selected, not computed from -inf, for the
 // same reason. Every step is a linalg op on tensors written into a
@@ -36,185 +38,41 @@
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/AttentionMath.h"
 #include "compiler/attention/GenericBuilder.h"
-#include "dialects/MhaDialect.h"
+#include "compiler/attention/TileTensors.h"
 #include "dialects/MhaOnlineAttention.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/IR/PatternMatch.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/TilingInterface.h"
-#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/Sequence.h"
 
 using namespace mlir;
 using namespace mlir::mha;
 
-namespace {
 using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
 
 /// The static size of `size`, or `ShapedType::kDynamic`.
-int64_t staticSize(OpFoldResult size) {
+static int64_t staticSize(OpFoldResult size) {
   return getConstantIntValue(size).value_or(ShapedType::kDynamic);
 }
 
-/// `source[offsets][sizes]` with unit strides, of the same rank.
-Value slice(OpBuilder &b, Location loc, Value source,
-            ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes) {
-  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
-  return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
-                                        strides);
+/// A new f32 buffer of `shape`. `bufferization.alloc_tensor`, not
+/// `tensor.empty`: CSE merges equal `tensor.empty` ops, and two loop-carried
+/// scratch tensors that start from one value end up sharing one buffer.
+static Value allocScratch(OpBuilder &builder, Location loc,
+                          ArrayRef<int64_t> shape,
+                          ValueRange dynamicSizes = {}) {
+  return bufferization::AllocTensorOp::create(
+      builder, loc, RankedTensorType::get(shape, builder.getF32Type()),
+      dynamicSizes);
 }
-
-/// `source` written back into `dest` at `slice`'s place: the inverse of
-/// `slice`, which bufferization recognizes as in place.
-Value unslice(OpBuilder &b, Location loc, Value source, Value dest,
-              ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes) {
-  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
-  return tensor::InsertSliceOp::create(b, loc, source, dest, offsets, sizes,
-                                       strides);
-}
-
-/// `size` as an attribute where it is a constant: also the constant
-/// `affine.apply` that loop peeling leaves for a full block's size.
-OpFoldResult foldSize(OpFoldResult size) {
-  auto value = dyn_cast<Value>(size);
-  if (!value)
-    return size;
-  if (auto apply = value.getDefiningOp<affine::AffineApplyOp>())
-    if (apply.getAffineMap().isSingleConstant())
-      return OpBuilder(apply).getIndexAttr(
-          apply.getAffineMap().getSingleConstantResult());
-  return getAsOpFoldResult(value);
-}
-
-/// The sizes of `value` as far as its type or the slice that made it says
-/// (without creating ops): an attribute where static, the slice's size value
-/// where that made it, else null.
-SmallVector<OpFoldResult> getKnownSizes(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<OpFoldResult> sizes(type.getRank());
-  SmallVector<OpFoldResult> made;
-  if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
-    llvm::SmallBitVector dropped = slice.getDroppedDims();
-    for (auto [index, size] : llvm::enumerate(slice.getMixedSizes()))
-      if (!dropped.test(index))
-        made.push_back(foldSize(size));
-  }
-  Builder b(value.getContext());
-  for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    sizes[dim] = !type.isDynamicDim(dim) ? b.getIndexAttr(type.getDimSize(dim))
-                 : made.empty()          ? OpFoldResult()
-                                         : made[dim];
-  return sizes;
-}
-
-/// `slice`, or `source` itself where that is the whole of it from 0 (the
-/// whole of a block, or the keys of a range that is all of them).
-Value sliceUnlessWhole(OpBuilder &b, Location loc, Value source,
-                       ArrayRef<OpFoldResult> offsets,
-                       ArrayRef<OpFoldResult> sizes) {
-  bool whole = llvm::all_of(offsets, [](OpFoldResult offset) {
-    return isConstantIntValue(offset, 0);
-  });
-  SmallVector<OpFoldResult> known = getKnownSizes(source);
-  for (auto [size, knownSize] : llvm::zip_equal(sizes, known))
-    whole = whole && knownSize &&
-            (knownSize == size ||
-             (getConstantIntValue(size) &&
-              getConstantIntValue(size) == getConstantIntValue(knownSize)));
-  return whole ? source : slice(b, loc, source, offsets, sizes);
-}
-
-/// `value` in f32: widened (exactly) where it is a bf16 key or value
-/// element, read from a bf16 cache. Widening inside the ops that read a key
-/// block means a step reads the cache's bf16 bytes once, and no f32 copy of
-/// the cache ever exists.
-bool isBF16(Value value) {
-  return getElementTypeOrSelf(value.getType()).isBF16();
-}
-
-Value widen(OpBuilder &b, Location loc, Value value) {
-  if (!value.getType().isBF16())
-    return value;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-}
-
-/// Builds the linalg ops (on f32 tensors) of the online softmax; their
-/// scalar bodies are AttentionMath's.
-struct TileOps : GenericBuilder {
-  using GenericBuilder::GenericBuilder;
-
-  /// c + a · b with `a` [M, K] f32 and `b` [K, N] in pairs of rows
-  /// (SdpaTiling::pack: row 2i + 1 the lo parts of row 2i's pairs): a
-  /// `linalg.generic` over (m, pair, n, element) marked `mha.amx_split`,
-  /// which mha-amx-split lowers to AMX tiles; its body is the same sum
-  /// (buildSplitMultiplyAdd) element by element.
-  Value splitDot(Value a, Value bPairs, Value c) {
-    Type f32 = builder.getF32Type();
-    auto aType = cast<RankedTensorType>(a.getType());
-    auto bType = cast<RankedTensorType>(bPairs.getType());
-    auto half = [](int64_t size) {
-      return ShapedType::isDynamic(size) ? size : size / 2;
-    };
-    Value aPairs = tensor::ExpandShapeOp::create(
-        builder, loc,
-        RankedTensorType::get(
-            {aType.getDimSize(0), half(aType.getDimSize(1)), 2}, f32),
-        a, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-    Value bParts = tensor::ExpandShapeOp::create(
-        builder, loc,
-        RankedTensorType::get(
-            {half(bType.getDimSize(0)), 2, bType.getDimSize(1)}, f32),
-        bPairs, SmallVector<ReassociationIndices>{{0, 1}, {2}});
-    // (m, pair, n, element): part `lo` of the pair of rows.
-    auto part = [&](int64_t lo) {
-      return affineMap(4, {d(1), constantExpr(lo), d(2)});
-    };
-    Value result = generic(
-        {aPairs, bParts, bParts}, c,
-        {map(4, {0, 1, 3}), part(0), part(1), map(4, {0, 2})},
-        {kPar, kRed, kPar, kRed},
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value element = linalg::IndexOp::create(nb, nloc, 3);
-          return buildSplitMultiplyAdd(
-              nb, nloc, args[0],
-              buildBF16PairElement(nb, nloc, args[1], element),
-              buildBF16PairElement(nb, nloc, args[2], element), args[3]);
-        });
-    MhaDialect::AmxSplitAttrHelper(getContext())
-        .setAttr(result.getDefiningOp(), builder.getUnitAttr());
-    return result;
-  }
-
-  /// A new f32 buffer of `shape`. `bufferization.alloc_tensor`, not
-  /// `tensor.empty`: CSE merges equal `tensor.empty` ops, and two loop-carried
-  /// scratch tensors that start from one value end up sharing one buffer.
-  Value alloc(ArrayRef<int64_t> shape, ValueRange dynamicSizes = {}) {
-    return bufferization::AllocTensorOp::create(
-        builder, loc, RankedTensorType::get(shape, builder.getF32Type()),
-        dynamicSizes);
-  }
-};
-
-/// Erases `value`'s slice, and the slices it was cut from, where nothing
-/// else reads them (defined below).
-void eraseDeadSlices(RewriterBase &rewriter, Value value);
-
-/// Dimension `dim` of `value`, static where known (defined below).
-OpFoldResult getSize(OpBuilder &b, Location loc, Value value, unsigned dim = 0);
-} // namespace
 
 SmallVector<Value> OnlineSoftmaxState::asRange() const {
   SmallVector<Value> values = {max,   sum,    acc,       scores,
@@ -242,22 +100,22 @@ OnlineSoftmaxBuilder::OnlineSoftmaxBuilder(OpBuilder &builder, Location loc,
   valueDim = cast<RankedTensorType>(tile.value.getType()).getDimSize(1);
 }
 
-bool OnlineSoftmaxBuilder::isOneQuery() const {
-  return !tile.keyT && isConstantIntValue(tile.numQueries, 1);
+bool AttentionTile::isOneQuery() const {
+  return !keyT && isConstantIntValue(numQueries, 1);
 }
 
 OnlineSoftmaxState
 OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
-  TileOps ops{builder, loc};
+  GenericBuilder ops(builder, loc);
   OnlineSoftmaxState state;
   int64_t rows = staticSize(tile.numQueries);
   SmallVector<Value> dynamicRows;
   if (ShapedType::isDynamic(rows))
     dynamicRows.push_back(cast<Value>(tile.numQueries));
   if (!maxInit)
-    maxInit = ops.alloc({rows}, dynamicRows);
+    maxInit = allocScratch(builder, loc, {rows}, dynamicRows);
   if (!sumInit)
-    sumInit = ops.alloc({rows}, dynamicRows);
+    sumInit = allocScratch(builder, loc, {rows}, dynamicRows);
   state.max = ops.fill(ops.minusInfinity(), maxInit);
   state.sum = ops.fill(ops.f32Constant(0.0), sumInit);
   state.acc = ops.fill(ops.f32Constant(0.0), accInit);
@@ -268,18 +126,20 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
   int64_t keys = cast<RankedTensorType>(tile.key.getType()).getDimSize(0);
   int64_t maxKeys =
       ShapedType::isDynamic(keys) ? keyTile : std::min(keyTile, keys);
-  state.scores = ops.alloc({maxRows, maxKeys});
+  state.scores = allocScratch(builder, loc, {maxRows, maxKeys});
   // One query against its keys reads each key row once, along dk
   // (updateBlock): the scratch holds the products [keys, dk], not Kᵀ.
-  state.keysT = isOneQuery() ? ops.alloc({maxKeys, keyDim})
-                             : ops.alloc({keyDim, maxKeys});
+  state.keysT = tile.isOneQuery()
+                    ? allocScratch(builder, loc, {maxKeys, keyDim})
+                    : allocScratch(builder, loc, {keyDim, maxKeys});
   // A bf16 value block is widened into f32 before P·V (whose contraction
   // needs one element type), and so is a bf16 key block before its
   // transpose (updateBlock); f32 ones need none.
   if (isBF16(tile.key) || isBF16(tile.value))
-    state.widened = ops.alloc({maxKeys, std::max(keyDim, valueDim)});
-  state.newMax = ops.alloc({maxRows});
-  state.correction = ops.alloc({maxRows});
+    state.widened =
+        allocScratch(builder, loc, {maxKeys, std::max(keyDim, valueDim)});
+  state.newMax = allocScratch(builder, loc, {maxRows});
+  state.correction = allocScratch(builder, loc, {maxRows});
   return state;
 }
 
@@ -511,353 +371,6 @@ FailureOr<SmallVector<Value>> mlir::mha::tileKeys(RewriterBase &rewriter,
   return results;
 }
 
-namespace {
-/// One query without a transposed view of its keys: the scores are dot
-/// products along each key row.
-bool isOneQuery(const AttentionTile &tile) {
-  return !tile.keyT && isConstantIntValue(tile.numQueries, 1);
-}
-
-/// Dimension `dim` of `value`: static where the type or the slice that made
-/// it says so (a peeled loop's blocks are slices of a constant size, typed
-/// `?` by the tiling that made them before the peeling).
-OpFoldResult getSize(OpBuilder &b, Location loc, Value value, unsigned dim) {
-  if (OpFoldResult known = getKnownSizes(value)[dim])
-    return known;
-  return tensor::getMixedSize(b, loc, value, dim);
-}
-
-/// `value` with the static type its sizes allow: a slice of a constant size
-/// typed `?` (a peeled loop's block, made by tiling before the peeling) is
-/// made again so that the block's ops see static shapes (what the vectorizer
-/// needs). A block sliced out of a range of keys that is itself a slice of
-/// the same rank is taken straight from what the range was sliced from: one
-/// view per block, as the key loop had before it was tiled.
-Value withStaticSizes(OpBuilder &b, Location loc, Value value) {
-  auto slice = value ? value.getDefiningOp<tensor::ExtractSliceOp>()
-                     : tensor::ExtractSliceOp();
-  if (!slice)
-    return value;
-  auto range = slice.getSource().getDefiningOp<tensor::ExtractSliceOp>();
-  if (range && range.getSourceType().getRank() != range.getType().getRank())
-    range = {};
-  SmallVector<OpFoldResult> sizes;
-  for (OpFoldResult size : slice.getMixedSizes())
-    sizes.push_back(foldSize(size));
-  // The same rank reduction, with the sizes that are constants static.
-  llvm::SmallBitVector dropped = slice.getDroppedDims();
-  SmallVector<int64_t> shape;
-  for (auto [index, size] : llvm::enumerate(sizes))
-    if (!dropped.test(index))
-      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
-  auto type = RankedTensorType::get(shape, slice.getType().getElementType());
-  if (type == slice.getType() && !range)
-    return value;
-  Value source = slice.getSource();
-  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets(),
-                            strides = slice.getMixedStrides();
-  if (range) {
-    SmallVector<OpFoldResult> combinedOffsets, combinedSizes, combinedStrides;
-    if (succeeded(affine::mergeOffsetsSizesAndStrides(
-            b, loc, range.getMixedOffsets(), range.getMixedSizes(),
-            range.getMixedStrides(), range.getDroppedDims(), offsets, sizes,
-            strides, combinedOffsets, combinedSizes, combinedStrides))) {
-      source = range.getSource();
-      offsets = combinedOffsets;
-      sizes = combinedSizes;
-      strides = combinedStrides;
-    }
-  }
-  return tensor::ExtractSliceOp::create(b, loc, type, source, offsets, sizes,
-                                        strides);
-}
-
-void eraseDeadSlices(RewriterBase &rewriter, Value value) {
-  while (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
-    if (!slice->use_empty())
-      return;
-    value = slice.getSource();
-    rewriter.eraseOp(slice);
-  }
-}
-
-/// The update of `state` by the block of `numKeys` keys from `keyStart`:
-/// `tile`'s keys, values, Kᵀ and mask are those of the block.
-OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
-                               const AttentionTile &tile,
-                               const OnlineSoftmaxState &state, Value keyStart,
-                               OpFoldResult numKeys, bool causal);
-} // namespace
-
-FailureOr<SmallVector<Value>>
-mlir::mha::decomposeOnlineAttention(OpBuilder &b, OnlineAttentionOp op) {
-  Location loc = op.getLoc();
-  AttentionTile tile;
-  tile.query = op.getQuery();
-  tile.key = withStaticSizes(b, loc, op.getKey());
-  tile.value = withStaticSizes(b, loc, op.getValue());
-  tile.keyT = withStaticSizes(b, loc, op.getKeysT());
-  tile.packed = op.getPacked();
-  tile.maskRows = withStaticSizes(b, loc, op.getMask());
-  tile.queryStart = op.getQueryStart();
-  tile.causalOffset = op.getCausalOffset();
-  tile.numQueries = getSize(b, loc, op.getQuery());
-  tile.scale = op.getScale().convertToDouble();
-  OpFoldResult numKeys = getSize(b, loc, tile.key);
-  // The block must fit the scratch.
-  auto fitsScratch = [&](Value scratch, unsigned dim) {
-    int64_t capacity =
-        cast<RankedTensorType>(scratch.getType()).getDimSize(dim);
-    std::optional<int64_t> keys = getConstantIntValue(numKeys);
-    return ShapedType::isDynamic(capacity) || !keys || *keys <= capacity;
-  };
-  if (!fitsScratch(op.getScores(), 1))
-    return op.emitOpError("expects a block of at most as many keys as the "
-                          "scores scratch has columns");
-  OnlineSoftmaxState state = OnlineSoftmaxState::fromRange(op.getDpsInits());
-  return updateBlock(b, loc, tile, state, op.getKeyStart(), numKeys,
-                     op.getCausal())
-      .asRange();
-}
-
-namespace {
-OnlineSoftmaxState updateBlock(OpBuilder &b, Location loc,
-                               const AttentionTile &tile,
-                               const OnlineSoftmaxState &state, Value keyStart,
-                               OpFoldResult numKeys, bool causal) {
-  int64_t keyDim = cast<RankedTensorType>(tile.key.getType()).getDimSize(1);
-  int64_t valueDim = cast<RankedTensorType>(tile.value.getType()).getDimSize(1);
-  bool oneQuery = isOneQuery(tile);
-  TileOps ops{b, loc};
-  OpFoldResult zero = b.getIndexAttr(0);
-  OpFoldResult rows = tile.numQueries;
-  OpFoldResult dk = b.getIndexAttr(keyDim), dv = b.getIndexAttr(valueDim);
-  SoftmaxConstants constants;
-  constants.log2Scale = ops.f32Constant(getLog2Scale(tile.scale));
-  constants.zero = ops.f32Constant(0.0);
-  constants.one = ops.f32Constant(1.0);
-  Value zeroF = constants.zero;
-
-  // The block's keys, values and mask, with static shapes where the block
-  // size is static.
-  Value keys = sliceUnlessWhole(b, loc, tile.key, {zero, zero}, {numKeys, dk});
-  Value values =
-      sliceUnlessWhole(b, loc, tile.value, {zero, zero}, {numKeys, dv});
-  Value mask;
-  if (tile.maskRows)
-    mask =
-        sliceUnlessWhole(b, loc, tile.maskRows, {zero, zero}, {rows, numKeys});
-
-  // Whether key j of the block may be attended by query i: the mask, and
-  // for blocks crossing the diagonal key <= query (+ S - T when bottom-right
-  // aligned). Null: every key.
-  auto allowed = [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-    Value maskElement = mask ? args[1] : Value();
-    if (!causal)
-      return maskElement;
-    Value query = arith::AddIOp::create(nb, nloc, tile.queryStart,
-                                        linalg::IndexOp::create(nb, nloc, 0));
-    Value key = arith::AddIOp::create(nb, nloc, keyStart,
-                                      linalg::IndexOp::create(nb, nloc, 1));
-    return buildAllowed(nb, nloc, maskElement, key, query, tile.causalOffset);
-  };
-  SmallVector<Value> maskInput;
-  if (mask)
-    maskInput.push_back(mask);
-
-  // The widened scratch: a bf16 block of keys below, then one of values.
-  Value widened = state.widened;
-
-  // One query (decoding): S[0, j] = Σ_k q[k]·K[j, k], read along the
-  // contiguous key rows: the products [tk, dk] (one vector of dk per key)
-  // into the scratch, then one sum per key. Transposing K first would move
-  // every key twice for a single dot product each.
-  Value keysT;
-  Value scores;
-  Type f32 = b.getF32Type();
-  if (oneQuery) {
-    SmallVector<OpFoldResult> unit(2, b.getIndexAttr(1));
-    Value queryRow = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({keyDim}, f32), tile.query,
-        ArrayRef<OpFoldResult>{zero, zero},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), dk}, unit);
-    keysT = slice(b, loc, state.keysT, {zero, zero}, {numKeys, dk});
-    keysT = ops.generic(
-        {queryRow, keys}, keysT,
-        {ops.map(2, {1}), ops.map(2, {0, 1}), ops.map(2, {0, 1})}, {kPar, kPar},
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::MulFOp::create(nb, nloc, args[0],
-                                       widen(nb, nloc, args[1]))
-              .getResult();
-        });
-    std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
-    auto rowType =
-        RankedTensorType::get({staticKeys.value_or(ShapedType::kDynamic)}, f32);
-    // The row is sliced out of the block's scores and written back into
-    // them, so that bufferization keeps both in the scratch.
-    scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
-    Value scoreRow = tensor::ExtractSliceOp::create(
-        b, loc, rowType, scores, ArrayRef<OpFoldResult>{zero, zero},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
-    scoreRow = ops.fill(zeroF, scoreRow);
-    scoreRow = ops.generic(
-        {keysT}, scoreRow, {ops.map(2, {0, 1}), ops.map(2, {0})}, {kPar, kRed},
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
-        });
-    scores = tensor::InsertSliceOp::create(
-        b, loc, scoreRow, scores, ArrayRef<OpFoldResult>{zero, zero},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
-  } else if (tile.keyT) {
-    keysT = sliceUnlessWhole(b, loc, tile.keyT, {zero, zero}, {dk, numKeys});
-  } else {
-    keysT = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
-    // A bf16 block is widened along its rows first, then transposed in f32:
-    // a read that transposes and widens at once is lowered to one scalar
-    // load per 16-bit element.
-    if (isBF16(keys)) {
-      Value keysWide = slice(b, loc, widened, {zero, zero}, {numKeys, dk});
-      keysWide = ops.generic(
-          {keys}, keysWide, {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
-          {kPar, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-            return widen(nb, nloc, args[0]);
-          });
-      widened = unslice(b, loc, keysWide, widened, {zero, zero}, {numKeys, dk});
-      keys = keysWide;
-    }
-    keysT = linalg::TransposeOp::create(b, loc, keys, keysT,
-                                        ArrayRef<int64_t>{1, 0})
-                ->getResult(0);
-  }
-
-  // S = Q · Kᵀ over keys packed in pairs (mha-amx-split).
-  if (tile.packed) {
-    scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
-    // The fill is marked too: mha-amx-split starts the tiles at zero instead
-    // (mha-vectorize leaves it).
-    scores = ops.fill(zeroF, scores);
-    MhaDialect::AmxSplitAttrHelper(b.getContext())
-        .setAttr(scores.getDefiningOp(), b.getUnitAttr());
-    scores = ops.splitDot(tile.query, keysT, scores);
-  } else if (!oneQuery) {
-    // S = Q · Kᵀ over (query i, dk k, key j).
-    scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
-    scores = ops.fill(zeroF, scores);
-    scores = ops.contraction(
-        tile.query, keysT, scores,
-        {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
-        {kPar, kRed, kPar});
-  }
-
-  // blockMax = max over allowed j of S, from -inf (buildMaskedMax). It does
-  // not start
-  // from m: the vectorizer's canonicalization would fold a copy of m away
-  // and update m in place while its old value is still read below, which
-  // bufferization could only resolve with a buffer per key block.
-  constants.minusInfinity = ops.minusInfinity();
-  Value blockMax = slice(b, loc, state.newMax, {zero}, {rows});
-  blockMax = ops.fill(constants.minusInfinity, blockMax);
-  SmallVector<Value> maxInputs = {scores};
-  llvm::append_range(maxInputs, maskInput);
-  SmallVector<AffineMap> maxMaps = {ops.map(2, {0, 1})};
-  if (mask)
-    maxMaps.push_back(ops.map(2, {0, 1}));
-  maxMaps.push_back(ops.map(2, {0}));
-  blockMax =
-      ops.generic(maxInputs, blockMax, maxMaps, {kPar, kRed},
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    return buildMaskedMax(
-                        nb, nloc, constants, args[0],
-                        [&] { return allowed(nb, nloc, args); }, args.back());
-                  });
-
-  // m_new = max(m, blockMax); corr = m == m_new ? 1 : exp((m - m_new)·scale).
-  Value correction = slice(b, loc, state.correction, {zero}, {rows});
-  correction = ops.generic(
-      {state.max, blockMax}, correction,
-      {ops.map(1, {0}), ops.map(1, {0}), ops.map(1, {0})}, {kPar},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        return buildCorrection(nb, nloc, constants, args[0], args[1]);
-      });
-  // Then m = m_new, element by element in place.
-  Value max =
-      ops.generic({blockMax}, state.max, {ops.map(1, {0}), ops.map(1, {0})},
-                  {kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-                    return arith::MaximumFOp::create(nb, nloc, args[1], args[0])
-                        .getResult();
-                  });
-
-  // P = allowed ? exp((S - m_new)·scale) : 0, over S.
-  SmallVector<Value> expInputs = {max};
-  llvm::append_range(expInputs, maskInput);
-  SmallVector<AffineMap> expMaps = {ops.map(2, {0})};
-  if (mask)
-    expMaps.push_back(ops.map(2, {0, 1}));
-  expMaps.push_back(ops.map(2, {0, 1}));
-  Value weights = ops.generic(
-      expInputs, scores, expMaps, {kPar, kPar},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        // The mask is args[1], as in the maximum's body; the score is last.
-        return buildMaskedExp(nb, nloc, constants, args.back(), args[0],
-                              [&] { return allowed(nb, nloc, args); });
-      });
-
-  // l = l·corr + rowsum(P).
-  auto rescale = [](OpBuilder &nb, Location nloc, ValueRange args) {
-    return arith::MulFOp::create(nb, nloc, args[1], args[0]).getResult();
-  };
-  Value sum = ops.generic({correction}, state.sum,
-                          {ops.map(1, {0}), ops.map(1, {0})}, {kPar}, rescale);
-  sum = ops.generic(
-      {weights}, sum, {ops.map(2, {0, 1}), ops.map(2, {0})}, {kPar, kRed},
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
-      });
-
-  // A bf16 block of values, widened into the scratch: read once from the
-  // cache, then P·V reads f32 from L1.
-  if (isBF16(values)) {
-    Value valuesWide = slice(b, loc, widened, {zero, zero}, {numKeys, dv});
-    valuesWide = ops.generic(
-        {values}, valuesWide, {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
-        {kPar, kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return widen(nb, nloc, args[0]);
-        });
-    widened = unslice(b, loc, valuesWide, widened, {zero, zero}, {numKeys, dv});
-    values = valuesWide;
-  }
-
-  // acc = acc·corr + P · V over (query i, key j, value column n).
-  Value acc =
-      ops.generic({correction}, state.acc,
-                  {ops.map(2, {0}), ops.map(2, {0, 1})}, {kPar, kPar}, rescale);
-  if (tile.packed)
-    acc = ops.splitDot(weights, values, acc);
-  else
-    acc = ops.contraction(
-        weights, values, acc,
-        {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
-        {kPar, kRed, kPar});
-
-  OnlineSoftmaxState next;
-  next.max = max;
-  next.sum = sum;
-  next.acc = acc;
-  next.scores =
-      unslice(b, loc, weights, state.scores, {zero, zero}, {rows, numKeys});
-  next.keysT =
-      tile.keyT ? state.keysT
-      : oneQuery
-          ? unslice(b, loc, keysT, state.keysT, {zero, zero}, {numKeys, dk})
-          : unslice(b, loc, keysT, state.keysT, {zero, zero}, {dk, numKeys});
-  next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
-  next.correction =
-      unslice(b, loc, correction, state.correction, {zero}, {rows});
-  next.widened = widened;
-  return next;
-}
-} // namespace
-
 Value mlir::mha::buildNormalizedRows(OpBuilder &builder, Location loc,
                                      Value sum, Value acc) {
   GenericBuilder ops(builder, loc);
@@ -868,7 +381,7 @@ Value mlir::mha::buildNormalizedRows(OpBuilder &builder, Location loc,
   SoftmaxConstants constants;
   constants.zero = ops.f32Constant(0.0);
   return ops.generic({sum}, acc, {ops.map(rank, rows), ops.map(rank, all)},
-                     SmallVector<IteratorType>(rank, kPar),
+                     SmallVector<IteratorType>(rank, IteratorType::parallel),
                      [&](OpBuilder &nb, Location nloc, ValueRange args) {
                        return buildNormalized(nb, nloc, constants, args[0],
                                               args[1]);
@@ -877,179 +390,4 @@ Value mlir::mha::buildNormalizedRows(OpBuilder &builder, Location loc,
 
 Value OnlineSoftmaxBuilder::finalize(const OnlineSoftmaxState &state) {
   return buildNormalizedRows(builder, loc, state.sum, state.acc);
-}
-
-Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
-                                  Value accParts, Value maxParts,
-                                  Value sumParts, Value init, double scale) {
-  GenericBuilder ops(builder, loc);
-  unsigned rowRank = cast<RankedTensorType>(init.getType()).getRank() - 1;
-  SmallVector<OpFoldResult> rowSizes =
-      tensor::getMixedSizes(builder, loc, init);
-  rowSizes.pop_back();
-  // Loop dimensions: the rows, (the value column,) and the split last.
-  SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, rowRank));
-  auto withSplit = [&](unsigned split, ArrayRef<unsigned> dims) {
-    SmallVector<unsigned> result = {split};
-    llvm::append_range(result, dims);
-    return result;
-  };
-  SmallVector<IteratorType> overSplits(rowRank, kPar);
-  overSplits.push_back(kRed);
-
-  // M = max_p m_p.
-  unsigned split = rowRank;
-  Value maxAll = ops.generic(
-      {maxParts}, ops.filled(rowSizes, ops.minusInfinity()),
-      {ops.map(rowRank + 1, withSplit(split, rows)),
-       ops.map(rowRank + 1, rows)},
-      overSplits, [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return arith::MaximumFOp::create(nb, nloc, args[1], args[0])
-            .getResult();
-      });
-
-  // Σ_p w_p·x_p with w_p = buildPartWeight(m_p, M).
-  SoftmaxConstants constants;
-  constants.log2Scale = ops.f32Constant(getLog2Scale(scale));
-  constants.zero = ops.f32Constant(0.0);
-  constants.minusInfinity = ops.minusInfinity();
-  Value zeroF = constants.zero;
-  auto weighted = [&](OpBuilder &nb, Location nloc, ValueRange args) {
-    Value w = buildPartWeight(nb, nloc, constants, args[1], args[2]);
-    return buildMultiplyAdd(nb, nloc, args[0], w, args[3]);
-  };
-
-  // l = Σ_p w_p·l_p.
-  Value sum =
-      ops.generic({sumParts, maxParts, maxAll}, ops.filled(rowSizes, zeroF),
-                  {ops.map(rowRank + 1, withSplit(split, rows)),
-                   ops.map(rowRank + 1, withSplit(split, rows)),
-                   ops.map(rowRank + 1, rows), ops.map(rowRank + 1, rows)},
-                  overSplits, weighted);
-
-  // acc = Σ_p w_p·acc_p over (rows, value column n, split).
-  unsigned column = rowRank, lastSplit = rowRank + 1;
-  SmallVector<unsigned> rowsAndColumn = rows;
-  rowsAndColumn.push_back(column);
-  SmallVector<IteratorType> overColumnsAndSplits(rowRank + 1, kPar);
-  overColumnsAndSplits.push_back(kRed);
-  Value acc = ops.generic(
-      {accParts, maxParts, maxAll}, ops.fill(zeroF, init),
-      {ops.map(rowRank + 2, withSplit(lastSplit, rowsAndColumn)),
-       ops.map(rowRank + 2, withSplit(lastSplit, rows)),
-       ops.map(rowRank + 2, rows), ops.map(rowRank + 2, rowsAndColumn)},
-      overColumnsAndSplits, weighted);
-
-  return buildNormalizedRows(builder, loc, sum, acc);
-}
-
-namespace {
-/// `mha.online_attention` as a TilingInterface op: its one loop is the keys,
-/// a reduction into the destinations, so that a tile of keys updates the
-/// whole state (FullReduction tiling makes the key loop, with the state its
-/// loop-carried values).
-struct OnlineAttentionTilingInterface
-    : TilingInterface::ExternalModel<OnlineAttentionTilingInterface,
-                                     OnlineAttentionOp> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *) const {
-    return {utils::IteratorType::reduction};
-  }
-
-  SmallVector<Range> getIterationDomain(Operation *op, OpBuilder &b) const {
-    auto update = cast<OnlineAttentionOp>(op);
-    // The count that made the keys, except an `affine.apply`: tiling
-    // composes that into each tile's size (`affine.min`), and peeling can
-    // only prove the whole tiles' sizes against the loop's own upper bound,
-    // so the count is then a `tensor.dim`.
-    OpFoldResult keys = getKnownSizes(update.getKey())[0];
-    auto keysValue = dyn_cast_if_present<Value>(keys);
-    if (!keys ||
-        (keysValue && keysValue.getDefiningOp<affine::AffineApplyOp>()))
-      keys = tensor::DimOp::create(b, op->getLoc(), update.getKey(), 0)
-                 .getResult();
-    return {{b.getIndexAttr(0), keys, b.getIndexAttr(1)}};
-  }
-
-  /// The same update by the keys [offset, offset + size): views of the
-  /// keys, values, Kᵀ and mask, the first key's position moved; the
-  /// destinations are the whole state (which tiling has made the loop's).
-  FailureOr<TilingResult>
-  getTiledImplementation(Operation *op, OpBuilder &b,
-                         ArrayRef<OpFoldResult> offsets,
-                         ArrayRef<OpFoldResult> sizes) const {
-    auto update = cast<OnlineAttentionOp>(op);
-    Location loc = op->getLoc();
-    OpFoldResult offset = offsets[0], size = sizes[0];
-    OpFoldResult zero = b.getIndexAttr(0);
-    auto dim = [&](Value value, unsigned index) {
-      return b.getIndexAttr(
-          cast<RankedTensorType>(value.getType()).getDimSize(index));
-    };
-    SmallVector<Operation *> slices;
-    auto sliceOf = [&](Value source, ArrayRef<OpFoldResult> sliceOffsets,
-                       ArrayRef<OpFoldResult> sliceSizes) -> Value {
-      Value result = slice(b, loc, source, sliceOffsets, sliceSizes);
-      slices.push_back(result.getDefiningOp());
-      return result;
-    };
-    // The views first, then the op that reads them.
-    Value key = update.getKey(), value = update.getValue();
-    Value keys = sliceOf(key, {offset, zero}, {size, dim(key, 1)});
-    Value values = sliceOf(value, {offset, zero}, {size, dim(value, 1)});
-    Value keysT, mask;
-    if (Value whole = update.getKeysT())
-      keysT = sliceOf(whole, {zero, offset}, {dim(whole, 0), size});
-    if (Value whole = update.getMask())
-      mask = sliceOf(whole, {zero, offset}, {getSize(b, loc, whole, 0), size});
-    AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
-    Value keyStart = getValueOrCreateConstantIndexOp(
-        b, loc,
-        affine::makeComposedFoldedAffineApply(b, loc, d0 + d1,
-                                              {update.getKeyStart(), offset}));
-    auto tiled = cast<OnlineAttentionOp>(b.clone(*op));
-    tiled.getKeyMutable().assign(keys);
-    tiled.getValueMutable().assign(values);
-    if (keysT)
-      tiled.getKeysTMutable().assign(keysT);
-    if (mask)
-      tiled.getMaskMutable().assign(mask);
-    tiled.getKeyStartMutable().assign(keyStart);
-    return TilingResult{
-        {tiled}, SmallVector<Value>(tiled->getResults()), slices};
-  }
-
-  /// Every key tile writes the whole of every destination.
-  LogicalResult
-  getResultTilePosition(Operation *op, OpBuilder &b, unsigned resultNumber,
-                        ArrayRef<OpFoldResult> offsets,
-                        ArrayRef<OpFoldResult> sizes,
-                        SmallVector<OpFoldResult> &resultOffsets,
-                        SmallVector<OpFoldResult> &resultSizes) const {
-    Value init = cast<OnlineAttentionOp>(op).getDpsInits()[resultNumber];
-    resultSizes = tensor::getMixedSizes(b, op->getLoc(), init);
-    resultOffsets.assign(resultSizes.size(), b.getIndexAttr(0));
-    return success();
-  }
-};
-} // namespace
-
-namespace {
-/// One block of `mha.online_attention` decomposes into linalg ops, as
-/// IREE's `online_attention` does through the same interface.
-struct OnlineAttentionDecomposition
-    : linalg::AggregatedOpInterface::ExternalModel<OnlineAttentionDecomposition,
-                                                   OnlineAttentionOp> {
-  FailureOr<SmallVector<Value>> decomposeOperation(Operation *op,
-                                                   OpBuilder &b) const {
-    return decomposeOnlineAttention(b, cast<OnlineAttentionOp>(op));
-  }
-};
-} // namespace
-
-void mlir::mha::registerOnlineAttentionTilingInterfaceExternalModels(
-    DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *context, MhaDialect *) {
-    OnlineAttentionOp::attachInterface<OnlineAttentionTilingInterface,
-                                       OnlineAttentionDecomposition>(*context);
-  });
 }

@@ -51,6 +51,10 @@ struct AttentionTile {
   OpFoldResult numQueries;
   /// The factor applied to the scores.
   double scale;
+
+  /// A tile of one (static) query without a transposed view of its keys:
+  /// the scores are dot products along each key row.
+  bool isOneQuery() const;
 };
 
 /// The tensors carried from one key block to the next.
@@ -124,10 +128,6 @@ public:
   Value finalize(const OnlineSoftmaxState &state);
 
 private:
-  /// A tile of one (static) query without a transposed view of its keys:
-  /// the scores are dot products along each key row.
-  bool isOneQuery() const;
-
   /// The `mha.online_attention` of the state by the `count` keys from
   /// `begin`.
   OnlineAttentionOp createUpdate(RewriterBase &rewriter,

@@ -1,0 +1,401 @@
+//===- OnlineAttentionBlock.cpp - One block of the online softmax ---------===//
+//
+// One block of `mha.online_attention` as linalg ops on tensors (the update
+// in OnlineSoftmax.cpp's banner): the scores, the block's maximum and the
+// correction of the running state, the weights, the running sum and the
+// accumulator. Every op writes into a view of the state or of the scratch
+// that the key loop carries, so that bufferization keeps them in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/attention/AttentionMath.h"
+#include "compiler/attention/GenericBuilder.h"
+#include "compiler/attention/OnlineSoftmax.h"
+#include "compiler/attention/TileTensors.h"
+#include "dialects/MhaDialect.h"
+#include "dialects/MhaOnlineAttention.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+using namespace mlir::mha;
+
+namespace {
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+/// `value` in f32: widened (exactly) where it is a bf16 key or value
+/// element, read from a bf16 cache. Widening inside the ops that read a key
+/// block means a step reads the cache's bf16 bytes once, and no f32 copy of
+/// the cache ever exists.
+Value widen(OpBuilder &b, Location loc, Value value) {
+  if (!value.getType().isBF16())
+    return value;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+}
+
+/// c + a · b with `a` [M, K] f32 and `b` [K, N] in pairs of rows
+/// (SdpaTiling::pack: row 2i + 1 the lo parts of row 2i's pairs): a
+/// `linalg.generic` over (m, pair, n, element) marked `mha.amx_split`,
+/// which mha-amx-split lowers to AMX tiles; its body is the same sum
+/// (buildSplitMultiplyAdd) element by element.
+Value buildSplitDot(GenericBuilder &ops, Value a, Value bPairs, Value c) {
+  OpBuilder &b = ops.builder;
+  Type f32 = b.getF32Type();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bPairs.getType());
+  auto half = [](int64_t size) {
+    return ShapedType::isDynamic(size) ? size : size / 2;
+  };
+  Value aPairs = tensor::ExpandShapeOp::create(
+      b, ops.loc,
+      RankedTensorType::get({aType.getDimSize(0), half(aType.getDimSize(1)), 2},
+                            f32),
+      a, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value bParts = tensor::ExpandShapeOp::create(
+      b, ops.loc,
+      RankedTensorType::get({half(bType.getDimSize(0)), 2, bType.getDimSize(1)},
+                            f32),
+      bPairs, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  // (m, pair, n, element): part `lo` of the pair of rows.
+  auto part = [&](int64_t lo) {
+    return ops.affineMap(4, {ops.d(1), ops.constantExpr(lo), ops.d(2)});
+  };
+  Value result = ops.generic(
+      {aPairs, bParts, bParts}, c,
+      {ops.map(4, {0, 1, 3}), part(0), part(1), ops.map(4, {0, 2})},
+      {kPar, kRed, kPar, kRed},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value element = linalg::IndexOp::create(nb, nloc, 3);
+        return buildSplitMultiplyAdd(
+            nb, nloc, args[0], buildBF16PairElement(nb, nloc, args[1], element),
+            buildBF16PairElement(nb, nloc, args[2], element), args[3]);
+      });
+  MhaDialect::AmxSplitAttrHelper(b.getContext())
+      .setAttr(result.getDefiningOp(), b.getUnitAttr());
+  return result;
+}
+
+/// The update of `state` by the block of `numKeys` keys from `keyStart`:
+/// `tile`'s keys, values, Kᵀ and mask are those of the block. One method
+/// per step, in the order the ops are built.
+class BlockUpdate {
+public:
+  BlockUpdate(OpBuilder &b, Location loc, const AttentionTile &tile,
+              const OnlineSoftmaxState &state, Value keyStart,
+              OpFoldResult numKeys, bool causal)
+      : b(b), loc(loc), ops(b, loc), tile(tile), state(state),
+        keyStart(keyStart), numKeys(numKeys), causal(causal),
+        zero(b.getIndexAttr(0)), rows(tile.numQueries),
+        keyDim(cast<RankedTensorType>(tile.key.getType()).getDimSize(1)),
+        valueDim(cast<RankedTensorType>(tile.value.getType()).getDimSize(1)),
+        dk(b.getIndexAttr(keyDim)), dv(b.getIndexAttr(valueDim)),
+        widened(state.widened) {}
+
+  OnlineSoftmaxState run();
+
+private:
+  /// Whether key j of the block may be attended by query i (loop dimensions
+  /// 1 and 0): the mask (args[1]), and for blocks crossing the diagonal
+  /// key <= query (+ S - T when bottom-right aligned). Null: every key.
+  Value allowed(OpBuilder &nb, Location nloc, ValueRange args) const;
+
+  /// `block` ([numKeys, `width`] bf16) widened into the widened scratch.
+  Value widenBlock(Value block, OpFoldResult width);
+
+  /// S = Q · Kᵀ into the scores scratch, and `keysT` the view that it read
+  /// Kᵀ from (the products of one query, written back after the step).
+  Value computeScores();
+  /// One query (decoding): S[0, j] = Σ_k q[k]·K[j, k], read along the
+  /// contiguous key rows: the products [tk, dk] (one vector of dk per key)
+  /// into the scratch, then one sum per key. Transposing K first would move
+  /// every key twice for a single dot product each.
+  Value computeOneQueryScores();
+  /// Kᵀ of the block: the caller's view, or the block transposed into the
+  /// scratch.
+  Value transposeKeys();
+
+  /// blockMax, the correction and m = m_new from the scores.
+  void updateMax(Value scores);
+  /// P over the scores, and l = l·corr + rowsum(P).
+  Value computeWeights(Value scores);
+  /// acc = acc·corr + P · V.
+  Value accumulate(Value weights);
+
+  OpBuilder &b;
+  Location loc;
+  GenericBuilder ops;
+  const AttentionTile &tile;
+  const OnlineSoftmaxState &state;
+  Value keyStart;
+  OpFoldResult numKeys;
+  bool causal;
+  OpFoldResult zero, rows;
+  int64_t keyDim, valueDim;
+  OpFoldResult dk, dv;
+
+  SoftmaxConstants constants;
+  /// The block's keys, values and mask, with static shapes where the block
+  /// size is static.
+  Value keys, values, mask;
+  /// The widened scratch: a bf16 block of keys, then one of values.
+  Value widened;
+  /// What the step writes, in the state's order.
+  Value keysT, blockMax, correction, max, sum;
+};
+
+Value BlockUpdate::allowed(OpBuilder &nb, Location nloc,
+                           ValueRange args) const {
+  Value maskElement = mask ? args[1] : Value();
+  if (!causal)
+    return maskElement;
+  Value query = arith::AddIOp::create(nb, nloc, tile.queryStart,
+                                      linalg::IndexOp::create(nb, nloc, 0));
+  Value key = arith::AddIOp::create(nb, nloc, keyStart,
+                                    linalg::IndexOp::create(nb, nloc, 1));
+  return buildAllowed(nb, nloc, maskElement, key, query, tile.causalOffset);
+}
+
+Value BlockUpdate::widenBlock(Value block, OpFoldResult width) {
+  Value wide = slice(b, loc, widened, {zero, zero}, {numKeys, width});
+  wide = ops.generic({block}, wide, {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
+                     {kPar, kPar},
+                     [](OpBuilder &nb, Location nloc, ValueRange args) {
+                       return widen(nb, nloc, args[0]);
+                     });
+  widened = unslice(b, loc, wide, widened, {zero, zero}, {numKeys, width});
+  return wide;
+}
+
+Value BlockUpdate::computeOneQueryScores() {
+  Type f32 = b.getF32Type();
+  SmallVector<OpFoldResult> unit(2, b.getIndexAttr(1));
+  Value queryRow = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({keyDim}, f32), tile.query,
+      ArrayRef<OpFoldResult>{zero, zero},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), dk}, unit);
+  keysT = slice(b, loc, state.keysT, {zero, zero}, {numKeys, dk});
+  keysT = ops.generic({queryRow, keys}, keysT,
+                      {ops.map(2, {1}), ops.map(2, {0, 1}), ops.map(2, {0, 1})},
+                      {kPar, kPar},
+                      [](OpBuilder &nb, Location nloc, ValueRange args) {
+                        return arith::MulFOp::create(nb, nloc, args[0],
+                                                     widen(nb, nloc, args[1]))
+                            .getResult();
+                      });
+  std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
+  auto rowType =
+      RankedTensorType::get({staticKeys.value_or(ShapedType::kDynamic)}, f32);
+  // The row is sliced out of the block's scores and written back into
+  // them, so that bufferization keeps both in the scratch.
+  Value scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
+  Value scoreRow = tensor::ExtractSliceOp::create(
+      b, loc, rowType, scores, ArrayRef<OpFoldResult>{zero, zero},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
+  scoreRow = ops.fill(constants.zero, scoreRow);
+  scoreRow = ops.generic(
+      {keysT}, scoreRow, {ops.map(2, {0, 1}), ops.map(2, {0})}, {kPar, kRed},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
+      });
+  return tensor::InsertSliceOp::create(
+      b, loc, scoreRow, scores, ArrayRef<OpFoldResult>{zero, zero},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
+}
+
+Value BlockUpdate::transposeKeys() {
+  if (tile.keyT)
+    return sliceUnlessWhole(b, loc, tile.keyT, {zero, zero}, {dk, numKeys});
+  Value into = slice(b, loc, state.keysT, {zero, zero}, {dk, numKeys});
+  // A bf16 block is widened along its rows first, then transposed in f32:
+  // a read that transposes and widens at once is lowered to one scalar
+  // load per 16-bit element.
+  if (isBF16(keys))
+    keys = widenBlock(keys, dk);
+  return linalg::TransposeOp::create(b, loc, keys, into,
+                                     ArrayRef<int64_t>{1, 0})
+      ->getResult(0);
+}
+
+Value BlockUpdate::computeScores() {
+  if (tile.isOneQuery())
+    return computeOneQueryScores();
+  keysT = transposeKeys();
+  Value scores = slice(b, loc, state.scores, {zero, zero}, {rows, numKeys});
+  scores = ops.fill(constants.zero, scores);
+  // S = Q · Kᵀ over keys packed in pairs (mha-amx-split).
+  if (tile.packed) {
+    // The fill is marked too: mha-amx-split starts the tiles at zero instead
+    // (mha-vectorize leaves it).
+    MhaDialect::AmxSplitAttrHelper(b.getContext())
+        .setAttr(scores.getDefiningOp(), b.getUnitAttr());
+    return buildSplitDot(ops, tile.query, keysT, scores);
+  }
+  // S = Q · Kᵀ over (query i, dk k, key j).
+  return ops.contraction(
+      tile.query, keysT, scores,
+      {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
+      {kPar, kRed, kPar});
+}
+
+void BlockUpdate::updateMax(Value scores) {
+  // blockMax = max over allowed j of S, from -inf (buildMaskedMax). It does
+  // not start from m: the vectorizer's canonicalization would fold a copy
+  // of m away and update m in place while its old value is still read
+  // below, which bufferization could only resolve with a buffer per key
+  // block.
+  constants.minusInfinity = ops.minusInfinity();
+  blockMax = slice(b, loc, state.newMax, {zero}, {rows});
+  blockMax = ops.fill(constants.minusInfinity, blockMax);
+  SmallVector<Value> maxInputs = {scores};
+  SmallVector<AffineMap> maxMaps = {ops.map(2, {0, 1})};
+  if (mask) {
+    maxInputs.push_back(mask);
+    maxMaps.push_back(ops.map(2, {0, 1}));
+  }
+  maxMaps.push_back(ops.map(2, {0}));
+  blockMax =
+      ops.generic(maxInputs, blockMax, maxMaps, {kPar, kRed},
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return buildMaskedMax(
+                        nb, nloc, constants, args[0],
+                        [&] { return allowed(nb, nloc, args); }, args.back());
+                  });
+
+  // m_new = max(m, blockMax); corr = m == m_new ? 1 : exp((m - m_new)·scale).
+  correction = slice(b, loc, state.correction, {zero}, {rows});
+  correction = ops.generic(
+      {state.max, blockMax}, correction,
+      {ops.map(1, {0}), ops.map(1, {0}), ops.map(1, {0})}, {kPar},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        return buildCorrection(nb, nloc, constants, args[0], args[1]);
+      });
+  // Then m = m_new, element by element in place.
+  max =
+      ops.generic({blockMax}, state.max, {ops.map(1, {0}), ops.map(1, {0})},
+                  {kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return arith::MaximumFOp::create(nb, nloc, args[1], args[0])
+                        .getResult();
+                  });
+}
+
+/// The body of acc·corr and l·corr: the running value times the correction.
+Value rescale(OpBuilder &nb, Location nloc, ValueRange args) {
+  return arith::MulFOp::create(nb, nloc, args[1], args[0]).getResult();
+}
+
+Value BlockUpdate::computeWeights(Value scores) {
+  // P = allowed ? exp((S - m_new)·scale) : 0, over S.
+  SmallVector<Value> expInputs = {max};
+  SmallVector<AffineMap> expMaps = {ops.map(2, {0})};
+  if (mask) {
+    expInputs.push_back(mask);
+    expMaps.push_back(ops.map(2, {0, 1}));
+  }
+  expMaps.push_back(ops.map(2, {0, 1}));
+  Value weights = ops.generic(
+      expInputs, scores, expMaps, {kPar, kPar},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        // The mask is args[1], as in the maximum's body; the score is last.
+        return buildMaskedExp(nb, nloc, constants, args.back(), args[0],
+                              [&] { return allowed(nb, nloc, args); });
+      });
+
+  // l = l·corr + rowsum(P).
+  sum = ops.generic({correction}, state.sum, {ops.map(1, {0}), ops.map(1, {0})},
+                    {kPar}, rescale);
+  sum = ops.generic(
+      {weights}, sum, {ops.map(2, {0, 1}), ops.map(2, {0})}, {kPar, kRed},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
+      });
+  return weights;
+}
+
+Value BlockUpdate::accumulate(Value weights) {
+  // A bf16 block of values, widened into the scratch: read once from the
+  // cache, then P·V reads f32 from L1.
+  if (isBF16(values))
+    values = widenBlock(values, dv);
+
+  // acc = acc·corr + P · V over (query i, key j, value column n).
+  Value acc =
+      ops.generic({correction}, state.acc,
+                  {ops.map(2, {0}), ops.map(2, {0, 1})}, {kPar, kPar}, rescale);
+  if (tile.packed)
+    return buildSplitDot(ops, weights, values, acc);
+  return ops.contraction(
+      weights, values, acc,
+      {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
+      {kPar, kRed, kPar});
+}
+
+OnlineSoftmaxState BlockUpdate::run() {
+  constants.log2Scale = ops.f32Constant(getLog2Scale(tile.scale));
+  constants.zero = ops.f32Constant(0.0);
+  constants.one = ops.f32Constant(1.0);
+  keys = sliceUnlessWhole(b, loc, tile.key, {zero, zero}, {numKeys, dk});
+  values = sliceUnlessWhole(b, loc, tile.value, {zero, zero}, {numKeys, dv});
+  if (tile.maskRows)
+    mask =
+        sliceUnlessWhole(b, loc, tile.maskRows, {zero, zero}, {rows, numKeys});
+
+  Value scores = computeScores();
+  updateMax(scores);
+  Value weights = computeWeights(scores);
+  Value acc = accumulate(weights);
+
+  OnlineSoftmaxState next;
+  next.max = max;
+  next.sum = sum;
+  next.acc = acc;
+  next.scores =
+      unslice(b, loc, weights, state.scores, {zero, zero}, {rows, numKeys});
+  next.keysT =
+      tile.keyT ? state.keysT
+      : tile.isOneQuery()
+          ? unslice(b, loc, keysT, state.keysT, {zero, zero}, {numKeys, dk})
+          : unslice(b, loc, keysT, state.keysT, {zero, zero}, {dk, numKeys});
+  next.newMax = unslice(b, loc, blockMax, state.newMax, {zero}, {rows});
+  next.correction =
+      unslice(b, loc, correction, state.correction, {zero}, {rows});
+  next.widened = widened;
+  return next;
+}
+} // namespace
+
+FailureOr<SmallVector<Value>>
+mlir::mha::decomposeOnlineAttention(OpBuilder &b, OnlineAttentionOp op) {
+  Location loc = op.getLoc();
+  AttentionTile tile;
+  tile.query = op.getQuery();
+  tile.key = withStaticSizes(b, loc, op.getKey());
+  tile.value = withStaticSizes(b, loc, op.getValue());
+  tile.keyT = withStaticSizes(b, loc, op.getKeysT());
+  tile.packed = op.getPacked();
+  tile.maskRows = withStaticSizes(b, loc, op.getMask());
+  tile.queryStart = op.getQueryStart();
+  tile.causalOffset = op.getCausalOffset();
+  tile.numQueries = getSize(b, loc, op.getQuery());
+  tile.scale = op.getScale().convertToDouble();
+  OpFoldResult numKeys = getSize(b, loc, tile.key);
+  // The block must fit the scratch.
+  auto fitsScratch = [&](Value scratch, unsigned dim) {
+    int64_t capacity =
+        cast<RankedTensorType>(scratch.getType()).getDimSize(dim);
+    std::optional<int64_t> keys = getConstantIntValue(numKeys);
+    return ShapedType::isDynamic(capacity) || !keys || *keys <= capacity;
+  };
+  if (!fitsScratch(op.getScores(), 1))
+    return op.emitOpError("expects a block of at most as many keys as the "
+                          "scores scratch has columns");
+  OnlineSoftmaxState state = OnlineSoftmaxState::fromRange(op.getDpsInits());
+  return BlockUpdate(b, loc, tile, state, op.getKeyStart(), numKeys,
+                     op.getCausal())
+      .run()
+      .asRange();
+}
