@@ -6,22 +6,19 @@
 // succeeds, an AMX instruction raises SIGILL. Granted once, it holds for
 // every thread of the process. The JIT runtime asks before it runs code
 // with AMX instructions, and the compiler (MhaPipelineOptions) before it
-// picks AMX for `bf16-dot=auto`; header-only, for both libraries. (The C
-// wrapper of mha-compile's libraries carries its own copy, in C.)
+// picks AMX for `bf16-dot=auto`; header-only, for both libraries. The
+// request itself is AMXTileData.h's, in C, which the C wrapper of
+// mha-compile's libraries compiles in too.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MHA_RUNTIME_AMXPERMISSION_H
 #define MHA_RUNTIME_AMXPERMISSION_H
 
-#include <cerrno>
+#include "runtime/AMXTileData.h"
+
 #include <cstring>
 #include <string>
-
-#if defined(__linux__) && defined(__x86_64__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 namespace mha::runtime {
 
@@ -29,13 +26,12 @@ namespace mha::runtime {
 /// Idempotent; returns an empty string on success, else why it failed.
 inline std::string requestAMXTileData() {
 #if defined(__linux__) && defined(__x86_64__)
-  constexpr long kReqXcompPerm = 0x1023;
-  constexpr long kXfeatureXtiledata = 18;
-  if (syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0)
+  int refused = mhaRequestAMXTileData();
+  if (refused == 0)
     return "";
   return std::string("arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) "
                      "failed: ") +
-         std::strerror(errno);
+         std::strerror(refused);
 #else
   return "AMX needs Linux on x86-64";
 #endif
