@@ -17,6 +17,10 @@
 // a small cache that keeps large buffers between calls, as the JIT's
 // runtime/BufferCache does.
 //
+// The part of the wrapper that is the same for every graph is plain C,
+// library/mha_library.c; mha-compile embeds it at build time and writes it
+// beside the generated part, which includes it.
+//
 // C has no bfloat16 type: a bf16 argument is taken as float32 and rounded
 // to nearest even by the wrapper, the weights once by `NAME_create`, the
 // other arguments on every call into scratch blocks the handle keeps.
@@ -63,9 +67,15 @@ struct LibraryInterface {
 std::string writeHeader(const LibraryInterface &interface);
 
 /// Returns the C source that defines the C API on top of the graph's
-/// C-interface functions; it includes the header at `headerPath`.
+/// C-interface functions; it includes the header at `headerPath` and the
+/// fixed part of the C API, `mha_library.c`, which must lie beside it
+/// (librarySources).
 std::string writeWrapper(const LibraryInterface &interface,
                          llvm::StringRef headerPath);
+
+/// The fixed C that every wrapper includes (library/mha_library.c and what
+/// it includes), as paths relative to the wrapper's folder and their text.
+std::vector<std::pair<std::string, std::string>> librarySources();
 
 /// The arguments whose float32 values the C API rounds to bf16 (the graph's
 /// bf16 arguments), by their C names, in argument order.

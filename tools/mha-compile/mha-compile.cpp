@@ -105,6 +105,22 @@ llvm::Error writeFile(llvm::StringRef path, llvm::StringRef text) {
   return llvm::Error::success();
 }
 
+/// Writes the fixed C that the wrapper includes into `folder`, beside it.
+llvm::Error writeLibrarySources(llvm::StringRef folder) {
+  for (const auto &[name, text] : ::mha::compile::librarySources()) {
+    llvm::SmallString<128> path(folder);
+    llvm::sys::path::append(path, name);
+    if (std::error_code error = llvm::sys::fs::create_directories(
+            llvm::sys::path::parent_path(path)))
+      return llvm::createStringError(
+          llvm::formatv("cannot create '{0}': {1}",
+                        llvm::sys::path::parent_path(path), error.message()));
+    if (llvm::Error error = writeFile(path, text))
+      return error;
+  }
+  return llvm::Error::success();
+}
+
 /// Compiles `wrapper` and links it with `object` and libomp into `library`.
 llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object,
                  llvm::StringRef library) {
@@ -303,6 +319,8 @@ int main(int argc, char **argv) {
     status = fail(std::move(error), kBadInput);
   else if (auto error = writeFile(wrapper, ::mha::compile::writeWrapper(
                                                interface, headerAbsolute)))
+    status = fail(std::move(error), kCompileFailed);
+  else if (auto error = writeLibrarySources(workDir))
     status = fail(std::move(error), kCompileFailed);
   else if (auto error = ::mha::compile::emitObjectFile(
                *graph->module, cpu, {interface.graphSymbol}, object))
