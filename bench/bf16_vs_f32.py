@@ -24,6 +24,7 @@ the medians over rounds.
     /usr/bin/python3 bench/bf16_vs_f32.py --bin build/bin --shape 1,512,512,8 --rounds 1
     /usr/bin/python3 bench/bf16_vs_f32.py --bin build/bin --bf16-dot avx512  # vdpbf16ps
     /usr/bin/python3 bench/bf16_vs_f32.py --bin build/bin --via processes
+    /usr/bin/python3 bench/bf16_vs_f32.py --bin build/bin --bf16-precision fast
 
 --bf16-dot passes mha-run's option of that name (mha.layer's bf16_dot) for
 the bf16 layer: `auto` (mha-run's default) takes AMX where the CPU has
@@ -84,7 +85,7 @@ print(json.dumps({"median_ms": statistics.median(times)}))
 PACKAGE_CHILD = r"""
 import json, sys
 bench, package, batch, seq, width, heads, repeat, warmup, threads, rounds, \
-    blocks, with_torch, bf16_dot = sys.argv[1:14]
+    blocks, with_torch, bf16_dot, bf16_precision = sys.argv[1:15]
 sys.path[:0] = [bench, package]
 import numpy, mha
 from interleave import bind_random_weights, interleaved_rounds
@@ -94,7 +95,11 @@ rng = numpy.random.default_rng(0)
 x = rng.uniform(-1, 1, (batch, seq, width)).astype(numpy.float32)
 calls = {}
 for dtype in ("f32", "bf16"):
-    options = {"bf16_dot": bf16_dot} if dtype == "bf16" and bf16_dot else {}
+    options = {}
+    if dtype == "bf16" and bf16_dot:
+        options["bf16_dot"] = bf16_dot
+    if dtype == "bf16" and bf16_precision:
+        options["bf16_precision"] = bf16_precision
     layer = mha.layer(batch=batch, seq=seq, d_model=width, heads=heads,
                       dtype=dtype, **options)
     bind_random_weights(layer, rng)
@@ -158,7 +163,8 @@ def measure_in_process(shape, args, has_torch, rounds):
         [args.python, "-c", PACKAGE_CHILD, HERE, args.package, str(shape.batch),
          str(shape.seq), str(shape.width), str(shape.heads), str(args.repeat),
          str(args.warmup), str(args.threads), str(rounds), str(args.blocks),
-         "1" if has_torch else "0", args.bf16_dot or ""], torch_env(args),
+         "1" if has_torch else "0", args.bf16_dot or "",
+         args.bf16_precision or ""], torch_env(args),
         args.timeout)
     if code != 0:
         sys.exit(f"{shape.name()}: the in-process measurement failed: "
@@ -176,6 +182,8 @@ def measure_apart(shape, graphs, mha_run, args, has_torch, rounds):
         for dtype in ("f32", "bf16"):
             extra = ([f"--bf16-dot={args.bf16_dot}"]
                      if dtype == "bf16" and args.bf16_dot else [])
+            if dtype == "bf16" and args.bf16_precision:
+                extra.append(f"--bf16-precision={args.bf16_precision}")
             ms, error = measure_ours(mha_run, graphs[dtype], args, extra)
             if error:
                 sys.exit(f"mha-run {dtype} failed: {error}")
@@ -228,6 +236,9 @@ def main():
                         choices=("auto", "amx", "avx512", "on", "off"),
                         help="mha-run's --bf16-dot for the bf16 layer "
                              "(default: mha-run's own)")
+    parser.add_argument("--bf16-precision", choices=("accurate", "fast"),
+                        help="mha-run's --bf16-precision for the bf16 layer "
+                             "(default: mha-run's own, accurate)")
     parser.add_argument("--shape", action="append", type=parse_shape,
                         help="B,T,D,H (repeatable; default: (1,512,512,8), (8,512,512,8), (1,2048,1024,16))")
     parser.add_argument("--rounds", type=int, default=3)

@@ -344,7 +344,15 @@ def MhaAmxSplit : Pass<"mha-amx-split", "func::FuncOp"> {
     scratch and the accumulator. Generics whose shapes are not static
     whole tiles are left to convert-linalg-to-loops
     (`SdpaTiling::canPack` keeps mha-tile-attention from making one).
+
+    With `fast`, A is rounded to bf16 (its hi part) and each step is one
+    TDPBF16PS, `hi(A)·hi(B)`: a third of the tile work, at the error of
+    rounding Q, K, P and V to bf16 (the pipeline's `bf16-precision=fast`).
   }];
+  let options = [
+    Option<"fast", "fast", "bool", /*default=*/"false",
+           "Round A and B to bf16: one TDPBF16PS per step instead of three">,
+  ];
   let dependentDialects = [
     "affine::AffineDialect",
     "amx::AMXDialect",

@@ -276,8 +276,11 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Attention's products in bf16 layers on AMX, written in place.
-  if (options.getBF16Path() == BF16Path::Amx)
-    pm.addNestedPass<func::FuncOp>(createMhaAmxSplit());
+  if (options.getBF16Path() == BF16Path::Amx) {
+    MhaAmxSplitOptions amxSplit;
+    amxSplit.fast = options.bf16Precision == BF16Precision::Fast;
+    pm.addNestedPass<func::FuncOp>(createMhaAmxSplit(amxSplit));
+  }
   pm.addNestedPass<func::FuncOp>(createMhaLowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Tile loops become scf.parallel; everything inside them stays scf.for,

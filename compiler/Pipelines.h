@@ -25,6 +25,12 @@ enum class BF16DotMode { Auto, Avx512, Amx, Off };
 /// The path that a pipeline takes for the bf16 projections.
 enum class BF16Path { F32, Avx512, Amx };
 
+/// How a bf16 layer rounds what it computes in f32 (`bf16-precision`):
+/// `accurate` splits the f32 operands of the bf16 products in hi + lo, within
+/// 1.5 times the error of bf16 storage; `fast` rounds them to bf16, as
+/// PyTorch, oneDNN and OpenVINO do.
+enum class BF16Precision { Accurate, Fast };
+
 /// Whether this machine's CPU has AVX512_BF16, the JIT's target.
 bool hostHasAVX512BF16();
 
@@ -203,6 +209,22 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "layers on AMX with their operands split in bf16 "
                      "hi + lo (default: on)"),
       llvm::cl::init(true)};
+
+  /// On the AMX path, attention's products (and the output projection's
+  /// input) with their f32 operands split in bf16 hi + lo (`accurate`) or
+  /// rounded to bf16 (`fast`: one TDPBF16PS where the split takes three).
+  Option<BF16Precision> bf16Precision{
+      *this, "bf16-precision",
+      llvm::cl::desc("bf16 layers on AMX: f32 operands of the bf16 products "
+                     "split in hi + lo, or rounded (default: accurate)"),
+      llvm::cl::init(BF16Precision::Accurate),
+      llvm::cl::values(
+          clEnumValN(BF16Precision::Accurate, "accurate",
+                     "split in bf16 hi + lo: within 1.5 times the error of "
+                     "bf16 storage"),
+          clEnumValN(BF16Precision::Fast, "fast",
+                     "rounded to bf16 (Q, K, P, V): a third of the AMX "
+                     "work of attention's products"))};
 
   /// A decoding step's query heads of one key/value head as the rows of
   /// one tile (`mha-tile-attention`'s `group-query-heads`); off keeps a

@@ -163,7 +163,7 @@ FailureOr<scf::SCFTilingResult> tileLoops(RewriterBase &rewriter,
 /// (linalg::vectorize: one vector of k per part), as the rest of the code
 /// was by mha-vectorize before this pass.
 LogicalResult buildParts(RewriterBase &rewriter, Location loc, Value a,
-                         Value parts, int64_t m, int64_t k) {
+                         Value parts, int64_t m, int64_t k, bool hiOnly) {
   auto half = [&](int64_t column) -> Value {
     return memref::SubViewOp::create(
         rewriter, loc, parts,
@@ -172,15 +172,19 @@ LogicalResult buildParts(RewriterBase &rewriter, Location loc, Value a,
         getAsIndexOpFoldResult(rewriter.getContext(), {1, 1}));
   };
   AffineMap identity = rewriter.getMultiDimIdentityMap(2);
+  SmallVector<Value> halves = {half(0)};
+  if (!hiOnly)
+    halves.push_back(half(k));
   auto split = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{}, ValueRange{a}, ValueRange{half(0), half(k)},
-      SmallVector<AffineMap>(3, identity),
+      rewriter, loc, TypeRange{}, ValueRange{a}, halves,
+      SmallVector<AffineMap>(1 + halves.size(), identity),
       SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        linalg::YieldOp::create(
-            nb, nloc,
-            ValueRange{buildBF16Part(nb, nloc, args[0], /*lo=*/false),
-                       buildBF16Part(nb, nloc, args[0], /*lo=*/true)});
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        SmallVector<Value> results = {
+            buildBF16Part(nb, nloc, args[0], /*lo=*/false)};
+        if (!hiOnly)
+          results.push_back(buildBF16Part(nb, nloc, args[0], /*lo=*/true));
+        linalg::YieldOp::create(nb, nloc, results);
       });
   FailureOr<scf::SCFTilingResult> rows = tileLoops(rewriter, split, {1, 0});
   if (failed(rows))
@@ -198,7 +202,7 @@ LogicalResult buildParts(RewriterBase &rewriter, Location loc, Value a,
 /// scf::tileUsingSCF, each block the AMX tiles below, from the parts of A
 /// in `parts`.
 LogicalResult buildTiles(RewriterBase &rewriter, const SplitDot &dot,
-                         Value parts) {
+                         Value parts, bool hiOnly) {
   int64_t bTiles = dot.n % (2 * kAmxTile) == 0 ? 2 : 1;
   // Iterations (m, pair, n, element): blocks of m and n, every pair.
   FailureOr<scf::SCFTilingResult> blocks =
@@ -231,8 +235,10 @@ LogicalResult buildTiles(RewriterBase &rewriter, const SplitDot &dot,
     auto bType = amx::TileType::get({width / 2, 2 * kAmxTile}, b.getBF16Type());
     Value aHi = amx::TileLoadOp::create(b, aType, parts,
                                         ValueRange{row, index(b, from)});
-    Value aLo = amx::TileLoadOp::create(
-        b, aType, parts, ValueRange{row, index(b, dot.k + from)});
+    Value aLo = hiOnly ? Value()
+                       : amx::TileLoadOp::create(
+                             b, aType, parts,
+                             ValueRange{row, index(b, dot.k + from)});
     // One B tile at a time, hi then lo: 5 tiles live (2 accumulators, the
     // A parts, one B part). A tile register has one shape per function
     // (the X86 back end's single tile configuration), so the 16-wide last
@@ -242,6 +248,8 @@ LogicalResult buildTiles(RewriterBase &rewriter, const SplitDot &dot,
       Value bHi = amx::TileLoadOp::create(
           b, bType, dot.b, ValueRange{index(b, from), columns[j]}, pairStride);
       acc[j] = amx::TileMulFOp::create(b, accType, aHi, bHi, acc[j]);
+      if (hiOnly)
+        continue;
       acc[j] = amx::TileMulFOp::create(b, accType, aLo, bHi, acc[j]);
       Value bLo = amx::TileLoadOp::create(
           b, bType, dot.b, ValueRange{index(b, from + 1), columns[j]},
@@ -326,6 +334,8 @@ void setScratchInsertionPoint(OpBuilder &b, Operation *op) {
 }
 
 struct MhaAmxSplitPass : mha::impl::MhaAmxSplitBase<MhaAmxSplitPass> {
+  using MhaAmxSplitBase::MhaAmxSplitBase;
+
   void runOnOperation() override {
     SmallVector<SplitDot> dots;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -350,14 +360,15 @@ struct MhaAmxSplitPass : mha::impl::MhaAmxSplitBase<MhaAmxSplitPass> {
           rewriter.setInsertionPoint(loop);
         else
           rewriter.setInsertionPoint(dot.op);
-        if (failed(buildParts(rewriter, loc, dot.a, parts, dot.m, dot.k))) {
+        if (failed(
+                buildParts(rewriter, loc, dot.a, parts, dot.m, dot.k, fast))) {
           dot.op.emitOpError("could not split A into bf16 parts");
           return signalPassFailure();
         }
       }
       rewriter.setInsertionPoint(dot.op);
       linalg::FillOp zeroFill = dot.zeroFill;
-      if (failed(buildTiles(rewriter, dot, parts))) {
+      if (failed(buildTiles(rewriter, dot, parts, fast))) {
         dot.op.emitOpError("could not tile into AMX blocks");
         return signalPassFailure();
       }
