@@ -4,6 +4,7 @@ logit soft-capping, attention sinks, additive float masks and a scale of its own
 
   /usr/bin/python3 make_model_variants.py --out test/vectors/model_variants [--no-torch]
   /usr/bin/python3 make_model_variants.py --out DIR --compare test/vectors/model_variants
+  /usr/bin/python3 make_model_variants.py --out DIR --ort /tmp/ort   (onnxruntime-node in /tmp/ort)
 
 Writes one folder per case in the layout of README.md: float32 .npy inputs named like the graph's
 arguments (the new ones: rope_inv_freq, q_norm, k_norm, alibi_slopes, sinks, attn_bias), y.npy
@@ -18,7 +19,9 @@ Two independent implementations of each case:
   attention of Gemma 2 with softcap and of gpt-oss with sinks, BLOOM's build_alibi_tensor and
   baddbmm, scaled_dot_product_attention with a float mask for T5 and BERT).
 Their largest difference is torch_max_abs_diff in meta.json; the script fails above 1e-10.
---no-torch skips the cross-check (torch_max_abs_diff is then null). --compare DIR checks that the
+--no-torch skips the cross-check (torch_max_abs_diff is then null). --ort DIR also runs the cases
+ONNX Runtime's com.microsoft.GroupQueryAttention can express (ort_max_abs_diff, within the
+tolerance; see ort_supports); skipped when DIR has no onnxruntime-node. --compare DIR checks that the
 files just written equal those in DIR (the committed cases), so the data cannot drift from this
 script. Every case draws from its own generator (seed, crc32 of its name): adding a case changes
 no other. Needs Debian's python3-numpy, and python3-torch for the cross-check.
@@ -415,6 +418,103 @@ def alibi_is_relative(a, c):
 
 
 # ---------------------------------------------------------------------------------------------
+# The ONNX Runtime check (--ort DIR: a folder where `npm install --ignore-scripts
+# onnxruntime-node@1.30.0` was run; models built with Debian's python3-onnx): the cases whose
+# variants com.microsoft.GroupQueryAttention has. Its RoPE takes cos/sin caches, made here from the
+# frequencies (with mscale and the linear scale folded in), so ORT checks how RoPE is applied and
+# the attention, not the frequencies. It rotates R/2 <= dk/2 pairs only when R/2 is a multiple of 8
+# ("cos_cache dimension 1 must be <= head_size / 2 and a multiple of 8").
+
+def ort_supports(c):
+    # GQA is causal. Sinks are its head_sink input; the boolean mask (-inf where false), the float
+    # mask and ALiBi (slope * (j - i), made here) its attention_bias [B or 1, H or 1, T, S]; QK-norm
+    # is SimplifiedLayerNormalization (RMSNorm) before it.
+    return (c["causal"] and (c["rope"] is None or c["rope"]["rotary_dim"] // 2 % 8 == 0))
+
+
+def ort_forward(a, c, ort_dir, work):
+    import subprocess, tempfile
+    import onnx
+    from onnx import helper, TensorProto, numpy_helper
+    B, T, D, H, Hkv, dk = c["B"], c["T"], c["D"], c["H"], c["Hkv"], c["dk"]
+    inits = {k: a[k] for k in ("w_q", "w_k", "w_v", "w_o")}
+    nodes = []
+    for n, w, b in (("q", "w_q", "b_q"), ("k", "w_k", "b_k"), ("v", "w_v", "b_v")):
+        if c["bias"]:
+            nodes += [helper.make_node("MatMul", ["x", w], [n + "0"]), helper.make_node("Add", [n + "0", b], [n])]
+            inits[b] = a[b]
+        else:
+            nodes.append(helper.make_node("MatMul", ["x", w], [n]))
+    if c["qk_norm_eps"] is not None:
+        inits["heads_shape"] = np.array([B, T, -1, dk], np.int64)
+        inits["flat_shape"] = np.array([B, T, -1], np.int64)
+        for n, w in (("q", "q_norm"), ("k", "k_norm")):
+            inits[w] = a[w]
+            nodes += [helper.make_node("Reshape", [n, "heads_shape"], [n + "_heads"]),
+                      helper.make_node("SimplifiedLayerNormalization", [n + "_heads", w], [n + "_normed"],
+                                       axis=-1, epsilon=float(c["qk_norm_eps"])),
+                      helper.make_node("Reshape", [n + "_normed", "flat_shape"], [n + "_n"])]
+    r = c["rope"]
+    attrs = dict(num_heads=H, kv_num_heads=Hkv, scale=float(c["scale"]), do_rotary=int(r is not None))
+    if c["window"] is not None:
+        attrs["local_window_size"] = int(c["window"])
+    if c["softcap"] is not None:
+        attrs["softcap"] = float(c["softcap"])
+    if r is not None:
+        attrs["rotary_interleaved"] = int(r["layout"] == "interleaved")
+        R = r["rotary_dim"]
+        inv = (np.asarray(a["rope_inv_freq"], np.float64) if r["inv_freq_given"]
+               else r["base"] ** (-np.arange(R // 2) * 2.0 / R))
+        ang = (np.arange(T) / r["scale"])[:, None] * inv[None, :]
+        inits["cos"] = (r["mscale"] * np.cos(ang)).astype(np.float32)
+        inits["sin"] = (r["mscale"] * np.sin(ang)).astype(np.float32)
+    inits["pk"] = np.zeros((B, Hkv, 0, dk), np.float32)
+    inits["pv"] = np.zeros((B, Hkv, 0, c["dv"]), np.float32)
+    inits["seqlens_k"] = np.full(B, T - 1, np.int32)
+    inits["total_len"] = np.array(T, np.int32)
+    qk = ["q_n", "k_n"] if c["qk_norm_eps"] is not None else ["q", "k"]
+    gqa_in = qk + ["v", "pk", "pv", "seqlens_k", "total_len"] + (["cos", "sin"] if r is not None else ["", ""])
+    bias = np.zeros((1, 1, T, T), np.float32)
+    if c["mask"]:
+        bias = bias + np.where(np.asarray(a["mask"], bool), 0, -np.inf).astype(np.float32)[:, None]
+    if c["attn_bias"] is not None:
+        bias = bias + a["attn_bias"]
+    if c["alibi"]:
+        bias = bias + (a["alibi_slopes"][:, None, None] * (np.arange(T)[None, :] - np.arange(T)[:, None])
+                       ).astype(np.float32)[None]
+    if c["mask"] or c["sinks"] or c["attn_bias"] is not None or c["alibi"]:
+        gqa_in.append("")                                   # position_ids
+        if c["mask"] or c["attn_bias"] is not None or c["alibi"]:
+            inits["attention_bias"] = np.ascontiguousarray(bias, np.float32)
+            gqa_in.append("attention_bias")
+        else:
+            gqa_in.append("")
+        if c["sinks"]:
+            inits["head_sink"] = a["sinks"]
+            gqa_in.append("head_sink")
+    nodes.append(helper.make_node("GroupQueryAttention", gqa_in, ["att", "present_k", "present_v"],
+                                  domain="com.microsoft", **attrs))
+    if c["bias"]:
+        nodes += [helper.make_node("MatMul", ["att", "w_o"], ["y0"]), helper.make_node("Add", ["y0", "b_o"], ["y"])]
+        inits["b_o"] = a["b_o"]
+    else:
+        nodes.append(helper.make_node("MatMul", ["att", "w_o"], ["y"]))
+    g = helper.make_graph(nodes, c["name"], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [B, T, D])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [B, T, D])],
+                          [numpy_helper.from_array(np.ascontiguousarray(v), k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8  # what ORT 1.30 loads from onnx 1.12
+    model = os.path.join(work, c["name"] + ".onnx")
+    onnx.save(m, model)
+    xbin, ybin = os.path.join(work, c["name"] + ".x.bin"), os.path.join(work, c["name"] + ".y.bin")
+    np.ascontiguousarray(a["x"], np.float32).tofile(xbin)
+    env = dict(os.environ, NODE_PATH=os.path.join(os.path.abspath(ort_dir), "node_modules"))
+    subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_run.js"), model, xbin,
+                    str(B), str(T), str(D), ybin], check=True, env=env)
+    return np.fromfile(ybin, np.float32).reshape(B, T, D)
+
+
+# ---------------------------------------------------------------------------------------------
 # The cases.
 
 def make(name, model, B, T, D, H, Hkv, dk, *, bias, causal=True, rope=None, qk_norm_eps=None,
@@ -521,12 +621,12 @@ def cases():
              rope=dict(base=150000.0, inv_freq=yarn, mscale=yarn_mscale), mask=gpt_oss_mask,
              note="sinks, window 6, RoPE half with YaRN frequencies (factor 32, original 4096) given "
                   "and mscale 0.1 ln 32 + 1, GQA, biases; a boolean mask empties batch 1 row 5"),
-        make("gptj", "gptj", 1, 14, 32, 4, 4, 16, bias=False,
-             rope=dict(layout="interleaved", rotary_dim=8),
-             note="interleaved RoPE (GPT-J rotate_every_two) on the first 8 of 16 features"),
-        make("neox_partial", "neox_partial", 1, 15, 32, 3, 3, 16, bias=True,
-             rope=dict(rotary_dim=4, scale=2.0),
-             note="half-split RoPE on 4 of 16 features (rotary_pct 0.25), linear scaling 2"),
+        make("gptj", "gptj", 1, 14, 32, 2, 2, 32, bias=False,
+             rope=dict(layout="interleaved", rotary_dim=16),
+             note="interleaved RoPE (GPT-J rotate_every_two) on the first 16 of 32 features"),
+        make("neox_partial", "neox_partial", 1, 15, 32, 2, 2, 32, bias=True,
+             rope=dict(rotary_dim=16, scale=2.0),
+             note="half-split RoPE on 16 of 32 features (rotary_pct 0.5), linear scaling 2"),
         make("bloom", "bloom", 1, 16, 32, 6, 6, 8, bias=True, alibi=True,
              note="ALiBi with BLOOM's slopes for 6 heads (not a power of two), causal"),
         make("t5", "t5", 1, 12, 32, 4, 4, 8, bias=False, causal=False, scale=1.0,
@@ -574,6 +674,7 @@ def compare(out, committed, names):
                     if diff is not None and diff > TORCH_LIMIT:
                         bad.append(name + " (torch_max_abs_diff)")
                     m.pop("float32_max_abs_diff")
+                    m.pop("ort_max_abs_diff", None)
                 if m1 != m2:
                     bad.append(name + " (meta.json)")
                 continue
@@ -594,10 +695,18 @@ def main():
     ap.add_argument("--seed", type=int, default=20261129)
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch cross-check")
     ap.add_argument("--compare", metavar="DIR", help="check the files written equal those in DIR")
+    ap.add_argument("--ort", metavar="DIR", help="also run the cases ONNX Runtime has, with onnxruntime-node "
+                    "installed in DIR (skipped when DIR is absent)")
     o = ap.parse_args()
     SEED = o.seed
     failed = 0
     all_cases = cases()
+    ort_work = None
+    if o.ort and os.path.isdir(os.path.join(o.ort, "node_modules", "onnxruntime-node")):
+        import tempfile
+        ort_work = tempfile.mkdtemp(prefix="mha-ort-")
+    elif o.ort:
+        print(f"no onnxruntime-node under {o.ort}: the ONNX Runtime check is skipped")
     for a, c in all_cases:
         y = reference(a, c)
         # What float32 arithmetic loses on this case: the tolerance must leave room for it.
@@ -621,13 +730,24 @@ def main():
             c["torch_max_abs_diff"] = diff
             status = "ok" if diff <= TORCH_LIMIT else "FAILED"
             failed += diff > TORCH_LIMIT
+        c["ort_max_abs_diff"] = None
+        ort_status = ""
+        if ort_work and ort_supports(c):
+            diff = float(np.abs(ort_forward(a, c, o.ort, ort_work) - y).max())
+            c["ort_max_abs_diff"] = diff
+            ok = diff <= c["tolerance"]["atol"]
+            ort_status = f"; ORT diff {diff:.1e}: " + ("ok" if ok else "FAILED")
+            failed += not ok
         a["y"] = y.astype(np.float32)
         names = ["x", "w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o", "mask", *NEW_ARGS, "y"]
         c["files"] = sorted(k for k in names if k in a)
         save(o.out, a, c)
         shapes = " ".join(f"{k}{list(a[k].shape)}" for k in a if k in NEW_ARGS or k == "mask")
         print(f"{c['name']}: {shapes or 'no new arguments'}; float32 diff {c['float32_max_abs_diff']:.1e}; "
-              f"torch diff {c['torch_max_abs_diff']}: {status}")
+              f"torch diff {c['torch_max_abs_diff']}: {status}{ort_status}")
+    if ort_work:
+        import shutil
+        shutil.rmtree(ort_work)
     if o.compare:
         bad = compare(o.out, o.compare, [c["name"] for _, c in all_cases])
         for b in bad:
