@@ -638,8 +638,8 @@ def cases():
              note="padding as attn_bias [B, 1, 1, S]: batch 1 pads with -1e4, batch 2 with -inf"),
         make("float_mask_empty_rows", "float_mask_empty_rows", 2, 9, 32, 2, 2, 16, bias=True,
              attn_bias=empty_rows_bias(2, 2, 9),
-             note="attn_bias [B, H, T, S] with -inf entries and causal: rows with no finite score "
-                  "give zero output (y = b_o for that head's share)"),
+             note="attn_bias [B, H, T, S] with -inf entries and causal: a head whose row has no finite "
+                  "score gives a zero output for that row"),
         make("window_1", "window_1", 1, 10, 32, 4, 4, 8, bias=True, window=1,
              note="window 1: each query sees only its own key"),
         make("window_ge_T", "window_ge_T", 1, 11, 32, 4, 4, 8, bias=True, window=16,
