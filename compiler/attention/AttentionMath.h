@@ -1,5 +1,4 @@
-//===- AttentionMath.h - The arithmetic of attention, written once -*- C++
-//-*-===//
+//===- AttentionMath.h - The arithmetic of attention, once ------*- C++ -*-===//
 //
 // Every lowering of attention builds its arithmetic here: the decomposed
 // path (`mha-lower-to-linalg`), the fused path (`mha-tile-attention`'s

@@ -20,8 +20,6 @@ using namespace mlir;
 using namespace mlir::mha;
 
 using utils::IteratorType;
-static constexpr IteratorType kPar = IteratorType::parallel;
-static constexpr IteratorType kRed = IteratorType::reduction;
 
 Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
                                   Value accParts, Value maxParts,
@@ -38,8 +36,8 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
     llvm::append_range(result, dims);
     return result;
   };
-  SmallVector<IteratorType> overSplits(rowRank, kPar);
-  overSplits.push_back(kRed);
+  SmallVector<IteratorType> overSplits(rowRank, kParallel);
+  overSplits.push_back(kReduction);
 
   // M = max_p m_p.
   unsigned split = rowRank;
@@ -75,8 +73,8 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
   unsigned column = rowRank, lastSplit = rowRank + 1;
   SmallVector<unsigned> rowsAndColumn = rows;
   rowsAndColumn.push_back(column);
-  SmallVector<IteratorType> overColumnsAndSplits(rowRank + 1, kPar);
-  overColumnsAndSplits.push_back(kRed);
+  SmallVector<IteratorType> overColumnsAndSplits(rowRank + 1, kParallel);
+  overColumnsAndSplits.push_back(kReduction);
   Value acc = ops.generic(
       {accParts, maxParts, maxAll}, ops.fill(zeroF, init),
       {ops.map(rowRank + 2, withSplit(lastSplit, rowsAndColumn)),

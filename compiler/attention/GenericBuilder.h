@@ -19,6 +19,10 @@
 namespace mlir {
 namespace mha {
 
+/// The iterator types of the generics, short.
+constexpr utils::IteratorType kParallel = utils::IteratorType::parallel;
+constexpr utils::IteratorType kReduction = utils::IteratorType::reduction;
+
 /// Builds linalg ops on tensors at one location (the builder's insertion
 /// point). Element types are f32 unless said otherwise.
 class GenericBuilder {

@@ -24,10 +24,6 @@ using namespace mlir;
 using namespace mlir::mha;
 
 namespace {
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
-
 /// `value` in f32: widened (exactly) where it is a bf16 key or value
 /// element, read from a bf16 cache. Widening inside the ops that read a key
 /// block means a step reads the cache's bf16 bytes once, and no f32 copy of
@@ -68,7 +64,7 @@ Value buildSplitDot(GenericBuilder &ops, Value a, Value bPairs, Value c) {
   Value result = ops.generic(
       {aPairs, bParts, bParts}, c,
       {ops.map(4, {0, 1, 3}), part(0), part(1), ops.map(4, {0, 2})},
-      {kPar, kRed, kPar, kRed},
+      {kParallel, kReduction, kParallel, kReduction},
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         Value element = linalg::IndexOp::create(nb, nloc, 3);
         return buildSplitMultiplyAdd(
@@ -163,7 +159,7 @@ Value BlockUpdate::allowed(OpBuilder &nb, Location nloc,
 Value BlockUpdate::widenBlock(Value block, OpFoldResult width) {
   Value wide = slice(b, loc, widened, {zero, zero}, {numKeys, width});
   wide = ops.generic({block}, wide, {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
-                     {kPar, kPar},
+                     {kParallel, kParallel},
                      [](OpBuilder &nb, Location nloc, ValueRange args) {
                        return widen(nb, nloc, args[0]);
                      });
@@ -181,7 +177,7 @@ Value BlockUpdate::computeOneQueryScores() {
   keysT = slice(b, loc, state.keysT, {zero, zero}, {numKeys, dk});
   keysT = ops.generic({queryRow, keys}, keysT,
                       {ops.map(2, {1}), ops.map(2, {0, 1}), ops.map(2, {0, 1})},
-                      {kPar, kPar},
+                      {kParallel, kParallel},
                       [](OpBuilder &nb, Location nloc, ValueRange args) {
                         return arith::MulFOp::create(nb, nloc, args[0],
                                                      widen(nb, nloc, args[1]))
@@ -198,7 +194,8 @@ Value BlockUpdate::computeOneQueryScores() {
       ArrayRef<OpFoldResult>{b.getIndexAttr(1), numKeys}, unit);
   scoreRow = ops.fill(constants.zero, scoreRow);
   scoreRow = ops.generic(
-      {keysT}, scoreRow, {ops.map(2, {0, 1}), ops.map(2, {0})}, {kPar, kRed},
+      {keysT}, scoreRow, {ops.map(2, {0, 1}), ops.map(2, {0})},
+      {kParallel, kReduction},
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
       });
@@ -239,7 +236,7 @@ Value BlockUpdate::computeScores() {
   return ops.contraction(
       tile.query, keysT, scores,
       {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
-      {kPar, kRed, kPar});
+      {kParallel, kReduction, kParallel});
 }
 
 void BlockUpdate::updateMax(Value scores) {
@@ -259,7 +256,7 @@ void BlockUpdate::updateMax(Value scores) {
   }
   maxMaps.push_back(ops.map(2, {0}));
   blockMax =
-      ops.generic(maxInputs, blockMax, maxMaps, {kPar, kRed},
+      ops.generic(maxInputs, blockMax, maxMaps, {kParallel, kReduction},
                   [&](OpBuilder &nb, Location nloc, ValueRange args) {
                     return buildMaskedMax(
                         nb, nloc, constants, args[0],
@@ -270,17 +267,17 @@ void BlockUpdate::updateMax(Value scores) {
   correction = slice(b, loc, state.correction, {zero}, {rows});
   correction = ops.generic(
       {state.max, blockMax}, correction,
-      {ops.map(1, {0}), ops.map(1, {0}), ops.map(1, {0})}, {kPar},
+      {ops.map(1, {0}), ops.map(1, {0}), ops.map(1, {0})}, {kParallel},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         return buildCorrection(nb, nloc, constants, args[0], args[1]);
       });
   // Then m = m_new, element by element in place.
-  max =
-      ops.generic({blockMax}, state.max, {ops.map(1, {0}), ops.map(1, {0})},
-                  {kPar}, [](OpBuilder &nb, Location nloc, ValueRange args) {
-                    return arith::MaximumFOp::create(nb, nloc, args[1], args[0])
-                        .getResult();
-                  });
+  max = ops.generic(
+      {blockMax}, state.max, {ops.map(1, {0}), ops.map(1, {0})}, {kParallel},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return arith::MaximumFOp::create(nb, nloc, args[1], args[0])
+            .getResult();
+      });
 }
 
 /// The body of acc·corr and l·corr: the running value times the correction.
@@ -298,7 +295,7 @@ Value BlockUpdate::computeWeights(Value scores) {
   }
   expMaps.push_back(ops.map(2, {0, 1}));
   Value weights = ops.generic(
-      expInputs, scores, expMaps, {kPar, kPar},
+      expInputs, scores, expMaps, {kParallel, kParallel},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         // The mask is args[1], as in the maximum's body; the score is last.
         return buildMaskedExp(nb, nloc, constants, args.back(), args[0],
@@ -307,9 +304,10 @@ Value BlockUpdate::computeWeights(Value scores) {
 
   // l = l·corr + rowsum(P).
   sum = ops.generic({correction}, state.sum, {ops.map(1, {0}), ops.map(1, {0})},
-                    {kPar}, rescale);
+                    {kParallel}, rescale);
   sum = ops.generic(
-      {weights}, sum, {ops.map(2, {0, 1}), ops.map(2, {0})}, {kPar, kRed},
+      {weights}, sum, {ops.map(2, {0, 1}), ops.map(2, {0})},
+      {kParallel, kReduction},
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
       });
@@ -323,15 +321,15 @@ Value BlockUpdate::accumulate(Value weights) {
     values = widenBlock(values, dv);
 
   // acc = acc·corr + P · V over (query i, key j, value column n).
-  Value acc =
-      ops.generic({correction}, state.acc,
-                  {ops.map(2, {0}), ops.map(2, {0, 1})}, {kPar, kPar}, rescale);
+  Value acc = ops.generic({correction}, state.acc,
+                          {ops.map(2, {0}), ops.map(2, {0, 1})},
+                          {kParallel, kParallel}, rescale);
   if (tile.packed)
     return buildSplitDot(ops, weights, values, acc);
   return ops.contraction(
       weights, values, acc,
       {ops.map(3, {0, 1}), ops.map(3, {1, 2}), ops.map(3, {0, 2})},
-      {kPar, kRed, kPar});
+      {kParallel, kReduction, kParallel});
 }
 
 OnlineSoftmaxState BlockUpdate::run() {

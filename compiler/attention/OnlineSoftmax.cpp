@@ -128,13 +128,14 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
       ShapedType::isDynamic(keys) ? keyTile : std::min(keyTile, keys);
   state.scores = allocScratch(builder, loc, {maxRows, maxKeys});
   // One query against its keys reads each key row once, along dk
-  // (updateBlock): the scratch holds the products [keys, dk], not Kᵀ.
+  // (OnlineAttentionBlock.cpp): the scratch holds the products [keys, dk],
+  // not Kᵀ.
   state.keysT = tile.isOneQuery()
                     ? allocScratch(builder, loc, {maxKeys, keyDim})
                     : allocScratch(builder, loc, {keyDim, maxKeys});
   // A bf16 value block is widened into f32 before P·V (whose contraction
   // needs one element type), and so is a bf16 key block before its
-  // transpose (updateBlock); f32 ones need none.
+  // transpose (OnlineAttentionBlock.cpp); f32 ones need none.
   if (isBF16(tile.key) || isBF16(tile.value))
     state.widened =
         allocScratch(builder, loc, {maxKeys, std::max(keyDim, valueDim)});
@@ -381,7 +382,7 @@ Value mlir::mha::buildNormalizedRows(OpBuilder &builder, Location loc,
   SoftmaxConstants constants;
   constants.zero = ops.f32Constant(0.0);
   return ops.generic({sum}, acc, {ops.map(rank, rows), ops.map(rank, all)},
-                     SmallVector<IteratorType>(rank, IteratorType::parallel),
+                     SmallVector<IteratorType>(rank, kParallel),
                      [&](OpBuilder &nb, Location nloc, ValueRange args) {
                        return buildNormalized(nb, nloc, constants, args[0],
                                               args[1]);

@@ -5,16 +5,15 @@
 // needs its own indexing maps: per-head weights, the output projection of
 // the heads, and the two contractions of attention, whose key/value operand
 // reads head `h floordiv (H / Hkv)` so that grouped-query attention never
-// copies keys or values. The softmax is written out step by step instead of
-// using `linalg.softmax`, whose decomposition starts its max at NaN and gives
-// a fully masked row NaN instead of zeros.
+// copies keys or values. This file holds the projections, the heads, the
+// cache appends and the pass; attention is LowerSdpa.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/LowerToLinalg.h"
 #include "compiler/Passes.h"
 #include "compiler/attention/AttentionMath.h"
-#include "compiler/attention/GenericBuilder.h"
+#include "compiler/lowering/LinalgBuilder.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,14 +35,7 @@ namespace mlir::mha {
 using namespace mlir;
 using namespace mlir::mha;
 
-namespace {
-using utils::IteratorType;
-constexpr IteratorType kParallel = IteratorType::parallel;
-constexpr IteratorType kReduction = IteratorType::reduction;
-
-/// The first element type among `op`'s operands and results that is a float
-/// other than f32, or null when everything is f32 (masks are i1).
-Type findNonF32ElementType(Operation *op) {
+Type mlir::mha::findNonF32ElementType(Operation *op) {
   // An append moves rows: a bf16 cache (mha-widen-bf16 leaves the op bf16,
   // so that the cache is updated in place) is lowered as it is.
   if (isa<CacheAppendOp>(op) &&
@@ -62,141 +54,7 @@ Type findNonF32ElementType(Operation *op) {
   return {};
 }
 
-/// Builds the linalg form of one mha op at one location: the generics of
-/// GenericBuilder, and the named ops and reshapes of the layer. Sizes are
-/// carried as OpFoldResults so that static sizes stay static in the types
-/// and dynamic batch and sequence sizes are read with `tensor.dim`.
-class LinalgBuilder : public GenericBuilder {
-public:
-  using GenericBuilder::GenericBuilder;
-
-  /// Size `dim` of `value`.
-  OpFoldResult dim(Value value, int64_t dim) {
-    return tensor::getMixedSize(builder, loc, value, dim);
-  }
-
-  OpFoldResult index(int64_t size) { return builder.getIndexAttr(size); }
-
-  /// `input` repeated along `dimensions` of a tensor of `sizes`.
-  Value broadcast(Value input, ArrayRef<OpFoldResult> sizes,
-                  ArrayRef<int64_t> dimensions) {
-    return linalg::BroadcastOp::create(builder, loc, input, empty(sizes),
-                                       dimensions)
-        ->getResult(0);
-  }
-
-  /// The accumulator of a projection: the bias repeated along `dimensions`,
-  /// or zeros when there is no bias.
-  Value biasOrZeros(Value bias, ArrayRef<OpFoldResult> sizes,
-                    ArrayRef<int64_t> dimensions) {
-    return bias ? broadcast(bias, sizes, dimensions) : zeros(sizes);
-  }
-
-  /// `input` with its dimensions permuted: result dim i is input dim
-  /// `permutation[i]`.
-  Value transpose(Value input, ArrayRef<int64_t> permutation) {
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t from : permutation)
-      sizes.push_back(dim(input, from));
-    return linalg::TransposeOp::create(builder, loc, input, empty(sizes),
-                                       permutation)
-        ->getResult(0);
-  }
-
-  /// `input` reshaped to `sizes` by splitting dimensions (`reassociation`
-  /// says which result dimensions each input dimension becomes).
-  Value expand(Value input, ArrayRef<ReassociationIndices> reassociation,
-               ArrayRef<OpFoldResult> sizes) {
-    auto type = RankedTensorType::get(staticShape(sizes), builder.getF32Type());
-    return tensor::ExpandShapeOp::create(builder, loc, type, input,
-                                         reassociation, sizes);
-  }
-
-  Value collapse(Value input, ArrayRef<ReassociationIndices> reassociation) {
-    return tensor::CollapseShapeOp::create(builder, loc, input, reassociation);
-  }
-
-  /// `value` with the type the replaced op declared, which may know more
-  /// static sizes than the lowering derived.
-  Value castTo(Value value, Type type) {
-    if (value.getType() == type)
-      return value;
-    return tensor::CastOp::create(builder, loc, type, value);
-  }
-
-  /// `input [..., D_in] · weight [D_in, D_out] (+ bias [D_out])` as one
-  /// matmul over the rows of `input` flattened to 2-D.
-  Value rowsTimesWeight(Value input, Value weight, Value bias) {
-    auto inputType = cast<RankedTensorType>(input.getType());
-    int64_t rank = inputType.getRank();
-    int64_t inWidth = inputType.getDimSize(rank - 1);
-    int64_t outWidth = cast<RankedTensorType>(weight.getType()).getDimSize(1);
-    ReassociationIndices outer =
-        llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
-
-    // The result's sizes: the input's leading ones and D_out.
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t i : outer)
-      sizes.push_back(dim(input, i));
-    sizes.push_back(index(outWidth));
-
-    Value rows = input;
-    if (rank == 1)
-      rows = expand(input, {{0, 1}}, {index(1), index(inWidth)});
-    else if (rank > 2)
-      rows = collapse(input, {outer, {rank - 1}});
-
-    Value init = biasOrZeros(bias, {dim(rows, 0), index(outWidth)}, {0});
-    Value product = markProjection(
-        linalg::MatmulOp::create(builder, loc, TypeRange{init.getType()},
-                                 ValueRange{rows, weight}, ValueRange{init})
-            .getResult(0));
-    if (rank == 1)
-      return collapse(product, {{0, 1}});
-    if (rank == 2)
-      return product;
-    return expand(product, {outer, {rank - 1}}, sizes);
-  }
-
-  /// Tags the op of a projection's contraction, so that
-  /// `mha-tile-projections` finds it among attention's contractions.
-  Value markProjection(Value contraction) {
-    contraction.getDefiningOp()->setAttr(
-        MhaDialect::ProjectionAttrHelper::getNameStr(),
-        UnitAttr::get(getContext()));
-    return contraction;
-  }
-
-private:
-  static SmallVector<int64_t> staticShape(ArrayRef<OpFoldResult> sizes) {
-    SmallVector<int64_t> shape;
-    for (OpFoldResult size : sizes)
-      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
-    return shape;
-  }
-};
-
-/// Base of the patterns: refuses element types other than f32, which the
-/// lowering does not handle yet (the pass reports them first).
-template <typename OpTy> struct F32Pattern : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
-  using OpAdaptor = typename OpTy::Adaptor;
-
-  LogicalResult
-  matchAndRewrite(OpTy op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const final {
-    if (findNonF32ElementType(op))
-      return rewriter.notifyMatchFailure(op, "only f32 is lowered");
-    LinalgBuilder builder(rewriter, op.getLoc());
-    Value result = lower(op, adaptor, builder);
-    rewriter.replaceOp(op, builder.castTo(result, op.getType()));
-    return success();
-  }
-
-  /// Builds the replacement of `op`.
-  virtual Value lower(OpTy op, OpAdaptor adaptor, LinalgBuilder &b) const = 0;
-};
-
+namespace {
 //===----------------------------------------------------------------------===//
 // mha.project
 //===----------------------------------------------------------------------===//
@@ -435,251 +293,6 @@ struct LowerOutputProject : F32Pattern<OutputProjectOp> {
 };
 
 //===----------------------------------------------------------------------===//
-// mha.sdpa
-//===----------------------------------------------------------------------===//
-
-struct LowerSdpa : F32Pattern<SdpaOp> {
-  using F32Pattern::F32Pattern;
-
-  Value lower(SdpaOp op, OpAdaptor adaptor, LinalgBuilder &b) const override {
-    Value query = adaptor.getQuery(), key = adaptor.getKey(),
-          value = adaptor.getValue(), mask = adaptor.getMask();
-    int64_t heads = op.getQuery().getType().getDimSize(1);
-    int64_t kvHeads = op.getKey().getType().getDimSize(1);
-    int64_t valueDim = op.getValue().getType().getDimSize(3);
-    AttentionSizes sizes =
-        AttentionSizes::get(b.builder, b.loc, query, key, value, mask);
-
-    // unnormalized[b, h, t, n] = sum_s weights[b, h, t, s] * V[b, h / G, s, n]
-    // The softmax normalization is applied to these dv outputs of a row
-    // rather than to its S weights: the same product, fewer multiplications.
-    auto weighValues = [&](Value weights) {
-      AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3),
-                 d4 = b.d(4);
-      AffineExpr kvHead = getKeyValueHead(d1, heads, kvHeads);
-      Value init = b.zeros(
-          {sizes.batch, b.index(heads), sizes.queries, b.index(valueDim)});
-      SmallVector<AffineMap> maps = {b.affineMap(5, {d0, d1, d2, d4}),
-                                     b.affineMap(5, {d0, kvHead, d4, d3}),
-                                     b.affineMap(5, {d0, d1, d2, d3})};
-      SmallVector<IteratorType> iterators = {kParallel, kParallel, kParallel,
-                                             kParallel, kReduction};
-      if (!adaptor.getPositions())
-        return b.contraction(weights, value, init, maps, iterators);
-      // With positions, the values past a sequence's length are unused
-      // capacity of a cache: whatever the caller's memory holds, possibly
-      // NaN, which a weight of 0 would not cancel (0 * NaN). Keys that may
-      // not be attended add nothing instead.
-      Value zero = b.f32Constant(0.0);
-      return b.generic(
-          {weights, value}, init, maps, iterators,
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            // acc + (w == 0 ? 0 : w·v).
-            Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
-            Value unused = arith::CmpFOp::create(
-                nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
-            product = arith::SelectOp::create(nb, nloc, unused, zero, product);
-            return arith::AddFOp::create(nb, nloc, args[2], product)
-                .getResult();
-          });
-    };
-    return buildSoftmax(b, query, key, mask, adaptor.getPositions(),
-                        op.getCausal(), op.getCausalBottomRight(),
-                        op.getEffectiveScale(), sizes, b.index(valueDim),
-                        weighValues);
-  }
-
-  /// The softmax of the scores of `query [B, H, T, dk]` against
-  /// `key [B, Hkv, S, dk]`, applied to rows that `weigh` computes from the
-  /// unnormalized weights `[B, H, T, S]` (`exp(scores * scale - rowMax)`,
-  /// exactly 0 for keys that may not be attended): returns those rows
-  /// `[B, H, T, rowWidth]` divided by the weights' row sums, and 0 for a row
-  /// that may attend no key. Shared by `mha.sdpa` (rows: the weights times
-  /// the values) and `mha.attention_weights` (rows: the weights), so that the
-  /// two cannot disagree. `positions [B]` (i64, or null) move the causal
-  /// diagonal of sequence b by positions[b].
-  static Value buildSoftmax(LinalgBuilder &b, Value query, Value key,
-                            Value mask, Value positions, bool causal,
-                            bool causalBottomRight, double scaleFactor,
-                            const AttentionSizes &sizes, OpFoldResult rowWidth,
-                            function_ref<Value(Value)> weigh) {
-    int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
-    int64_t kvHeads = cast<RankedTensorType>(key.getType()).getDimSize(1);
-    OpFoldResult batch = sizes.batch;
-    OpFoldResult numHeads = b.index(heads);
-
-    SoftmaxConstants constants =
-        SoftmaxConstants::create(b.builder, b.loc, scaleFactor);
-
-    // Loop dimensions of the row-wise steps: (batch, head, query, key).
-    AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3), d4 = b.d(4);
-    AffineMap rows4 = b.affineMap(4, {d0, d1, d2, d3});
-    AffineMap perRow4 = b.affineMap(4, {d0, d1, d2});
-    SmallVector<IteratorType> rowReduction = {kParallel, kParallel, kParallel,
-                                              kReduction};
-    SmallVector<IteratorType> elementwise(4, kParallel);
-
-    // Query head h reads key/value head h floordiv (H / Hkv): grouped-query
-    // attention shares K and V through the indexing map, without copies.
-    AffineExpr kvHead = getKeyValueHead(d1, heads, kvHeads);
-
-    // scores[b, h, t, s] = sum_k Q[b, h, t, k] * K[b, h / G, s, k].
-    SmallVector<OpFoldResult> scoreSizes = {batch, numHeads, sizes.queries,
-                                            sizes.keys};
-    Value scores = b.contraction(
-        query, key, b.zeros(scoreSizes),
-        {b.affineMap(5, {d0, d1, d2, d4}), b.affineMap(5, {d0, kvHead, d3, d4}),
-         b.affineMap(5, {d0, d1, d2, d3})},
-        {kParallel, kParallel, kParallel, kParallel, kReduction});
-
-    // Which keys a query may attend: the mask (a leading 1 broadcasts over
-    // the batch) and, when causal, key index <= query index (+ S - T when
-    // bottom-right aligned).
-    Causality causality{causal,
-                        causal ? buildCausalOffset(b.builder, b.loc,
-                                                   causalBottomRight,
-                                                   sizes.queries, sizes.keys)
-                               : Value(),
-                        causal && positions};
-    SmallVector<Value> maskInputs;
-    SmallVector<AffineMap> maskMaps;
-    if (mask) {
-      auto maskType = cast<RankedTensorType>(mask.getType());
-      AffineExpr maskBatch = d0;
-      if (maskType.getDimSize(0) == 1)
-        maskBatch = b.constantExpr(0);
-      else if (maskType.isDynamicDim(0) && !isConstantIntValue(batch, 1))
-        mask = broadcastMaskBatch(b, mask, batch);
-      maskInputs.push_back(mask);
-      maskMaps.push_back(b.affineMap(4, {maskBatch, d2, d3}));
-    }
-    // The positions are one more input of the row-wise steps, after the
-    // mask: position[b] for every (head, query, key) of sequence b.
-    if (causality.positions) {
-      maskInputs.push_back(positions);
-      maskMaps.push_back(b.affineMap(4, {d0}));
-    }
-
-    SmallVector<OpFoldResult> rowSizes = {batch, numHeads, sizes.queries};
-
-    // rowMax[b, h, t] = max over allowed s of scores; -inf when no key is
-    // allowed.
-    SmallVector<Value> maxInputs = {scores};
-    llvm::append_range(maxInputs, maskInputs);
-    SmallVector<AffineMap> maxMaps = {rows4};
-    llvm::append_range(maxMaps, maskMaps);
-    maxMaps.push_back(perRow4);
-    Value rowMax = b.generic(
-        maxInputs, b.filled(rowSizes, constants.minusInfinity), maxMaps,
-        rowReduction, [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          auto allowed = [&] {
-            return allowedIn(nb, nloc, args, mask, causality);
-          };
-          return buildMaskedMax(nb, nloc, constants, args[0], allowed,
-                                args.back());
-        });
-    AffineMap rows3 = b.affineMap(3, {d0, d1, d2});
-
-    // weights[b, h, t, s] = exp((scores - rowMax)·scale) for allowed keys,
-    // exactly 0 for the others (also where rowMax is -inf).
-    SmallVector<Value> expInputs = {scores, rowMax};
-    llvm::append_range(expInputs, maskInputs);
-    SmallVector<AffineMap> expMaps = {rows4, perRow4};
-    llvm::append_range(expMaps, maskMaps);
-    expMaps.push_back(rows4);
-    Value weights = b.generic(
-        expInputs, b.empty(scoreSizes), expMaps, elementwise,
-        [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          auto allowed = [&] {
-            return allowedIn(nb, nloc, args, mask, causality);
-          };
-          return buildMaskedExp(nb, nloc, constants, args[0], args[1], allowed);
-        });
-
-    // rowSum[b, h, t] = sum over s of weights.
-    Value rowSum = b.generic(
-        {weights}, b.zeros(rowSizes), {rows4, perRow4}, rowReduction,
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
-        });
-
-    Value unnormalized = weigh(weights);
-
-    // 1 / rowSum, and 0 for a row that may attend no key (sum 0), so that
-    // such a row gives zeros, never NaN.
-    Value inverse =
-        b.generic({rowSum}, b.empty(rowSizes), {rows3, rows3},
-                  SmallVector<IteratorType>(3, kParallel),
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    return buildReciprocalOrZero(nb, nloc, constants, args[0]);
-                  });
-
-    return b.generic(
-        {unnormalized, inverse},
-        b.empty({batch, numHeads, sizes.queries, rowWidth}),
-        {rows4, perRow4, rows4}, elementwise,
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult();
-        });
-  }
-
-private:
-  /// Whether the causal rule applies, the offset of its diagonal (null:
-  /// top-left, offset 0), and whether the row-wise steps get each
-  /// sequence's position as their last input (which then is the offset).
-  struct Causality {
-    bool causal;
-    Value offset;
-    bool positions;
-  };
-
-  /// Whether the key of this iteration may be attended: the mask element
-  /// and, when causal, key index <= query index (+ the offset, or the
-  /// sequence's position; loop dimensions 3 and 2). The mask and the
-  /// position are the last inputs, in that order. Null when every key is
-  /// allowed.
-  static Value allowedIn(OpBuilder &nb, Location nloc, ValueRange args,
-                         Value mask, const Causality &causality) {
-    unsigned positionIndex = args.size() - 2;
-    unsigned maskIndex = positionIndex - (causality.positions ? 1 : 0);
-    Value maskElement = mask ? args[maskIndex] : Value();
-    if (!causality.causal)
-      return maskElement;
-    Value queryIndex = linalg::IndexOp::create(nb, nloc, 2);
-    Value keyIndex = linalg::IndexOp::create(nb, nloc, 3);
-    Value offset = causality.offset;
-    if (causality.positions)
-      offset = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(),
-                                          args[positionIndex]);
-    return buildAllowed(nb, nloc, maskElement, keyIndex, queryIndex, offset);
-  }
-
-  /// A mask whose batch size is only known at run time is 1 (broadcast) or
-  /// B: read row `b` or row 0 accordingly into a [B, T, S] mask.
-  static Value broadcastMaskBatch(LinalgBuilder &b, Value mask,
-                                  OpFoldResult batch) {
-    Value broadcasts = buildMaskBroadcasts(b.builder, b.loc, mask);
-    Type i1 = b.builder.getI1Type();
-    Value init = b.empty({batch, b.dim(mask, 1), b.dim(mask, 2)}, i1);
-    return b.generic(
-        ValueRange{}, init, {b.map(3, {0, 1, 2})},
-        SmallVector<IteratorType>(3, kParallel),
-        [&](OpBuilder &nb, Location nloc, ValueRange) {
-          Value row = getValueOrCreateConstantIndexOp(
-              nb, nloc,
-              getMaskBatchRow(
-                  nb, nloc, mask, broadcasts,
-                  linalg::IndexOp::create(nb, nloc, 0).getResult()));
-          return tensor::ExtractOp::create(
-                     nb, nloc, mask,
-                     ValueRange{row, linalg::IndexOp::create(nb, nloc, 1),
-                                linalg::IndexOp::create(nb, nloc, 2)})
-              .getResult();
-        });
-  }
-};
-
-//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -720,20 +333,8 @@ struct MhaLowerToLinalgPass
 } // namespace
 
 void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerProject, LowerSplitHeads, LowerSdpa, LowerConcatHeads,
+  patterns.add<LowerProject, LowerSplitHeads, LowerConcatHeads,
                LowerOutputProject, LowerCacheAppend>(patterns.getContext());
+  populateSdpaToLinalgPatterns(patterns);
   populateAttentionWeightsToLinalgPatterns(patterns);
-}
-
-Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
-                                             Value query, Value key, Value mask,
-                                             Value positions, bool causal,
-                                             bool causalBottomRight,
-                                             double scale) {
-  LinalgBuilder b(builder, loc);
-  AttentionSizes sizes =
-      AttentionSizes::get(builder, loc, query, key, /*value=*/{}, mask);
-  return LowerSdpa::buildSoftmax(b, query, key, mask, positions, causal,
-                                 causalBottomRight, scale, sizes, sizes.keys,
-                                 [](Value weights) { return weights; });
 }

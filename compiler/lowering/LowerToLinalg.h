@@ -1,5 +1,4 @@
-//===- LowerToLinalg.h - Pieces of the linalg lowering for reuse -*- C++
-//-*-===//
+//===- LowerToLinalg.h - Linalg lowering pieces for reuse -------*- C++ -*-===//
 //
 // What `mha-lower-to-linalg` shares with other lowerings, so that an op that
 // needs the same arithmetic as `mha.sdpa` builds it the same way instead of
