@@ -10,6 +10,7 @@
 
 #include "runtime/Npy.h"
 #include "runtime/MemoryLimit.h"
+#include "runtime/NpyHeader.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -27,29 +28,12 @@
 #include <optional>
 
 using namespace mha::runtime;
+using namespace mha::runtime::npy;
 using llvm::StringRef;
 
 // NpyArray hands out its bytes as floats without swapping them.
 static_assert(llvm::sys::IsLittleEndianHost,
               "the .npy code assumes a little-endian host");
-
-static constexpr llvm::StringLiteral kMagic("\x93NUMPY");
-
-/// Builds the error for a problem with the file (or array) called `name`.
-static llvm::Error makeError(StringRef name, const llvm::Twine &message) {
-  return llvm::createStringError(name + ": " + message);
-}
-
-/// Quotes at most the first `limit` bytes of `bytes` with C escapes, so that
-/// binary garbage in a hostile file stays readable and short in a message.
-static std::string quoteBytes(StringRef bytes, size_t limit = 16) {
-  std::string result;
-  llvm::raw_string_ostream os(result);
-  os << '"';
-  llvm::printEscapedString(bytes.take_front(limit), os);
-  os << (bytes.size() > limit ? "...\"" : "\"");
-  return result;
-}
 
 // The product skips zero dimensions so that, whenever this succeeds, every
 // partial product (every stride a consumer computes) fits as well.
@@ -158,210 +142,6 @@ std::string mha::runtime::formatShape(llvm::ArrayRef<int64_t> shape) {
 }
 
 //===----------------------------------------------------------------------===//
-// Header parsing
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// What the header dict says.
-struct NpyHeader {
-  std::string descr;
-  bool fortranOrder = false;
-  std::vector<int64_t> shape;
-};
-
-/// A parser for the one dict literal numpy writes:
-/// `{'descr': <str>, 'fortran_order': <bool>, 'shape': <tuple of ints>}`,
-/// keys in any order, Python whitespace rules, optional trailing commas.
-/// A fixed grammar rather than a general Python literal parser, so that
-/// hostile input cannot make it recurse, and it never allocates more than the
-/// header's own size.
-class HeaderParser {
-public:
-  HeaderParser(StringRef text, StringRef name) : text(text), name(name) {}
-
-  /// Parses the whole header into `header`.
-  llvm::Error parse(NpyHeader &header);
-
-private:
-  void skipSpace() {
-    while (pos < text.size() && llvm::isSpace(text[pos]))
-      ++pos;
-  }
-  bool atEnd() const { return pos >= text.size(); }
-  char peek() const { return atEnd() ? '\0' : text[pos]; }
-  bool consume(char c) {
-    if (atEnd() || peek() != c)
-      return false;
-    ++pos;
-    return true;
-  }
-  bool consumeWord(StringRef word) {
-    StringRef rest = text.drop_front(pos);
-    if (!rest.starts_with(word))
-      return false;
-    // `Truex` is an identifier, not `True` followed by junk.
-    if (rest.size() > word.size() &&
-        (llvm::isAlnum(rest[word.size()]) || rest[word.size()] == '_'))
-      return false;
-    pos += word.size();
-    return true;
-  }
-
-  /// Returns a "malformed header" error saying `what` was expected here.
-  llvm::Error expected(const llvm::Twine &what) const {
-    std::string found = atEnd() ? std::string("the end of the header")
-                                : quoteBytes(text.drop_front(pos)) +
-                                      " at offset " + std::to_string(pos);
-    return makeError(name, "malformed .npy header: expected " + what +
-                               ", found " + found + " in " +
-                               quoteBytes(text, 80));
-  }
-
-  llvm::Error parseString(std::string &result);
-  llvm::Error parseBool(bool &result);
-  llvm::Error parseDim(int64_t &result);
-  llvm::Error parseShape(std::vector<int64_t> &result);
-
-  StringRef text;
-  StringRef name;
-  size_t pos = 0;
-};
-} // namespace
-
-llvm::Error HeaderParser::parseString(std::string &result) {
-  char quote = peek();
-  if (quote != '\'' && quote != '"')
-    return expected("a quoted string");
-  size_t start = pos + 1;
-  size_t end = text.find(quote, start);
-  StringRef body = text.slice(start, end);
-  // numpy never writes escapes; refusing them keeps the parser trivial.
-  if (end == StringRef::npos || body.contains('\\') || body.contains('\n'))
-    return expected("a simple string closed by " + llvm::Twine(quote));
-  result = body.str();
-  pos = end + 1;
-  return llvm::Error::success();
-}
-
-llvm::Error HeaderParser::parseBool(bool &result) {
-  if (consumeWord("True"))
-    result = true;
-  else if (consumeWord("False"))
-    result = false;
-  else
-    return expected("True or False");
-  return llvm::Error::success();
-}
-
-llvm::Error HeaderParser::parseDim(int64_t &result) {
-  if (peek() == '-')
-    return makeError(name, "negative dimension in .npy shape, in " +
-                               quoteBytes(text, 80));
-  if (!llvm::isDigit(peek()))
-    return expected("a non-negative integer dimension");
-  result = 0;
-  while (llvm::isDigit(peek())) {
-    int64_t digit = text[pos++] - '0';
-    if (llvm::MulOverflow<int64_t>(result, 10, result) ||
-        llvm::AddOverflow<int64_t>(result, digit, result))
-      return makeError(name, "dimension in .npy shape does not fit in 64 "
-                             "bits, in " +
-                                 quoteBytes(text, 80));
-  }
-  if (llvm::isAlnum(peek()) || peek() == '.' || peek() == '_')
-    return makeError(name, "non-integer dimension in .npy shape, in " +
-                               quoteBytes(text, 80));
-  return llvm::Error::success();
-}
-
-llvm::Error HeaderParser::parseShape(std::vector<int64_t> &result) {
-  result.clear();
-  if (!consume('('))
-    return expected("'(' to start the shape tuple");
-  skipSpace();
-  if (consume(')'))
-    return llvm::Error::success();
-  while (true) {
-    int64_t dim;
-    if (llvm::Error err = parseDim(dim))
-      return err;
-    result.push_back(dim);
-    skipSpace();
-    // In Python `(5)` is the int 5, not a tuple: one dimension needs a comma.
-    if (result.size() > 1 && consume(')'))
-      return llvm::Error::success();
-    if (!consume(','))
-      return expected(result.size() > 1 ? "',' or ')' in the shape"
-                                        : "',' after the first dimension");
-    skipSpace();
-    if (consume(')'))
-      return llvm::Error::success();
-  }
-}
-
-llvm::Error HeaderParser::parse(NpyHeader &header) {
-  bool seenDescr = false, seenFortran = false, seenShape = false;
-  skipSpace();
-  if (!consume('{'))
-    return expected("'{' to start the header dict");
-  while (true) {
-    skipSpace();
-    if (consume('}'))
-      break;
-    std::string key;
-    if (llvm::Error err = parseString(key))
-      return err;
-    skipSpace();
-    if (!consume(':'))
-      return expected("':' after key '" + key + "'");
-    skipSpace();
-    bool *seen = key == "descr"           ? &seenDescr
-                 : key == "fortran_order" ? &seenFortran
-                 : key == "shape"         ? &seenShape
-                                          : nullptr;
-    if (!seen)
-      return makeError(name, "unexpected key '" + key +
-                                 "' in .npy header (expected 'descr', "
-                                 "'fortran_order' and 'shape')");
-    if (*seen)
-      return makeError(name, "duplicate key '" + key + "' in .npy header");
-    if (llvm::Error err = seen == &seenDescr   ? parseString(header.descr)
-                          : seen == &seenShape ? parseShape(header.shape)
-                                               : parseBool(header.fortranOrder))
-      return err;
-    *seen = true;
-    skipSpace();
-    if (consume('}'))
-      break;
-    if (!consume(','))
-      return expected("',' or '}' after the value of '" + key + "'");
-  }
-  // numpy pads the dict with spaces and ends it with '\n'; nothing else.
-  skipSpace();
-  if (!atEnd())
-    return expected("only padding after the header dict");
-  for (auto [seenKey, keyName] :
-       {std::pair(seenDescr, "descr"), std::pair(seenFortran, "fortran_order"),
-        std::pair(seenShape, "shape")})
-    if (!seenKey)
-      return makeError(name,
-                       llvm::Twine(".npy header has no '") + keyName + "' key");
-  return llvm::Error::success();
-}
-
-/// Maps a numpy dtype string to the element type it denotes, if supported.
-static std::optional<ElementType> parseDescr(StringRef descr) {
-  if (descr == "<f4")
-    return ElementType::F32;
-  if (descr == "<i8")
-    return ElementType::I64;
-  // numpy writes '|b1'; '?' and '|?' are the other spellings of bool.
-  if (descr == "|b1" || descr == "?" || descr == "|?")
-    return ElementType::Bool;
-  return std::nullopt;
-}
-
-//===----------------------------------------------------------------------===//
 // Reading
 //===----------------------------------------------------------------------===//
 
@@ -397,42 +177,58 @@ static constexpr uint64_t kMaxHeaderSize = 1 << 20;
 /// a large shape but ends early never makes its whole size resident.
 static constexpr size_t kDataChunk = size_t(64) << 20;
 
-/// The reader behind parseNpy and readNpy: magic, version, header length and
-/// header, then exactly the bytes the shape needs, then one byte more to tell
-/// whether anything follows the data.
-static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
-  // Bytes read so far, for the messages about files that end early.
-  uint64_t total = 0;
-  auto readInto = [&](char *buffer, size_t size) -> llvm::Expected<size_t> {
+namespace {
+/// A source of .npy bytes, and how many it gave so far, for the messages
+/// about files that end early.
+class NpySource {
+public:
+  NpySource(ReadFn read, StringRef name) : name(name), read(read) {}
+
+  /// Reads until `size` bytes are in `buffer` or the source ends.
+  llvm::Expected<size_t> readInto(char *buffer, size_t size) {
     llvm::Expected<size_t> got = readFully(read, buffer, size);
     if (!got)
       return makeError(name, "cannot read .npy file: " +
                                  llvm::toString(got.takeError()));
     total += *got;
     return *got;
-  };
-  auto truncated = [&](StringRef where) {
+  }
+
+  /// The error for a source that ends inside `where`.
+  llvm::Error truncated(StringRef where) const {
     return makeError(name, "truncated .npy file: " + llvm::Twine(total) +
                                " bytes end inside the " + where);
-  };
+  }
 
+  /// What the messages call the source.
+  StringRef name;
+
+private:
+  ReadFn read;
+  uint64_t total = 0;
+};
+} // namespace
+
+/// Reads the magic, the version, the header length and the header's text.
+static llvm::Expected<std::string> readHeaderText(NpySource &source) {
+  StringRef name = source.name;
   // The magic, the version and the (v1.0) 2 or (v2.0, v3.0) 4 length bytes.
   char preamble[12];
-  llvm::Expected<size_t> got = readInto(preamble, kMagic.size());
+  llvm::Expected<size_t> got = source.readInto(preamble, kMagic.size());
   if (!got)
     return got.takeError();
   StringRef magic(preamble, *got);
   if (magic != kMagic) {
     if (kMagic.starts_with(magic))
-      return truncated("magic string");
+      return source.truncated("magic string");
     return makeError(name, "not a .npy file: expected the magic string " +
                                quoteBytes(kMagic) + ", found " +
                                quoteBytes(magic));
   }
-  if (!(got = readInto(preamble + kMagic.size(), 2)))
+  if (!(got = source.readInto(preamble + kMagic.size(), 2)))
     return got.takeError();
   if (*got < 2)
-    return truncated("format version");
+    return source.truncated("format version");
   unsigned major = static_cast<uint8_t>(preamble[kMagic.size()]);
   unsigned minor = static_cast<uint8_t>(preamble[kMagic.size() + 1]);
   if (major < 1 || major > 3 || minor != 0)
@@ -442,10 +238,10 @@ static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
   // Version 1.0 has a 16-bit header length, 2.0 and 3.0 (utf8) a 32-bit one.
   size_t lengthSize = major == 1 ? 2 : 4;
   char *lengthPtr = preamble + kMagic.size() + 2;
-  if (!(got = readInto(lengthPtr, lengthSize)))
+  if (!(got = source.readInto(lengthPtr, lengthSize)))
     return got.takeError();
   if (*got < lengthSize)
-    return truncated("header length");
+    return source.truncated("header length");
   uint64_t headerSize = major == 1 ? llvm::support::endian::read16le(lengthPtr)
                                    : llvm::support::endian::read32le(lengthPtr);
   if (headerSize > kMaxHeaderSize)
@@ -454,17 +250,28 @@ static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
                                llvm::Twine(kMaxHeaderSize) +
                                " bytes a header may take");
   std::string headerText(headerSize, '\0');
-  if (!(got = readInto(headerText.data(), headerSize)))
+  if (!(got = source.readInto(headerText.data(), headerSize)))
     return got.takeError();
   if (*got < headerSize)
     return makeError(name, "truncated .npy file: the header is " +
                                llvm::Twine(headerSize) + " bytes but only " +
                                llvm::Twine(*got) +
                                " bytes follow the preamble");
+  return headerText;
+}
 
+/// "shape [2, 3] of float32", for messages.
+static std::string describeArray(const NpyArray &array) {
+  return "shape " + formatShape(array.shape) + " of " +
+         getElementTypeName(array.elementType).str();
+}
+
+/// The array `headerText` declares, without its data yet; `byteCount` is set
+/// to the bytes its data takes.
+static llvm::Expected<NpyArray>
+declaredArray(StringRef headerText, StringRef name, size_t &byteCount) {
   NpyHeader header;
-  HeaderParser parser(headerText, name);
-  if (llvm::Error err = parser.parse(header))
+  if (llvm::Error err = parseHeader(headerText, name, header))
     return std::move(err);
 
   std::optional<ElementType> type = parseDescr(header.descr);
@@ -475,26 +282,35 @@ static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
   if (header.fortranOrder)
     return makeError(name, "Fortran-order arrays are not supported; save "
                            "with np.ascontiguousarray");
-  std::string what = "shape " + formatShape(header.shape) + " of " +
-                     getElementTypeName(*type).str();
-  std::optional<int64_t> byteCount = getByteCount(header.shape, *type);
-  if (!byteCount)
+  NpyArray array;
+  array.elementType = *type;
+  array.shape = std::move(header.shape);
+  std::string what = describeArray(array);
+  std::optional<int64_t> bytes = getByteCount(array.shape, *type);
+  if (!bytes)
     return makeError(name, what + " is too large: its byte count overflows");
   // Before any data is read, so that a header claiming a huge shape says so
   // rather than that the file is truncated, and nothing that large is
   // allocated.
-  if (llvm::Error error = checkMemoryLimit(*byteCount, what))
+  if (llvm::Error error = checkMemoryLimit(*bytes, what))
     return makeError(name, llvm::toString(std::move(error)));
+  byteCount = static_cast<size_t>(*bytes);
+  return array;
+}
 
-  NpyArray array;
-  array.elementType = *type;
-  array.shape = std::move(header.shape);
-  size_t dataSize = static_cast<size_t>(*byteCount);
+/// Reads exactly the `dataSize` bytes of `array`'s data, then one byte more
+/// to tell whether anything follows them.
+static llvm::Error readData(NpySource &source, NpyArray &array,
+                            size_t dataSize) {
+  StringRef name = source.name;
+  std::string what = describeArray(array);
   size_t dataRead = 0;
   while (dataRead < dataSize) {
     size_t chunk = std::min(kDataChunk, dataSize - dataRead);
     array.data.resize(dataRead + chunk);
-    if (!(got = readInto(array.data.data() + dataRead, chunk)))
+    llvm::Expected<size_t> got =
+        source.readInto(array.data.data() + dataRead, chunk);
+    if (!got)
       return got.takeError();
     dataRead += *got;
     if (*got < chunk)
@@ -506,21 +322,45 @@ static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
   // One byte more tells a longer file from an exact one without reading an
   // endless stream to its end.
   char extra;
-  if (!(got = readInto(&extra, 1)))
+  llvm::Expected<size_t> got = source.readInto(&extra, 1);
+  if (!got)
     return got.takeError();
   if (*got != 0)
     return makeError(name, "data is longer than the " + llvm::Twine(dataSize) +
                                " bytes " + what + " needs (trailing bytes)");
+  return llvm::Error::success();
+}
 
-  if (*type == ElementType::Bool) {
-    StringRef payload(array.data.data(), array.data.size());
-    size_t bad = payload.find_first_not_of(StringRef("\0\1", 2));
-    if (bad != StringRef::npos)
-      return makeError(name, "bool element " + llvm::Twine(bad) +
-                                 " is the byte " +
-                                 llvm::Twine(unsigned(uint8_t(payload[bad]))) +
-                                 " (expected 0 or 1)");
-  }
+/// Refuses a bool array holding a byte other than 0 or 1.
+static llvm::Error checkBoolBytes(const NpyArray &array, StringRef name) {
+  if (array.elementType != ElementType::Bool)
+    return llvm::Error::success();
+  StringRef payload(array.data.data(), array.data.size());
+  size_t bad = payload.find_first_not_of(StringRef("\0\1", 2));
+  if (bad != StringRef::npos)
+    return makeError(name, "bool element " + llvm::Twine(bad) +
+                               " is the byte " +
+                               llvm::Twine(unsigned(uint8_t(payload[bad]))) +
+                               " (expected 0 or 1)");
+  return llvm::Error::success();
+}
+
+/// The reader behind parseNpy and readNpy: magic, version, header length and
+/// header, then exactly the bytes the shape needs, then one byte more to tell
+/// whether anything follows the data.
+static llvm::Expected<NpyArray> readNpyFrom(ReadFn read, StringRef name) {
+  NpySource source(read, name);
+  llvm::Expected<std::string> headerText = readHeaderText(source);
+  if (!headerText)
+    return headerText.takeError();
+  size_t dataSize = 0;
+  llvm::Expected<NpyArray> array = declaredArray(*headerText, name, dataSize);
+  if (!array)
+    return array.takeError();
+  if (llvm::Error error = readData(source, *array, dataSize))
+    return std::move(error);
+  if (llvm::Error error = checkBoolBytes(*array, name))
+    return std::move(error);
   return array;
 }
 
