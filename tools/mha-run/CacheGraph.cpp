@@ -1,0 +1,270 @@
+//===- CacheGraph.cpp - The arguments of a key/value cache graph ----------===//
+
+#include "tools/mha-run/CacheGraph.h"
+#include "tools/mha-run/Decode.h"
+
+#include "dialects/MhaOps.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace ::mha::runtime;
+
+namespace mha::tools {
+
+static llvm::Error createError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// `x` of type `tensor<?x?x512xf32>`, for messages.
+static std::string typeText(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// A declared shape, `?` for a dynamic size: `[?, 2, 8, 8]`.
+static std::string declaredShape(RankedTensorType type) {
+  std::string text = "[";
+  for (auto [index, size] : llvm::enumerate(type.getShape()))
+    text +=
+        (index ? ", " : "") +
+        (ShapedType::isDynamic(size) ? std::string("?") : std::to_string(size));
+  return text + "]";
+}
+
+static std::string describe(const GraphArgument &argument) {
+  return llvm::formatv("{0} of type {1}", argument.name,
+                       typeText(argument.type))
+      .str();
+}
+
+llvm::Expected<CacheGraph> findCacheGraph(const GraphSignature &signature,
+                                          llvm::StringRef function) {
+  CacheGraph graph;
+  graph.x = signature.findArgument("x");
+  graph.keyCache = signature.findArgument(kKeyCacheName);
+  graph.valueCache = signature.findArgument(kValueCacheName);
+  graph.lengths = signature.findArgument(kCacheLengthsName);
+  if (graph.keyCache < 0 && graph.valueCache < 0 && graph.lengths < 0)
+    return createError(llvm::formatv(
+        "--prefill and --steps drive a graph with a key/value cache "
+        "(arguments k_cache, v_cache and cache_lengths, as mha-gen "
+        "--kv-cache writes), but @{0} has none (it takes: {1})",
+        function, signature.listNames()));
+  for (auto [index, name] :
+       {std::pair(graph.x, "x"), std::pair(graph.keyCache, "k_cache"),
+        std::pair(graph.valueCache, "v_cache"),
+        std::pair(graph.lengths, "cache_lengths")})
+    if (index < 0)
+      return createError(llvm::formatv(
+          "a cache graph takes x, k_cache, v_cache and cache_lengths, but "
+          "@{0} has no argument '{1}' (it takes: {2})",
+          function, name, signature.listNames()));
+  const GraphArgument &x = signature.arguments[graph.x];
+  const GraphArgument &keys = signature.arguments[graph.keyCache];
+  const GraphArgument &values = signature.arguments[graph.valueCache];
+  const GraphArgument &lengths = signature.arguments[graph.lengths];
+  if (x.type.getRank() != 3 || ShapedType::isDynamic(x.type.getDimSize(2)))
+    return createError(llvm::formatv(
+        "a cache graph's x must be [B, T, D] with a static D, got {0}",
+        describe(x)));
+  for (const GraphArgument *cache : {&keys, &values}) {
+    RankedTensorType type = cache->type;
+    if (type.getRank() != 4 ||
+        !(type.getElementType().isF32() || type.getElementType().isBF16()))
+      return createError(llvm::formatv(
+          "a cache graph's {0} must be a float32 or bf16 [B, Hkv, C, d], got "
+          "{1}",
+          cache->name, describe(*cache)));
+    for (int dim = 1; dim < 4; ++dim)
+      if (ShapedType::isDynamic(type.getDimSize(dim)))
+        return createError(llvm::formatv(
+            "the driver allocates {0} once, so its key/value heads, capacity "
+            "and head width must be static; dimension {1} of {2} is `?`",
+            cache->name, dim, describe(*cache)));
+  }
+  if (keys.type.getElementType() != values.type.getElementType())
+    return createError(llvm::formatv(
+        "k_cache and v_cache must have the same element type, got {0} and {1}",
+        describe(keys), describe(values)));
+  if (keys.type.getDimSize(1) != values.type.getDimSize(1) ||
+      keys.type.getDimSize(2) != values.type.getDimSize(2))
+    return createError(llvm::formatv(
+        "k_cache and v_cache must have the same key/value heads and "
+        "capacity, got {0} and {1}",
+        describe(keys), describe(values)));
+  if (lengths.type.getRank() != 1 ||
+      !lengths.type.getElementType().isInteger(64))
+    return createError(llvm::formatv(
+        "a cache graph's cache_lengths must be an int64 [B], got {0}",
+        describe(lengths)));
+  graph.kvHeads = keys.type.getDimSize(1);
+  graph.capacity = keys.type.getDimSize(2);
+  graph.keyDim = keys.type.getDimSize(3);
+  graph.valueDim = values.type.getDimSize(3);
+  graph.declaredTokens = x.type.getDimSize(1);
+  if (keys.type.getElementType().isBF16())
+    graph.cacheElement = ElementType::BF16;
+  return graph;
+}
+
+llvm::Error checkCallsFit(func::FuncOp entry, const GraphSignature &signature,
+                          const CacheGraph &graph, int64_t prefill,
+                          int64_t steps, bool lengthsGiven) {
+  int64_t capacity = graph.capacity;
+  // A static token count serves one kind of call only.
+  if (!ShapedType::isDynamic(graph.declaredTokens) &&
+      (graph.declaredTokens != prefill || (steps > 0 && prefill != 1)))
+    return createError(llvm::formatv(
+        "@{0} takes {1} token(s) per call (x {2}); --prefill {3} --steps {4} "
+        "needs calls of {3} and of 1 token: write the graph with a `?` "
+        "token count (mha-gen --dynamic --kv-cache C)",
+        entry.getSymName(), graph.declaredTokens,
+        typeText(signature.arguments[graph.x].type), prefill, steps));
+  // The prefill's capacity first: it needs no input. The steps' is checked
+  // per sequence once the lengths are known.
+  if (prefill > capacity)
+    return createError(llvm::formatv(
+        "--prefill {0} does not fit in the cache: its capacity is {1} tokens "
+        "(k_cache {2})",
+        prefill, capacity,
+        declaredShape(signature.arguments[graph.keyCache].type)));
+
+  // The steps too, where no input is needed (and before x of T + N rows is
+  // made): without --lengths every sequence holds T tokens after the
+  // prefill, and none can take more steps than the capacity.
+  if (steps > capacity)
+    return createError(llvm::formatv("--steps {0} is more than the cache's "
+                                     "capacity of {1} tokens",
+                                     steps, capacity));
+  if (!lengthsGiven && steps > capacity - prefill)
+    return pastCapacityError(signature, graph, steps, 0, prefill, prefill);
+  return llvm::Error::success();
+}
+
+llvm::Error pastCapacityError(const GraphSignature &signature,
+                              const CacheGraph &graph, int64_t steps,
+                              int64_t sequence, int64_t length,
+                              int64_t longest) {
+  int64_t capacity = graph.capacity;
+  return createError(llvm::formatv(
+      "--steps {0}: sequence {1} would reach {2} + {0} = {3} tokens, past "
+      "the cache's capacity of {4} (k_cache {5}); at most {6} steps fit",
+      steps, sequence, length, length + steps, capacity,
+      declaredShape(signature.arguments[graph.keyCache].type),
+      capacity - longest));
+}
+
+GraphSignature bindingSignature(const GraphSignature &signature,
+                                const CacheGraph &graph, int64_t rows) {
+  GraphSignature binding;
+  binding.result = signature.result;
+  std::vector<int> newIndex(signature.arguments.size(), -1);
+  for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
+    if (int(index) == graph.keyCache || int(index) == graph.valueCache ||
+        int(index) == graph.lengths)
+      continue;
+    newIndex[index] = binding.arguments.size();
+    binding.arguments.push_back(argument);
+    if (int(index) == graph.x) {
+      llvm::SmallVector<int64_t> shape(argument.type.getShape());
+      shape[1] = rows;
+      binding.arguments.back().type =
+          RankedTensorType::get(shape, argument.type.getElementType());
+    }
+  }
+  if (!signature.sizeRelations)
+    return binding;
+  SizeRelations relations;
+  std::vector<int> newClass(signature.sizeRelations->classes.size(), -1);
+  for (auto [index, sizeClass] :
+       llvm::enumerate(signature.sizeRelations->classes)) {
+    SizeRelations::SizeClass kept{{}, sizeClass.size};
+    for (ArgumentDim dim : sizeClass.members)
+      if (newIndex[dim.argument] >= 0 &&
+          !(int(dim.argument) == graph.x && dim.dim == 1))
+        kept.members.push_back({unsigned(newIndex[dim.argument]), dim.dim});
+    if (kept.members.empty())
+      continue;
+    newClass[index] = relations.classes.size();
+    relations.classes.push_back(std::move(kept));
+  }
+  // A bound whose class went (the cache's T <= C) is the driver's to check.
+  for (SizeRelations::AtMost bound : signature.sizeRelations->bounds) {
+    if ((bound.lhsClass && newClass[*bound.lhsClass] < 0) ||
+        (bound.rhsClass && newClass[*bound.rhsClass] < 0))
+      continue;
+    if (bound.lhsClass)
+      bound.lhsClass = newClass[*bound.lhsClass];
+    if (bound.rhsClass)
+      bound.rhsClass = newClass[*bound.rhsClass];
+    relations.bounds.push_back(bound);
+  }
+  for (SizeRelations::Broadcast broadcast :
+       signature.sizeRelations->broadcasts) {
+    if (newClass[broadcast.mask] < 0 ||
+        (broadcast.target && newClass[*broadcast.target] < 0))
+      continue;
+    broadcast.mask = newClass[broadcast.mask];
+    if (broadcast.target)
+      broadcast.target = newClass[*broadcast.target];
+    relations.broadcasts.push_back(broadcast);
+  }
+  binding.sizeRelations = std::move(relations);
+  return binding;
+}
+
+llvm::Expected<AttentionShape> describeLayer(func::FuncOp entry,
+                                             const GraphSignature &signature,
+                                             const CacheGraph &graph,
+                                             int64_t modelDim) {
+  llvm::SmallVector<mlir::mha::SdpaOp> sdpas;
+  entry.walk([&](mlir::mha::SdpaOp op) { sdpas.push_back(op); });
+  if (sdpas.size() != 1)
+    return createError(llvm::formatv(
+        "--check compares a decoder with the reference of one attention "
+        "layer, but @{0} has {1} mha.sdpa ops",
+        entry.getSymName(), sdpas.size()));
+  auto query = cast<RankedTensorType>(sdpas.front().getQuery().getType());
+  AttentionShape shape;
+  shape.numHeads = query.getDimSize(1);
+  shape.numKvHeads = graph.kvHeads;
+  shape.headDim = graph.keyDim;
+  shape.valueDim = graph.valueDim;
+  shape.modelDim = shape.kvDim = modelDim;
+  shape.causal = true;
+  shape.scale = sdpas.front().getEffectiveScale();
+  int output = signature.findArgument("w_o");
+  if (ShapedType::isDynamic(shape.numHeads) || output < 0)
+    return createError("--check of a decoder needs static heads and a w_o");
+  shape.outDim = signature.arguments[output].type.getShape().back();
+  // The weights the reference reads, as it lays them out.
+  struct Expected {
+    const char *name;
+    llvm::SmallVector<int64_t> shape;
+  };
+  int64_t h = shape.numHeads, g = shape.numKvHeads;
+  for (const Expected &weight :
+       {Expected{"w_q", {modelDim, h * shape.headDim}},
+        Expected{"w_k", {modelDim, g * shape.headDim}},
+        Expected{"w_v", {modelDim, g * shape.valueDim}},
+        Expected{"w_o", {h * shape.valueDim, shape.outDim}}}) {
+    int index = signature.findArgument(weight.name);
+    if (index < 0 || signature.arguments[index].type.getShape() !=
+                         llvm::ArrayRef<int64_t>(weight.shape))
+      return createError(llvm::formatv(
+          "--check of a decoder needs the shared projections mha-gen writes: "
+          "{0} of shape {1}{2}",
+          weight.name, formatShape(weight.shape),
+          index < 0 ? ", but the graph has none"
+                    : ", got " + describe(signature.arguments[index])));
+  }
+  if (auto error = verifyAttentionShape(shape))
+    return std::move(error);
+  return shape;
+}
+
+} // namespace mha::tools

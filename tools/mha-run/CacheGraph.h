@@ -1,0 +1,78 @@
+//===- CacheGraph.h - The arguments of a key/value cache graph --*- C++ -*-===//
+//
+// Private to mha-run's decoder (tools/mha-run/Decode.cpp): where a graph that
+// mha-gen wrote with `--kv-cache C` takes x, the caches and their lengths,
+// what the driver checks about them, and the layer its reference computes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MHA_TOOLS_MHARUN_CACHEGRAPH_H
+#define MHA_TOOLS_MHARUN_CACHEGRAPH_H
+
+#include "runtime/GraphSignature.h"
+#include "runtime/Npy.h"
+#include "runtime/ReferenceAttention.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace mha {
+namespace tools {
+
+/// The arguments of a cache graph and the sizes of its caches.
+struct CacheGraph {
+  int x = -1, keyCache = -1, valueCache = -1, lengths = -1;
+  /// Hkv, C, dk and dv, from the declared cache types.
+  int64_t kvHeads = 0, capacity = 0, keyDim = 0, valueDim = 0;
+  /// x's declared token dimension: `?` (dynamic) or the tokens of every
+  /// call.
+  int64_t declaredTokens = mlir::ShapedType::kDynamic;
+  /// The caches' elements: float32, or bf16 (a bf16 layer's).
+  runtime::ElementType cacheElement = runtime::ElementType::F32;
+};
+
+/// Finds x, the caches and the lengths, and checks the types that the
+/// driver relies on: caches [B, Hkv, C, d] with static Hkv, C and d, lengths
+/// [B] of int64.
+llvm::Expected<CacheGraph>
+findCacheGraph(const runtime::GraphSignature &signature,
+               llvm::StringRef function);
+
+/// Checks what needs no input: that x's declared token count serves a
+/// prefill of `prefill` tokens and steps of one, and that the prefill and
+/// `steps` steps fit in the cache (every sequence holding `prefill` tokens
+/// after the prefill when `lengthsGiven` is false).
+llvm::Error checkCallsFit(mlir::func::FuncOp entry,
+                          const runtime::GraphSignature &signature,
+                          const CacheGraph &graph, int64_t prefill,
+                          int64_t steps, bool lengthsGiven);
+
+/// The error for `steps` steps that take sequence `sequence`, holding
+/// `length` tokens, past the cache's capacity, when the longest sequence
+/// holds `longest`.
+llvm::Error pastCapacityError(const runtime::GraphSignature &signature,
+                              const CacheGraph &graph, int64_t steps,
+                              int64_t sequence, int64_t length,
+                              int64_t longest);
+
+/// The signature the user binds inputs to: without the caches and the
+/// lengths (the driver's own), and with x of `rows` rows. The size relations
+/// follow the arguments that remain.
+runtime::GraphSignature
+bindingSignature(const runtime::GraphSignature &signature,
+                 const CacheGraph &graph, int64_t rows);
+
+/// The sizes and scale of the layer, for the reference: H, dk and the
+/// scale from the graph's one mha.sdpa, the rest from the weights, which
+/// must be the shared projections mha-gen writes.
+llvm::Expected<runtime::AttentionShape>
+describeLayer(mlir::func::FuncOp entry,
+              const runtime::GraphSignature &signature, const CacheGraph &graph,
+              int64_t modelDim);
+
+} // namespace tools
+} // namespace mha
+
+#endif // MHA_TOOLS_MHARUN_CACHEGRAPH_H
