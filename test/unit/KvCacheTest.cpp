@@ -19,7 +19,7 @@
 #include "runtime/GraphLoader.h"
 #include "runtime/JitRunner.h"
 #include "runtime/ReferenceAttention.h"
-#include "tools/mha-gen/LayerGraph.h"
+#include "graphs/LayerGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -72,7 +72,7 @@ std::unique_ptr<Compiled> compile(const DecodeCase &c, int64_t seq,
   compiled->context.appendDialectRegistry(registry);
   compiled->context
       .loadDialect<mlir::mha::MhaDialect, mlir::func::FuncDialect>();
-  mha::tools::LayerOptions options;
+  mha::graphs::LayerOptions options;
   options.batch = c.batch;
   options.seqLen = seq;
   options.modelDim = c.modelDim;
@@ -83,12 +83,12 @@ std::unique_ptr<Compiled> compile(const DecodeCase &c, int64_t seq,
   options.bias = c.bias;
   options.kvCache = capacity;
   options.dynamicBatch = options.dynamicSeq = c.dynamic;
-  auto config = mha::tools::resolveLayerConfig(
+  auto config = mha::graphs::resolveLayerConfig(
       options, [](llvm::StringRef name) { return name.str(); });
   EXPECT_TRUE(bool(config)) << llvm::toString(config.takeError());
   if (!config)
     return nullptr;
-  auto module = mha::tools::buildLayerGraph(compiled->context, *config);
+  auto module = mha::graphs::buildLayerGraph(compiled->context, *config);
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os);

@@ -12,7 +12,7 @@
 
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOps.h"
-#include "tools/mha-gen/LayerGraph.h"
+#include "graphs/LayerGraph.h"
 #include "tools/support/ToolSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -123,8 +123,8 @@ std::optional<int64_t> given(const cl::opt<int64_t> &option) {
 }
 
 /// The layer the command line asks for (LayerGraph.h fills in the rest).
-::mha::tools::LayerOptions getLayerOptions() {
-  ::mha::tools::LayerOptions o;
+::mha::graphs::LayerOptions getLayerOptions() {
+  ::mha::graphs::LayerOptions o;
   o.batch = given(batch);
   o.seqLen = given(seqLen);
   o.kvSeqLen = given(kvSeqLen);
@@ -147,6 +147,71 @@ std::optional<int64_t> given(const cl::opt<int64_t> &option) {
   o.bf16 = dtype == "bf16";
   return o;
 }
+
+/// --dynamic makes the batch and sequence sizes `?`, so sizes given for
+/// them are not in the graph: says so, and how to give them at run time,
+/// rather than drop them silently. (Scripts pass them with --dynamic to name
+/// the same layer with `?` sizes, so this is a note, not an error.)
+void noteDynamicSizes() {
+  if (!dynamic)
+    return;
+  std::string dims, dropped;
+  for (auto [letter, option] :
+       {std::pair<StringRef, cl::opt<int64_t> *>{"B", &batch},
+        {"T", &seqLen},
+        {"S", &kvSeqLen}}) {
+    if (!option->getNumOccurrences())
+      continue;
+    dropped += (dropped.empty() ? "--" : ", --") + option->ArgStr.str() + " " +
+               std::to_string(int64_t(*option));
+    dims += (dims.empty() ? "" : ",") + letter.str() + "=" +
+            std::to_string(int64_t(*option));
+  }
+  if (!dropped.empty())
+    llvm::WithColor::note(llvm::errs(), "mha-gen")
+        << "--dynamic makes the batch and sequence sizes ?, so " << dropped
+        << " set no size in the graph; give them at run time: mha-run "
+           "--dims "
+        << dims << "\n";
+}
+
+/// The graph the command line asks for, verified; null after reporting why
+/// there is none.
+OwningOpRef<ModuleOp> buildGraph(MLIRContext &context) {
+  auto config = ::mha::graphs::resolveLayerConfig(
+      getLayerOptions(), [](StringRef name) { return ("--" + name).str(); });
+  if (!config) {
+    reportError(llvm::toString(config.takeError()));
+    return nullptr;
+  }
+  context.loadDialect<mlir::mha::MhaDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module =
+      ::mha::graphs::buildLayerGraph(context, *config);
+  if (failed(verify(*module))) {
+    reportError("the generated graph does not verify (see above)");
+    return nullptr;
+  }
+  return module;
+}
+
+/// Writes `module` to --output; false after reporting why it could not.
+bool writeGraph(ModuleOp module) {
+  std::string errorMessage;
+  auto output = openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    reportError("cannot write '" + outputFile + "': " + errorMessage);
+    return false;
+  }
+  module->print(output->os());
+  output->os() << "\n";
+  if (!::mha::tools::finishOutput(output->os(), "mha-gen", outputFile))
+    return false;
+  output->keep();
+  // Say where the graph went (not when it went to stdout: it is the output).
+  if (outputFile != "-")
+    llvm::outs() << "wrote the graph to " << outputFile << "\n";
+  return true;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -156,64 +221,14 @@ int main(int argc, char **argv) {
           argc, argv,
           "mha-gen: write the graph of one multi-head attention layer\n"))
     return ::mha::tools::kBadInput;
-
   if (dtype != "f32" && dtype != "bf16") {
     reportError("--dtype must be f32 or bf16, got '" + dtype + "'");
     return ::mha::tools::kBadInput;
   }
-  // --dynamic makes the batch and sequence sizes `?`, so sizes given for
-  // them are not in the graph: say so, and how to give them at run time,
-  // rather than drop them silently. (Scripts pass them with --dynamic to
-  // name the same layer with `?` sizes, so this is a note, not an error.)
-  if (dynamic) {
-    std::string dims, dropped;
-    for (auto [letter, option] :
-         {std::pair<StringRef, cl::opt<int64_t> *>{"B", &batch},
-          {"T", &seqLen},
-          {"S", &kvSeqLen}}) {
-      if (!option->getNumOccurrences())
-        continue;
-      dropped += (dropped.empty() ? "--" : ", --") + option->ArgStr.str() +
-                 " " + std::to_string(int64_t(*option));
-      dims += (dims.empty() ? "" : ",") + letter.str() + "=" +
-              std::to_string(int64_t(*option));
-    }
-    if (!dropped.empty())
-      llvm::WithColor::note(llvm::errs(), "mha-gen")
-          << "--dynamic makes the batch and sequence sizes ?, so " << dropped
-          << " set no size in the graph; give them at run time: mha-run "
-             "--dims "
-          << dims << "\n";
-  }
-  auto config = ::mha::tools::resolveLayerConfig(
-      getLayerOptions(), [](StringRef name) { return ("--" + name).str(); });
-  if (!config) {
-    reportError(llvm::toString(config.takeError()));
-    return ::mha::tools::kBadInput;
-  }
-
+  noteDynamicSizes();
   MLIRContext context;
-  context.loadDialect<mlir::mha::MhaDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module =
-      ::mha::tools::buildLayerGraph(context, *config);
-  if (failed(verify(*module))) {
-    reportError("the generated graph does not verify (see above)");
+  OwningOpRef<ModuleOp> module = buildGraph(context);
+  if (!module || !writeGraph(*module))
     return ::mha::tools::kBadInput;
-  }
-
-  std::string errorMessage;
-  auto output = openOutputFile(outputFile, &errorMessage);
-  if (!output) {
-    reportError("cannot write '" + outputFile + "': " + errorMessage);
-    return ::mha::tools::kBadInput;
-  }
-  module->print(output->os());
-  output->os() << "\n";
-  if (!::mha::tools::finishOutput(output->os(), "mha-gen", outputFile))
-    return ::mha::tools::kBadInput;
-  output->keep();
-  // Say where the graph went (not when it went to stdout: it is the output).
-  if (outputFile != "-")
-    llvm::outs() << "wrote the graph to " << outputFile << "\n";
   return ::mha::tools::kOk;
 }

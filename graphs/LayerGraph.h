@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_TOOLS_MHAGEN_LAYERGRAPH_H
-#define MHA_TOOLS_MHAGEN_LAYERGRAPH_H
+#ifndef MHA_GRAPHS_LAYERGRAPH_H
+#define MHA_GRAPHS_LAYERGRAPH_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,7 +22,7 @@
 #include <string>
 
 namespace mha {
-namespace tools {
+namespace graphs {
 
 /// The options of a layer as given: a size left empty takes its default,
 /// which may derive from another (S from T, dk from D/H, ...).
@@ -78,7 +78,7 @@ resolveLayerConfig(const LayerOptions &options,
 mlir::OwningOpRef<mlir::ModuleOp> buildLayerGraph(mlir::MLIRContext &context,
                                                   const LayerConfig &config);
 
-} // namespace tools
+} // namespace graphs
 } // namespace mha
 
-#endif // MHA_TOOLS_MHAGEN_LAYERGRAPH_H
+#endif // MHA_GRAPHS_LAYERGRAPH_H

@@ -1,6 +1,6 @@
 //===- LayerGraph.cpp - The graph of one attention layer ------------------===//
 
-#include "tools/mha-gen/LayerGraph.h"
+#include "graphs/LayerGraph.h"
 
 #include "dialects/MhaOps.h"
 
@@ -13,7 +13,7 @@
 
 using namespace mlir;
 
-namespace mha::tools {
+namespace mha::graphs {
 
 /// The product of `sizes`, or nullopt when it does not fit in int64.
 static std::optional<int64_t> checkedProduct(ArrayRef<int64_t> sizes) {
@@ -24,18 +24,20 @@ static std::optional<int64_t> checkedProduct(ArrayRef<int64_t> sizes) {
   return product;
 }
 
-llvm::Expected<LayerConfig> resolveLayerConfig(
-    const LayerOptions &o,
-    llvm::function_ref<std::string(llvm::StringRef)> optionName) {
-  auto usageError = [](const Twine &message) {
-    return llvm::createStringError(message.str());
-  };
+/// The error of a size or combination the options cannot have.
+static llvm::Error usageError(const Twine &message) {
+  return llvm::createStringError(message.str());
+}
+
+/// Checks every size given, those whose default derives from another too:
+/// an explicit 0 is as wrong as -1. (The derived defaults are checked with
+/// the products.)
+static llvm::Error
+checkGivenSizes(const LayerOptions &o,
+                llvm::function_ref<std::string(llvm::StringRef)> optionName) {
   // Sizes far beyond any real layer only make absurd types; 2^31 keeps every
   // product of two sizes (heads times head dimension) inside int64.
   constexpr int64_t maxSize = int64_t(1) << 31;
-  // Every size given is checked, those whose default derives from another
-  // too: an explicit 0 is as wrong as -1. (The derived defaults are checked
-  // below, with the products.)
   std::pair<const std::optional<int64_t> *, StringRef> sizes[] = {
       {&o.batch, "batch"},         {&o.seqLen, "seq"},
       {&o.kvSeqLen, "kv-seq"},     {&o.modelDim, "d-model"},
@@ -54,7 +56,12 @@ llvm::Expected<LayerConfig> resolveLayerConfig(
       return usageError(optionName(name) + " must be at most 2^31, got " +
                         Twine(value));
   }
+  return llvm::Error::success();
+}
 
+/// The options with the defaults filled in, but for the head sizes
+/// (resolveHeadSizes).
+static LayerConfig applyDefaults(const LayerOptions &o) {
   LayerConfig c;
   c.batch = o.batch.value_or(1);
   c.seqLen = o.seqLen.value_or(128);
@@ -79,33 +86,44 @@ llvm::Expected<LayerConfig> resolveLayerConfig(
   c.dynamicKvSeq = c.cross ? o.dynamicKvSeq : o.dynamicSeq;
   c.kvCache = o.kvCache.value_or(0);
   c.bf16 = o.bf16;
-  if (c.kvCache) {
-    // A decoding layer is causal self-attention from the tokens' positions
-    // in the caches: no second input, no mask, no other alignment; its
-    // keys and values are projected from each new token alone (split-first
-    // would read other columns of it, which is fine, but the layer has not
-    // been built that way).
-    std::pair<bool, StringRef> refused[] = {
-        {c.cross, o.kvSeqLen ? "kv-seq"
-                  : o.kvDim  ? "kv-dim"
-                             : "cross"},
-        {c.mask, o.maskBroadcast ? "mask-broadcast" : "mask"},
-        {c.causalBottomRight, "causal-bottom-right"},
-        {c.splitFirst, "split-first"}};
-    for (auto [given, name] : refused)
-      if (given)
-        return usageError(optionName("kv-cache") + " cannot be combined with " +
-                          optionName(name) +
-                          " (a decoding layer is causal self-attention from "
-                          "the cache positions)");
-    c.causal = true;
-    if (!c.dynamicSeq && c.seqLen > c.kvCache)
-      return usageError(optionName("seq") + " (" + Twine(c.seqLen) +
-                        ") must be at most " + optionName("kv-cache") + " (" +
-                        Twine(c.kvCache) +
-                        "): the new tokens must fit in the cache");
-  }
+  return c;
+}
 
+/// A decoding layer is causal self-attention from the tokens' positions in
+/// the caches: no second input, no mask, no other alignment; its keys and
+/// values are projected from each new token alone (split-first would read
+/// other columns of it, which is fine, but the layer has not been built
+/// that way). Makes `c` causal.
+static llvm::Error
+checkCacheLayer(LayerConfig &c, const LayerOptions &o,
+                llvm::function_ref<std::string(llvm::StringRef)> optionName) {
+  std::pair<bool, StringRef> refused[] = {
+      {c.cross, o.kvSeqLen ? "kv-seq"
+                : o.kvDim  ? "kv-dim"
+                           : "cross"},
+      {c.mask, o.maskBroadcast ? "mask-broadcast" : "mask"},
+      {c.causalBottomRight, "causal-bottom-right"},
+      {c.splitFirst, "split-first"}};
+  for (auto [given, name] : refused)
+    if (given)
+      return usageError(optionName("kv-cache") + " cannot be combined with " +
+                        optionName(name) +
+                        " (a decoding layer is causal self-attention from "
+                        "the cache positions)");
+  c.causal = true;
+  if (!c.dynamicSeq && c.seqLen > c.kvCache)
+    return usageError(optionName("seq") + " (" + Twine(c.seqLen) +
+                      ") must be at most " + optionName("kv-cache") + " (" +
+                      Twine(c.kvCache) +
+                      "): the new tokens must fit in the cache");
+  return llvm::Error::success();
+}
+
+/// Checks that the head counts divide what they must, and fills in the head
+/// dimensions dk and dv.
+static llvm::Error
+resolveHeadSizes(LayerConfig &c, const LayerOptions &o,
+                 llvm::function_ref<std::string(llvm::StringRef)> optionName) {
   if (c.numHeads % c.numKvHeads != 0)
     return usageError(optionName("heads") + " (" + Twine(c.numHeads) +
                       ") must be a multiple of " + optionName("kv-heads") +
@@ -121,10 +139,13 @@ llvm::Expected<LayerConfig> resolveLayerConfig(
                       ")");
   c.headDim = o.headDim.value_or(c.modelDim / c.numHeads);
   c.valueDim = o.valueDim.value_or(c.headDim);
+  return llvm::Error::success();
+}
 
-  // Each argument and the result must have a number of elements that fits
-  // in int64 (their shapes are products of the sizes above), or no tool
-  // could even count them.
+/// Each argument and the result must have a number of elements that fits in
+/// int64 (their shapes are products of the sizes), or no tool could even
+/// count them.
+static llvm::Error checkElementCounts(const LayerConfig &c) {
   int64_t keys = c.kvSeqLen;
   SmallVector<std::pair<StringRef, SmallVector<int64_t>>> shapes = {
       {"x", {c.batch, c.seqLen, c.modelDim}},
@@ -151,6 +172,22 @@ llvm::Expected<LayerConfig> resolveLayerConfig(
                          shape, [](int64_t size) { return Twine(size).str(); }),
                      " x ") +
           " elements, more than fit in 64 bits");
+  return llvm::Error::success();
+}
+
+llvm::Expected<LayerConfig> resolveLayerConfig(
+    const LayerOptions &o,
+    llvm::function_ref<std::string(llvm::StringRef)> optionName) {
+  if (llvm::Error error = checkGivenSizes(o, optionName))
+    return std::move(error);
+  LayerConfig c = applyDefaults(o);
+  if (c.kvCache)
+    if (llvm::Error error = checkCacheLayer(c, o, optionName))
+      return std::move(error);
+  if (llvm::Error error = resolveHeadSizes(c, o, optionName))
+    return std::move(error);
+  if (llvm::Error error = checkElementCounts(c))
+    return std::move(error);
   return c;
 }
 
@@ -335,4 +372,4 @@ OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
   return module;
 }
 
-} // namespace mha::tools
+} // namespace mha::graphs
