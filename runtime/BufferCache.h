@@ -15,7 +15,7 @@
 // `_mlir_memref_to_llvm_alloc`, `..._aligned_alloc` and `..._free`
 // (JitRunner.cpp). Libraries from mha-compile define the same functions in
 // their C wrapper, with a cache of their own written in C
-// (tools/mha-compile/CInterface.cpp), as they need no C++ runtime.
+// (tools/mha-compile/library/mha_library.c), as they need no C++ runtime.
 //
 //===----------------------------------------------------------------------===//
 

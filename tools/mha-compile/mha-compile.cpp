@@ -143,22 +143,10 @@ llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object,
         status, message.empty() ? "" : ": " + message));
   return llvm::Error::success();
 }
-} // namespace
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-  ::mha::tools::hideLLVMOptions({&compileCategory});
-  mlir::registerPassManagerCLOptions();
-  mlir::mha::registerMhaPasses();
-  // The compiler's options, as mha-run takes them (and with its defaults).
-  mlir::mha::MhaPipelineOptions &pipelineOptions =
-      ::mha::tools::registerPipelineOptions(compileCategory);
-  if (!::mha::tools::parseCommandLine(
-          argc, argv,
-          "mha-compile: compile a graph into a C-callable library\n"))
-    return kBadInput;
-  if (auto error = pipelineOptions.validate("--"))
-    return fail(std::move(error), kBadInput);
+/// Sets the compiler's target options from --cpu; returns kOk, or the exit
+/// code after reporting why not.
+int configureTarget(mlir::mha::MhaPipelineOptions &pipelineOptions) {
   // The register blocks and projection tiles follow --cpu's vector
   // registers (deriveCodegenStrategy); options given by hand stay.
   if (cpu != "native") {
@@ -213,6 +201,115 @@ int main(int argc, char **argv) {
                          "' has none"),
              kBadInput;
   }
+  return kOk;
+}
+
+/// Refuses a graph with a bf16 argument updated in place that is not a
+/// key/value cache; returns kOk, or the exit code after reporting it.
+int checkInPlaceBF16(::mha::runtime::LoadedGraph &graph) {
+  // The C interface rounds float32 arrays to bf16 for bf16 arguments, into
+  // copies: an argument that the graph updates in place would be updated in
+  // the copy, not in the caller's array. A key/value cache (k_cache,
+  // v_cache) is the exception: the C API takes its bf16 bits as they are
+  // (CInterface.cpp, isBF16Cache).
+  for (auto [index, argument] : llvm::enumerate(graph.signature.arguments))
+    if (argument.type.getElementType().isBF16() &&
+        !(argument.type.getRank() == 4 &&
+          (argument.name == "k_cache" || argument.name == "v_cache")) &&
+        llvm::is_contained(graph.signature.resultAliases,
+                           std::optional<unsigned>(index)))
+      return reportError(llvm::formatv(
+                 "argument '{0}' of @{1} is a bf16 argument updated in "
+                 "place, which mha-compile takes only as a key/value cache "
+                 "named k_cache or v_cache (the C API takes other bf16 "
+                 "arguments as float32 arrays and rounds them into copies, "
+                 "so an update in place would not reach the caller's array)",
+                 argument.name, graph.entry.getSymName())),
+             kBadInput;
+  return kOk;
+}
+
+/// Writes the header, compiles the wrapper and `module`, links the library
+/// and copies it where it was asked for; returns the exit code.
+int writeOutputs(const ::mha::compile::LibraryInterface &interface,
+                 ModuleOp module) {
+  // Object code and the wrapper go to a temporary folder; the library and
+  // the header to where they were asked for.
+  llvm::SmallString<128> workDir;
+  if (std::error_code error =
+          llvm::sys::fs::createUniqueDirectory("mha-compile", workDir))
+    return reportError("cannot create a temporary folder: " + error.message()),
+           kCompileFailed;
+  std::string header = headerFile;
+  if (header.empty()) {
+    llvm::SmallString<128> path(llvm::sys::path::parent_path(libraryFile));
+    llvm::sys::path::append(path, interface.name + ".h");
+    header = path.str().str();
+  }
+  llvm::SmallString<128> headerAbsolute(header);
+  llvm::sys::fs::make_absolute(headerAbsolute);
+  llvm::SmallString<128> object(workDir), wrapper(workDir);
+  llvm::sys::path::append(object, "graph.o");
+  llvm::sys::path::append(wrapper, "wrapper.c");
+  // The library is linked in the temporary folder and then copied, so that
+  // an output that cannot be written is reported as such (exit 2), not as a
+  // failed link.
+  llvm::SmallString<128> linked(workDir);
+  llvm::sys::path::append(linked, "library.so");
+
+  int status = kOk;
+  if (auto error = writeFile(header, ::mha::compile::writeHeader(interface)))
+    status = fail(std::move(error), kBadInput);
+  else if (auto error = writeFile(wrapper, ::mha::compile::writeWrapper(
+                                               interface, headerAbsolute)))
+    status = fail(std::move(error), kCompileFailed);
+  else if (auto error = writeLibrarySources(workDir))
+    status = fail(std::move(error), kCompileFailed);
+  else if (auto error = ::mha::compile::emitObjectFile(
+               module, cpu, {interface.graphSymbol}, object))
+    status = fail(std::move(error), kCompileFailed);
+  else if (auto error = link(wrapper, object, linked))
+    status = fail(std::move(error), kCompileFailed);
+  else if (auto buffer = llvm::MemoryBuffer::getFile(linked); !buffer)
+    status = fail(llvm::createStringError(
+                      llvm::formatv("cannot read the linked library '{0}': {1}",
+                                    linked, buffer.getError().message())),
+                  kCompileFailed);
+  else if (auto error = writeFile(libraryFile, (*buffer)->getBuffer()))
+    status = fail(std::move(error), kBadInput);
+  llvm::sys::fs::remove_directories(workDir);
+  // Every file written, by name: the header goes beside the library unless
+  // --header says otherwise.
+  std::vector<std::string> rounded =
+      ::mha::compile::roundedArguments(interface);
+  if (status == kOk && !rounded.empty())
+    llvm::outs() << "the library rounds the float32 arguments "
+                 << llvm::join(rounded, ", ")
+                 << " to bf16 (round to nearest even)\n";
+  if (status == kOk)
+    llvm::outs() << "wrote the library " << libraryFile << " and its header "
+                 << header << "\n";
+  return status;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  ::mha::tools::hideLLVMOptions({&compileCategory});
+  mlir::registerPassManagerCLOptions();
+  mlir::mha::registerMhaPasses();
+  // The compiler's options, as mha-run takes them (and with its defaults).
+  mlir::mha::MhaPipelineOptions &pipelineOptions =
+      ::mha::tools::registerPipelineOptions(compileCategory);
+  if (!::mha::tools::parseCommandLine(
+          argc, argv,
+          "mha-compile: compile a graph into a C-callable library\n"))
+    return kBadInput;
+  if (auto error = pipelineOptions.validate("--"))
+    return fail(std::move(error), kBadInput);
+  if (int status = configureTarget(pipelineOptions); status != kOk)
+    return status;
 
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
@@ -221,25 +318,8 @@ int main(int argc, char **argv) {
   auto graph = ::mha::runtime::loadGraph(graphFile, entryName, context);
   if (!graph)
     return fail(graph.takeError(), kBadInput);
-  // The C interface rounds float32 arrays to bf16 for bf16 arguments, into
-  // copies: an argument that the graph updates in place would be updated in
-  // the copy, not in the caller's array. A key/value cache (k_cache,
-  // v_cache) is the exception: the C API takes its bf16 bits as they are
-  // (CInterface.cpp, isBF16Cache).
-  for (auto [index, argument] : llvm::enumerate(graph->signature.arguments))
-    if (argument.type.getElementType().isBF16() &&
-        !(argument.type.getRank() == 4 &&
-          (argument.name == "k_cache" || argument.name == "v_cache")) &&
-        llvm::is_contained(graph->signature.resultAliases,
-                           std::optional<unsigned>(index)))
-      return reportError(llvm::formatv(
-                 "argument '{0}' of @{1} is a bf16 argument updated in "
-                 "place, which mha-compile takes only as a key/value cache "
-                 "named k_cache or v_cache (the C API takes other bf16 "
-                 "arguments as float32 arrays and rounds them into copies, "
-                 "so an update in place would not reach the caller's array)",
-                 argument.name, graph->entry.getSymName())),
-             kBadInput;
+  if (int status = checkInPlaceBF16(*graph); status != kOk)
+    return status;
 
   ::mha::compile::LibraryInterface interface;
   interface.name = libraryName.empty()
@@ -290,61 +370,5 @@ int main(int argc, char **argv) {
         interface.prepareSymbols.push_back(
             ("_mlir_ciface_" + symbol.getValue()).str());
 
-  // Object code and the wrapper go to a temporary folder; the library and
-  // the header to where they were asked for.
-  llvm::SmallString<128> workDir;
-  if (std::error_code error =
-          llvm::sys::fs::createUniqueDirectory("mha-compile", workDir))
-    return reportError("cannot create a temporary folder: " + error.message()),
-           kCompileFailed;
-  std::string header = headerFile;
-  if (header.empty()) {
-    llvm::SmallString<128> path(llvm::sys::path::parent_path(libraryFile));
-    llvm::sys::path::append(path, interface.name + ".h");
-    header = path.str().str();
-  }
-  llvm::SmallString<128> headerAbsolute(header);
-  llvm::sys::fs::make_absolute(headerAbsolute);
-  llvm::SmallString<128> object(workDir), wrapper(workDir);
-  llvm::sys::path::append(object, "graph.o");
-  llvm::sys::path::append(wrapper, "wrapper.c");
-  // The library is linked in the temporary folder and then copied, so that
-  // an output that cannot be written is reported as such (exit 2), not as a
-  // failed link.
-  llvm::SmallString<128> linked(workDir);
-  llvm::sys::path::append(linked, "library.so");
-
-  int status = kOk;
-  if (auto error = writeFile(header, ::mha::compile::writeHeader(interface)))
-    status = fail(std::move(error), kBadInput);
-  else if (auto error = writeFile(wrapper, ::mha::compile::writeWrapper(
-                                               interface, headerAbsolute)))
-    status = fail(std::move(error), kCompileFailed);
-  else if (auto error = writeLibrarySources(workDir))
-    status = fail(std::move(error), kCompileFailed);
-  else if (auto error = ::mha::compile::emitObjectFile(
-               *graph->module, cpu, {interface.graphSymbol}, object))
-    status = fail(std::move(error), kCompileFailed);
-  else if (auto error = link(wrapper, object, linked))
-    status = fail(std::move(error), kCompileFailed);
-  else if (auto buffer = llvm::MemoryBuffer::getFile(linked); !buffer)
-    status = fail(llvm::createStringError(
-                      llvm::formatv("cannot read the linked library '{0}': {1}",
-                                    linked, buffer.getError().message())),
-                  kCompileFailed);
-  else if (auto error = writeFile(libraryFile, (*buffer)->getBuffer()))
-    status = fail(std::move(error), kBadInput);
-  llvm::sys::fs::remove_directories(workDir);
-  // Every file written, by name: the header goes beside the library unless
-  // --header says otherwise.
-  std::vector<std::string> rounded =
-      ::mha::compile::roundedArguments(interface);
-  if (status == kOk && !rounded.empty())
-    llvm::outs() << "the library rounds the float32 arguments "
-                 << llvm::join(rounded, ", ")
-                 << " to bf16 (round to nearest even)\n";
-  if (status == kOk)
-    llvm::outs() << "wrote the library " << libraryFile << " and its header "
-                 << header << "\n";
-  return status;
+  return writeOutputs(interface, *graph->module);
 }
