@@ -342,11 +342,10 @@ static int MHA_NAME(check_disjoint)(int count, const void *const *at,
    another thread), grows it only if it is too small, and gives it back. So
    calls of one size allocate nothing after the first, and one handle still
    serves several threads at once. */
-static MHA_NAME(scratch) * MHA_NAME(take_scratch)(pthread_mutex_t *lock,
-                                                  MHA_NAME(scratch) * *list,
-                                                  size_t bytes) {
+static MHA_SCRATCH *MHA_NAME(take_scratch)(pthread_mutex_t *lock,
+                                           MHA_SCRATCH **list, size_t bytes) {
   pthread_mutex_lock(lock);
-  MHA_NAME(scratch) *scratch = *list;
+  MHA_SCRATCH *scratch = *list;
   if (scratch)
     *list = scratch->next;
   pthread_mutex_unlock(lock);
@@ -364,19 +363,17 @@ static MHA_NAME(scratch) * MHA_NAME(take_scratch)(pthread_mutex_t *lock,
   return scratch;
 }
 
-static void MHA_NAME(give_scratch)(pthread_mutex_t *lock,
-                                   MHA_NAME(scratch) * *list,
-                                   MHA_NAME(scratch) * scratch) {
+static void MHA_NAME(give_scratch)(pthread_mutex_t *lock, MHA_SCRATCH **list,
+                                   MHA_SCRATCH *scratch) {
   pthread_mutex_lock(lock);
   scratch->next = *list;
   *list = scratch;
   pthread_mutex_unlock(lock);
 }
 
-static void MHA_NAME(free_scratch)(pthread_mutex_t *lock,
-                                   MHA_NAME(scratch) * list) {
+static void MHA_NAME(free_scratch)(pthread_mutex_t *lock, MHA_SCRATCH *list) {
   while (list) {
-    MHA_NAME(scratch) *next = list->next;
+    MHA_SCRATCH *next = list->next;
     free(list->data);
     free(list);
     list = next;

@@ -48,6 +48,12 @@
 #define MHA_STRINGIFY_(x) #x
 #define MHA_STRINGIFY(x) MHA_STRINGIFY_(x)
 
+/* The library's types (NAME_handle, declared by its header; NAME_scratch
+   and NAME_session, defined below), by the names the fixed part uses. */
+#define MHA_HANDLE MHA_NAME(handle)
+#define MHA_SCRATCH MHA_NAME(scratch)
+#define MHA_SESSION MHA_NAME(session)
+
 /* Sets this thread's message (NAME_last_error) and returns `status`. */
 static int MHA_NAME(fail)(int status, const char *format, ...);
 
@@ -102,28 +108,25 @@ static int MHA_NAME(add_bf16_room)(int64_t count, size_t *bytes);
 typedef struct MHA_NAME(scratch) {
   void *data;
   size_t bytes;
-  struct MHA_NAME(scratch) * next;
+  struct MHA_SCRATCH *next;
 } MHA_NAME(scratch);
 
 /* A free block of at least `bytes` bytes from `*list`, or a new one; NULL
    if out of memory. */
-static MHA_NAME(scratch) * MHA_NAME(take_scratch)(pthread_mutex_t *lock,
-                                                  MHA_NAME(scratch) * *list,
-                                                  size_t bytes);
+static MHA_SCRATCH *MHA_NAME(take_scratch)(pthread_mutex_t *lock,
+                                           MHA_SCRATCH **list, size_t bytes);
 
 /* Puts `scratch` back on `*list`. */
-static void MHA_NAME(give_scratch)(pthread_mutex_t *lock,
-                                   MHA_NAME(scratch) * *list,
-                                   MHA_NAME(scratch) * scratch);
+static void MHA_NAME(give_scratch)(pthread_mutex_t *lock, MHA_SCRATCH **list,
+                                   MHA_SCRATCH *scratch);
 
 /* Frees every block on `list` and the lock. */
-static void MHA_NAME(free_scratch)(pthread_mutex_t *lock,
-                                   MHA_NAME(scratch) * list);
+static void MHA_NAME(free_scratch)(pthread_mutex_t *lock, MHA_SCRATCH *list);
 #endif
 
 #ifdef MHA_LIBRARY_SESSION_ELEMENT
 struct MHA_NAME(session) {
-  MHA_NAME(handle) * handle;
+  MHA_HANDLE *handle;
   int64_t batch;
   MHA_LIBRARY_SESSION_ELEMENT *k_cache, *v_cache;
   int owns_caches;
@@ -134,25 +137,24 @@ struct MHA_NAME(session) {
 
 /* The first half of NAME_session_create: checks the batch and the caches
    and allocates the session and its lengths; NULL with a message. */
-static MHA_NAME(session) *
+static MHA_SESSION *
     MHA_NAME(session_open)(int64_t batch, MHA_LIBRARY_SESSION_ELEMENT *k_cache,
                            MHA_LIBRARY_SESSION_ELEMENT *v_cache);
 
 /* The second half, once session->handle is created: the caches (the
    caller's, or allocated), or NULL with a message and the session freed. */
-static MHA_NAME(session) *
-    MHA_NAME(session_finish)(MHA_NAME(session) * session,
+static MHA_SESSION *
+    MHA_NAME(session_finish)(MHA_SESSION *session,
                              MHA_LIBRARY_SESSION_ELEMENT *k_cache,
                              MHA_LIBRARY_SESSION_ELEMENT *v_cache);
 
 /* What NAME_session_step checks before it calls the graph. */
-static int MHA_NAME(session_check_step)(MHA_NAME(session) * session,
-                                        const float *x, int64_t tokens,
-                                        float *y, int64_t y_capacity);
+static int MHA_NAME(session_check_step)(MHA_SESSION *session, const float *x,
+                                        int64_t tokens, float *y,
+                                        int64_t y_capacity);
 
 /* Adds `tokens` to every length after a step. */
-static void MHA_NAME(session_advance)(MHA_NAME(session) * session,
-                                      int64_t tokens);
+static void MHA_NAME(session_advance)(MHA_SESSION *session, int64_t tokens);
 #endif
 
 #endif /* MHA_LIBRARY_H */

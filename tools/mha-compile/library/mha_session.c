@@ -11,9 +11,9 @@
 
 #define MHA_CAPACITY MHA_UPPER(CACHE_CAPACITY)
 
-static MHA_NAME(session) *
-    MHA_NAME(session_open)(int64_t batch, MHA_LIBRARY_SESSION_ELEMENT *k_cache,
-                           MHA_LIBRARY_SESSION_ELEMENT *v_cache) {
+static MHA_SESSION *
+MHA_NAME(session_open)(int64_t batch, MHA_LIBRARY_SESSION_ELEMENT *k_cache,
+                       MHA_LIBRARY_SESSION_ELEMENT *v_cache) {
   MHA_NAME(error_text)[0] = 0;
   if (batch < 1)
     return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT),
@@ -58,7 +58,7 @@ static MHA_NAME(session) *
     if (MHA_NAME(check_disjoint)(2, at, bytes, written, names) != MHA_UPPER(OK))
       return NULL;
   }
-  MHA_NAME(session) *session = calloc(1, sizeof *session);
+  MHA_SESSION *session = calloc(1, sizeof *session);
   if (!session)
     return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT),
                           "out of memory for the session"),
@@ -74,10 +74,10 @@ static MHA_NAME(session) *
   return session;
 }
 
-static MHA_NAME(session) *
-    MHA_NAME(session_finish)(MHA_NAME(session) * session,
-                             MHA_LIBRARY_SESSION_ELEMENT *k_cache,
-                             MHA_LIBRARY_SESSION_ELEMENT *v_cache) {
+static MHA_SESSION *
+MHA_NAME(session_finish)(MHA_SESSION *session,
+                         MHA_LIBRARY_SESSION_ELEMENT *k_cache,
+                         MHA_LIBRARY_SESSION_ELEMENT *v_cache) {
   /* NAME_session_open checked that these do not overflow. */
   int64_t k_count, v_count;
   MHA_NAME(count)(4, session->k_shape, &k_count);
@@ -102,17 +102,17 @@ static MHA_NAME(session) *
     /* NAME_create's own message stays when it is the one that failed. */
     if (session->handle)
       MHA_NAME(fail)
-      (MHA_UPPER(BAD_ARGUMENT),
-       "out of memory for the caches (%zu + %zu bytes)", k_bytes, v_bytes);
+    (MHA_UPPER(BAD_ARGUMENT), "out of memory for the caches (%zu + %zu bytes)",
+     k_bytes, v_bytes);
     MHA_NAME(session_free)(session);
     return NULL;
   }
   return session;
 }
 
-static int MHA_NAME(session_check_step)(MHA_NAME(session) * session,
-                                        const float *x, int64_t tokens,
-                                        float *y, int64_t y_capacity) {
+static int MHA_NAME(session_check_step)(MHA_SESSION *session, const float *x,
+                                        int64_t tokens, float *y,
+                                        int64_t y_capacity) {
   MHA_NAME(error_text)[0] = 0;
   if (!session)
     return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT), "session: null pointer");
@@ -140,8 +140,7 @@ static int MHA_NAME(session_check_step)(MHA_NAME(session) * session,
   return MHA_UPPER(OK);
 }
 
-static void MHA_NAME(session_advance)(MHA_NAME(session) * session,
-                                      int64_t tokens) {
+static void MHA_NAME(session_advance)(MHA_SESSION *session, int64_t tokens) {
   for (int64_t b = 0; b < session->batch; ++b) {
     session->lengths[b] += tokens;
     if (session->written[b] < session->lengths[b])
@@ -149,7 +148,7 @@ static void MHA_NAME(session_advance)(MHA_NAME(session) * session,
   }
 }
 
-int MHA_NAME(session_set_lengths)(MHA_NAME(session) * session,
+int MHA_NAME(session_set_lengths)(MHA_SESSION *session,
                                   const int64_t *lengths) {
   MHA_NAME(error_text)[0] = 0;
   if (!session || !lengths)
@@ -166,8 +165,7 @@ int MHA_NAME(session_set_lengths)(MHA_NAME(session) * session,
   return MHA_UPPER(OK);
 }
 
-int MHA_NAME(session_lengths)(const MHA_NAME(session) * session,
-                              int64_t *lengths) {
+int MHA_NAME(session_lengths)(const MHA_SESSION *session, int64_t *lengths) {
   MHA_NAME(error_text)[0] = 0;
   if (!session || !lengths)
     return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT), "%s: null pointer",
@@ -176,7 +174,7 @@ int MHA_NAME(session_lengths)(const MHA_NAME(session) * session,
   return MHA_UPPER(OK);
 }
 
-void MHA_NAME(session_reset)(MHA_NAME(session) * session) {
+void MHA_NAME(session_reset)(MHA_SESSION *session) {
   if (!session)
     return;
   memset(session->lengths, 0, (size_t)session->batch * sizeof(int64_t));
@@ -184,7 +182,7 @@ void MHA_NAME(session_reset)(MHA_NAME(session) * session) {
     memset(session->written, 0, (size_t)session->batch * sizeof(int64_t));
 }
 
-void MHA_NAME(session_free)(MHA_NAME(session) * session) {
+void MHA_NAME(session_free)(MHA_SESSION *session) {
   if (!session)
     return;
   MHA_NAME(destroy)(session->handle);
