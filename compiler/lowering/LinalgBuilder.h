@@ -2,8 +2,9 @@
 //
 // The pieces of `mha-lower-to-linalg` that its patterns share across files
 // (LowerToLinalg.cpp: the projections, heads and caches; LowerSdpa.cpp:
-// attention): the builder of the layer's linalg ops, and the base of the
-// patterns, which lowers f32 only.
+// attention; LowerAttentionWeights.cpp: the attention maps): the builder of
+// the layer's linalg ops, and the base of the patterns, which lowers f32
+// only.
 //
 //===----------------------------------------------------------------------===//
 

@@ -8,10 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/lowering/LinalgBuilder.h"
 #include "compiler/lowering/LowerToLinalg.h"
 #include "dialects/MhaOps.h"
 
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -31,10 +31,8 @@ struct LowerAttentionWeights : OpConversionPattern<AttentionWeightsOp> {
         adaptor.getMask(), adaptor.getPositions(), op.getCausal(),
         op.getCausalBottomRight(), op.getEffectiveScale());
     // The declared type may know sizes that the operands leave open.
-    if (probabilities.getType() != op.getType())
-      probabilities = tensor::CastOp::create(rewriter, op.getLoc(),
-                                             op.getType(), probabilities);
-    rewriter.replaceOp(op, probabilities);
+    rewriter.replaceOp(op, LinalgBuilder(rewriter, op.getLoc())
+                               .castTo(probabilities, op.getType()));
     return success();
   }
 };
