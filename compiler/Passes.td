@@ -223,6 +223,9 @@ def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
     transposed to `[B, T, H·dv]` first) and the weight packed twice along
     K (`[W; W]`, prepared once): hi·W + lo·W, whose input error (a
     relative 2^-17) is far below bf16 storage's, at twice the products.
+    With `round-f32` instead (the AMX path with `bf16-precision=fast`), the
+    same generic on hi alone (`[B, T, K]`) and the weight packed once: the
+    input rounded to bf16, at the products of a bf16 input.
 
     With `panels` (the AMX path), the prepare function returns the pairs
     in panels of 16 columns, `[N/16, K/2, 16]`: each AMX B tile (16 k
@@ -239,6 +242,9 @@ def MhaBF16Projections : Pass<"mha-bf16-projections", "ModuleOp"> {
            "The output projection on the bf16 generic too, its f32 input "
            "split in two bf16 terms (hi + lo) and its weight packed twice "
            "along K">,
+    Option<"roundF32", "round-f32", "bool", /*default=*/"false",
+           "The output projection on the bf16 generic too, its f32 input "
+           "rounded to bf16 (split-f32 takes precedence)">,
   ];
   let dependentDialects = [
     "arith::ArithDialect",

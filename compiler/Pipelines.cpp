@@ -209,8 +209,11 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   if (options.getBF16Path() != BF16Path::F32) {
     MhaBF16ProjectionsOptions projections;
     projections.panels = options.getBF16Path() == BF16Path::Amx;
-    projections.splitF32 =
-        options.getBF16Path() == BF16Path::Amx && options.bf16SplitOutput;
+    bool fast = options.bf16Precision == BF16Precision::Fast;
+    projections.splitF32 = options.getBF16Path() == BF16Path::Amx &&
+                           options.bf16SplitOutput && !fast;
+    projections.roundF32 = options.getBF16Path() == BF16Path::Amx &&
+                           options.bf16SplitOutput && fast;
     pm.addPass(createMhaBF16Projections(projections));
   }
   buildTilingAndLinalgPipeline(pm, options);

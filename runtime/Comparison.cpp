@@ -4,6 +4,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mha::runtime;
@@ -70,4 +71,31 @@ llvm::Expected<Comparison> mha::runtime::compareArrays(const NpyArray &got,
   }
   result.passed = result.mismatches == 0;
   return result;
+}
+
+StorageErrorCheck mha::runtime::checkStorageError(const float *got,
+                                                  const float *exact,
+                                                  const float *rounded,
+                                                  int64_t count, double factor,
+                                                  double atol) {
+  StorageErrorCheck check;
+  for (int64_t i = 0; i < count; ++i) {
+    check.nan |= std::isnan(got[i]);
+    check.error =
+        std::max(check.error, std::fabs(double(got[i]) - double(exact[i])));
+    check.storageError = std::max(
+        check.storageError, std::fabs(double(rounded[i]) - double(exact[i])));
+  }
+  check.bound = std::max(factor * check.storageError, atol);
+  check.passed = !check.nan && check.error <= check.bound;
+  return check;
+}
+
+std::string StorageErrorCheck::summary(double factor) const {
+  return llvm::formatv("bf16 max abs error {0:e}, of the reference on the "
+                       "bf16-rounded inputs {1:e}, bound {2:e} ({3:F1}x, or "
+                       "--atol): {4}",
+                       error, storageError, bound, factor,
+                       nan ? "NaN" : (passed ? "ok" : "MISMATCH"))
+      .str();
 }

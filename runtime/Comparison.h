@@ -42,6 +42,23 @@ llvm::Expected<Comparison> compareArrays(const NpyArray &got,
                                          const NpyArray &want, double atol,
                                          double rtol);
 
+/// The accuracy rule of bf16 layers, whose inputs were rounded to bf16: the
+/// error of `got` against `exact` (the reference of the float32 inputs as
+/// given) is at most `factor` times the error of `rounded` (the reference of
+/// the bf16-rounded inputs: what storing them in bf16 alone costs), or
+/// `atol` where that is larger; never NaN. The arrays hold `count` floats.
+struct StorageErrorCheck {
+  double error = 0, storageError = 0, bound = 0;
+  bool nan = false, passed = true;
+
+  /// "bf16 max abs error E, of the reference on the bf16-rounded inputs S,
+  /// bound B (Fx, or --atol): ok" (or MISMATCH, NaN).
+  std::string summary(double factor) const;
+};
+StorageErrorCheck checkStorageError(const float *got, const float *exact,
+                                    const float *rounded, int64_t count,
+                                    double factor, double atol);
+
 } // namespace runtime
 } // namespace mha
 

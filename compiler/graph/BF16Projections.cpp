@@ -326,8 +326,9 @@ static Value tileSplitRows(OpBuilder &b, linalg::GenericOp op) {
 /// zero, on a's bits) and lo = bf16(a - hi) (nearest even), buildBF16Part:
 /// a - hi is exact in f32, so hi + lo is a to a relative 2^-17 (the bf16
 /// rounding of the remainder), and
-/// [hi | lo]·[W; W] = hi·W + lo·W sums exact products in f32.
-Value splitInBF16Terms(OpBuilder &b, Location loc, Value a) {
+/// [hi | lo]·[W; W] = hi·W + lo·W sums exact products in f32. With
+/// `terms` 1, hi alone, `[B, T, K]`: `a` rounded to bf16.
+Value splitInBF16Terms(OpBuilder &b, Location loc, Value a, int64_t terms) {
   auto type = cast<RankedTensorType>(a.getType());
   bool heads = type.getRank() == 4;
   // The terms' layout, [B, T, K] with K = H·dv for the heads.
@@ -345,8 +346,10 @@ Value splitInBF16Terms(OpBuilder &b, Location loc, Value a) {
   // as it folds slices of a `tensor.empty`, so one-shot bufferization
   // writes them in place.
   MLIRContext *ctx = b.getContext();
-  auto termsType = RankedTensorType::get(
-      {type.getDimSize(0), type.getDimSize(tokenDim), 2 * k}, b.getBF16Type());
+  auto termsType =
+      RankedTensorType::get({type.getDimSize(0), type.getDimSize(tokenDim),
+                             terms * k},
+                            b.getBF16Type());
   SmallVector<Value> dynamicSizes;
   SmallVector<OpFoldResult> halfSizes;
   for (unsigned dim : {0u, tokenDim}) {
@@ -355,7 +358,7 @@ Value splitInBF16Terms(OpBuilder &b, Location loc, Value a) {
       dynamicSizes.push_back(tensor::DimOp::create(b, loc, a, dim));
   }
   halfSizes.push_back(b.getIndexAttr(k));
-  Value terms =
+  Value buffer =
       bufferization::AllocTensorOp::create(b, loc, termsType, dynamicSizes);
   auto halfOffsets = [&](int64_t index) {
     return SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
@@ -399,7 +402,8 @@ Value splitInBF16Terms(OpBuilder &b, Location loc, Value a) {
   };
   // One after the other, each into the result of the last (two results
   // of one generic inserted into one buffer bufferize to a copy).
-  return term(term(terms, 0), 1);
+  Value hi = term(buffer, 0);
+  return terms == 2 ? term(hi, 1) : hi;
 }
 
 struct MhaBF16ProjectionsPass
@@ -419,7 +423,7 @@ struct MhaBF16ProjectionsPass
       layer.walk([&](ProjectOp op) { projections.push_back(op); });
       for (ProjectOp op : projections)
         rewrite(op, layer, symbols);
-      if (!splitF32)
+      if (!splitF32 && !roundF32)
         continue;
       SmallVector<OutputProjectOp> outputs;
       layer.walk([&](OutputProjectOp op) { outputs.push_back(op); });
@@ -522,7 +526,9 @@ struct MhaBF16ProjectionsPass
 
   /// With `split-f32`: the output projection of attention's f32 output on
   /// the bf16 generic, its input split in two bf16 terms
-  /// (splitInBF16Terms) and its weight packed twice along K.
+  /// (splitInBF16Terms) and its weight packed twice along K; with
+  /// `round-f32` alone, its input rounded (one term) and its weight packed
+  /// once.
   void rewrite(OutputProjectOp op, func::FuncOp layer, SymbolTable &symbols) {
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
     auto weightType = cast<RankedTensorType>(op.getWeight().getType());
@@ -542,9 +548,10 @@ struct MhaBF16ProjectionsPass
     if (!weight)
       return;
 
-    Value weightPairs = packWeight(*weight, layer, op, /*twice=*/true);
+    Value weightPairs = packWeight(*weight, layer, op, /*twice=*/splitF32);
     OpBuilder b(op);
-    Value x = splitInBF16Terms(b, op.getLoc(), op.getInput());
+    Value x = splitInBF16Terms(b, op.getLoc(), op.getInput(),
+                               /*terms=*/splitF32 ? 2 : 1);
     Operation *oldWeight = op.getWeight().getDefiningOp();
     op.getResult().replaceAllUsesWith(buildBF16Projection(
         b, op.getLoc(), resultType, op.getBias(), x, weightPairs));

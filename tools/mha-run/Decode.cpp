@@ -468,7 +468,8 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
                    steps,
                    outputs,
                    graph.cacheElement == ElementType::BF16};
-  auto checked = checkDecodedRows(*layer, rows, options.atol, options.rtol, os);
+  auto checked = checkDecodedRows(*layer, rows, options.atol, options.rtol,
+                                  options.bf16ErrorFactor, os);
   if (!checked)
     return fail(checked.takeError(), kBadInput);
   return *checked ? status : kMismatch;

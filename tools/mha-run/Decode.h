@@ -46,6 +46,9 @@ struct DecodeOptions {
   /// sequence's tokens.
   bool check = false;
   double atol = 1e-4, rtol = 1e-4;
+  /// A bf16 layer's bound, in times the error of storing the inputs in
+  /// bf16 (bf16ErrorFactor).
+  double bf16ErrorFactor = 1.5;
   /// `--output`: the outputs [B, T + N, D_out], the prefill's rows and then
   /// one row per step; `--expect` compares that array.
   std::string outputFile;

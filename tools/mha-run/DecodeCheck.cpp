@@ -77,37 +77,26 @@ static NpyArray keptRows(const DecodedRows &rows, int64_t validRows) {
   return got;
 }
 
-/// The accuracy rule of bf16 layers: the error against the reference of the
-/// float32 inputs as given is at most 1.5 times the error of that reference
-/// computed on the bf16-rounded inputs (what storing them in bf16 alone
-/// costs), or `atol` where that is smaller; never NaN.
+/// The accuracy rule of bf16 layers (checkStorageError): the error against
+/// the reference of the float32 inputs as given is at most `factor` times
+/// the error of that reference computed on the bf16-rounded inputs, or
+/// `atol` where that is larger; never NaN.
 static bool checkBF16Rows(const AttentionShape &layer, const DecodedRows &rows,
                           const NpyArray &got, int64_t validRows, double atol,
-                          llvm::raw_ostream &os) {
+                          double factor, llvm::raw_ostream &os) {
   NpyArray exact = referenceRows(layer, rows, rows.givenInputs, validRows);
   NpyArray rounded = referenceRows(layer, rows, rows.inputs, validRows);
-  double ourError = 0, storageError = 0;
-  bool nan = false;
-  for (int64_t i = 0, e = got.numElements(); i < e; ++i) {
-    nan |= std::isnan(got.f32()[i]);
-    ourError = std::max(
-        ourError, std::fabs(double(got.f32()[i]) - double(exact.f32()[i])));
-    storageError = std::max(storageError, std::fabs(double(rounded.f32()[i]) -
-                                                    double(exact.f32()[i])));
-  }
-  double bound = std::max(1.5 * storageError, atol);
-  bool passed = !nan && ourError <= bound;
-  os << llvm::formatv("bf16 max abs error {0:e}, of the reference on the "
-                      "bf16-rounded inputs {1:e}, bound {2:e} (1.5x, or "
-                      "--atol): {3}\n",
-                      ourError, storageError, bound,
-                      nan ? "NaN" : (passed ? "ok" : "MISMATCH"));
-  return passed;
+  StorageErrorCheck check =
+      checkStorageError(got.f32(), exact.f32(), rounded.f32(),
+                        got.numElements(), factor, atol);
+  os << check.summary(factor) << "\n";
+  return check.passed;
 }
 
 llvm::Expected<bool> checkDecodedRows(const AttentionShape &layer,
                                       const DecodedRows &rows, double atol,
-                                      double rtol, llvm::raw_ostream &os) {
+                                      double rtol, double bf16ErrorFactor,
+                                      llvm::raw_ostream &os) {
   int64_t validRows = 0;
   for (int64_t length : rows.lengths)
     validRows += length + rows.steps;
@@ -117,7 +106,8 @@ llvm::Expected<bool> checkDecodedRows(const AttentionShape &layer,
                       "layer over each sequence: ",
                       validRows);
   if (rows.bf16)
-    return checkBF16Rows(layer, rows, got, validRows, atol, os);
+    return checkBF16Rows(layer, rows, got, validRows, atol, bf16ErrorFactor,
+                         os);
   NpyArray want = referenceRows(layer, rows, rows.inputs, validRows);
   auto comparison = compareArrays(got, want, atol, rtol);
   if (!comparison)

@@ -43,10 +43,12 @@ struct DecodedRows {
 /// Compares the rows each sequence kept (the prefill's first l_b and every
 /// step's) with the reference of `layer` over those tokens, printing the
 /// comparison to `os`: within `atol` and `rtol`, or for a bf16 layer the
-/// accuracy rule of bf16 layers. Returns whether every row passed.
+/// accuracy rule of bf16 layers (runtime::checkStorageError, with
+/// `bf16ErrorFactor`). Returns whether every row passed.
 llvm::Expected<bool> checkDecodedRows(const runtime::AttentionShape &layer,
                                       const DecodedRows &rows, double atol,
-                                      double rtol, llvm::raw_ostream &os);
+                                      double rtol, double bf16ErrorFactor,
+                                      llvm::raw_ostream &os);
 
 } // namespace tools
 } // namespace mha

@@ -117,6 +117,10 @@ llvm::Error checkDecodeOptions(bool decoding) {
   return llvm::Error::success();
 }
 
+double bf16ErrorFactor(const mlir::mha::MhaPipelineOptions &options) {
+  return options.bf16Precision == mlir::mha::BF16Precision::Fast ? 2.0 : 1.5;
+}
+
 DecodeOptions decodeOptions() {
   DecodeOptions options;
   options.prefill = prefillTokens;

@@ -8,6 +8,7 @@
 #ifndef MHA_TOOLS_MHARUN_RUNOPTIONS_H
 #define MHA_TOOLS_MHARUN_RUNOPTIONS_H
 
+#include "compiler/Pipelines.h"
 #include "tools/mha-run/Decode.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -58,6 +59,12 @@ llvm::Error checkDecodeOptions(bool decoding);
 /// The decoder's options: --repeat rounds of a prefill and the steps (at
 /// least one), after --warmup untimed ones when --repeat is given.
 DecodeOptions decodeOptions();
+
+/// The bound of a bf16 layer's error, in times the error that storing its
+/// inputs in bf16 alone causes: 1.5 with `bf16-precision=accurate`, 2 with
+/// `fast`, which also rounds Q, K, P, V and the output projection's input
+/// (PyTorch's bf16 layer is at 1.7 to 2.3 times on test/bf16's wide cases).
+double bf16ErrorFactor(const mlir::mha::MhaPipelineOptions &options);
 
 } // namespace runoptions
 } // namespace tools

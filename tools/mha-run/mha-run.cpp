@@ -254,7 +254,9 @@ private:
     if (!outputFile.empty())
       if (auto error = checkNoOverwrite(reads, {{"--output", outputFile}}))
         return fail(std::move(error), kBadInput);
-    return runDecoder(graph, *pm, inputOptions, decodeOptions(), llvm::outs(),
+    DecodeOptions options = decodeOptions();
+    options.bf16ErrorFactor = bf16ErrorFactor(pipelineOptions);
+    return runDecoder(graph, *pm, inputOptions, options, llvm::outs(),
                       reportError);
   }
 
@@ -290,7 +292,14 @@ private:
 
     // bf16 arguments come as float32 and are rounded to nearest even; the
     // reference sees the rounded values, the compiled code their bf16
-    // copies.
+    // copies. With bf16-precision=fast, --check also needs the reference
+    // of the values as given (the rule of checkStorageError).
+    if (checkWithReference &&
+        pipelineOptions.bf16Precision == mlir::mha::BF16Precision::Fast &&
+        llvm::any_of(signature.arguments, [](const GraphArgument &argument) {
+          return argument.type.getElementType().isBF16();
+        }))
+      givenInputs = inputs;
     inputPointers =
         roundBF16Arguments(signature, inputs, bf16Copies, &llvm::outs());
     return kContinue;
@@ -467,6 +476,8 @@ private:
                            *comparison))
         status = kMismatch;
     }
+    if (!givenInputs.empty())
+      return checkFastBF16(reference) ? status : kMismatch;
     auto comparison =
         compareArrays(result, reference, absTolerance, relTolerance);
     if (!comparison)
@@ -474,6 +485,26 @@ private:
     if (!printComparison("check against the C++ reference", *comparison))
       status = kMismatch;
     return status;
+  }
+
+  /// --check of a bf16 layer with bf16-precision=fast, which rounds what
+  /// the reference keeps in f32: the rule of checkStorageError against the
+  /// reference of the inputs as given and `rounded`, that of the rounded
+  /// inputs.
+  bool checkFastBF16(const NpyArray &rounded) {
+    auto described = describeAttention(graph.entry, givenInputs);
+    if (!described) {
+      llvm::consumeError(described.takeError());
+      return false;
+    }
+    NpyArray exact = computeReference(*described, nullptr);
+    double factor = bf16ErrorFactor(pipelineOptions);
+    StorageErrorCheck check =
+        checkStorageError(result.f32(), exact.f32(), rounded.f32(),
+                          result.numElements(), factor, absTolerance);
+    llvm::outs() << "check against the C++ reference: "
+                 << check.summary(factor) << "\n";
+    return check.passed;
   }
 
   cl::opt<int> &threads;
@@ -489,6 +520,9 @@ private:
   std::vector<NpyArray> inputs;
   std::vector<const NpyArray *> inputPointers;
   std::vector<NpyArray> bf16Copies;
+  /// The inputs as given, before the bf16 ones were rounded (--check with
+  /// bf16-precision=fast); empty otherwise.
+  std::vector<NpyArray> givenInputs;
   std::optional<AttentionProblem> problem;
   std::unique_ptr<CompiledFunction> function;
   double compileMs = 0, prepareMs = 0;
