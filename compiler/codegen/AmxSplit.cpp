@@ -1,8 +1,8 @@
 //===- AmxSplit.cpp - Attention's products on AMX tiles -------------------===//
 //
 // The products of a key block in a bf16 layer, S = Q · Kᵀ and acc += P · V,
-// marked `mha.amx_split` by the online softmax (OnlineSoftmax.cpp) where
-// mha-tile-attention packed the keys and values (SdpaTiling::pack), on
+// marked `mha.amx_split` by the online softmax (OnlineAttentionBlock.cpp)
+// where mha-tile-attention packed the keys and values (SdpaTiling::pack), on
 // AMX: TDPBF16PS takes bf16 operands, and Q, K, V (the projections'
 // results) and P are f32, so each is split in hi + lo bf16 parts and
 //
