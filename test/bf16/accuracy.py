@@ -157,6 +157,24 @@ def cases(args, work):
         yield m["name"], m, folder, inputs
 
 
+def run_bf16_layer(bin_dir, case, m, folder, work, run_args):
+    """Our bf16 layer of case `m` on the inputs in `folder` (mha-gen, then
+    mha-run with `run_args`): the output as float32, or None after printing
+    why mha-run failed."""
+    graph = os.path.join(work, case + ".mlir")
+    out = os.path.join(work, case + ".npy")
+    subprocess.run([os.path.join(bin_dir, "mha-gen")] + gen_args(m) +
+                   ["-o", graph], check=True, capture_output=True)
+    run = subprocess.run([os.path.join(bin_dir, "mha-run"), graph,
+                          "--inputs", folder, "--output", out] + run_args,
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        print("%s: mha-run failed (%d): %s" % (case, run.returncode,
+                                               run.stderr.strip()))
+        return None
+    return np.load(out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="folder of mha-gen and mha-run")
@@ -177,19 +195,11 @@ def main():
                        for name, value in inputs.items()}
             storage_error = float(np.abs(reference(c, rounded) - exact).max())
 
-            graph = os.path.join(work, case + ".mlir")
-            out = os.path.join(work, case + ".npy")
-            subprocess.run([os.path.join(args.bin, "mha-gen")] + gen_args(m) +
-                           ["-o", graph], check=True, capture_output=True)
-            run = subprocess.run([os.path.join(args.bin, "mha-run"), graph,
-                                  "--inputs", folder, "--output", out] +
-                                 args.run_args, capture_output=True, text=True)
-            if run.returncode != 0:
-                print("%s: mha-run failed (%d): %s" % (case, run.returncode,
-                                                       run.stderr.strip()))
+            got = run_bf16_layer(args.bin, case, m, folder, work,
+                                 args.run_args)
+            if got is None:
                 failed += 1
                 continue
-            got = np.load(out)
             error = float(np.abs(got.astype(np.float64) - exact).max())
             ok = (got.shape == exact.shape and not np.isnan(got).any() and
                   error <= args.factor * storage_error)

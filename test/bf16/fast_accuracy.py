@@ -21,7 +21,6 @@ the accurate one.
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -30,7 +29,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "differential"))
-from accuracy import cases, config_of, gen_args  # noqa: E402
+from accuracy import cases, config_of, run_bf16_layer  # noqa: E402
 from differential import causal_allowed, reference  # noqa: E402
 
 
@@ -93,20 +92,12 @@ def main():
             exact = reference(c, inputs)
             theirs = float(np.abs(torch_bf16_layer(torch, c, inputs) -
                                   exact).max())
-            graph = os.path.join(work, case + ".mlir")
-            out = os.path.join(work, case + ".npy")
-            subprocess.run([os.path.join(args.bin, "mha-gen")] + gen_args(m) +
-                           ["-o", graph], check=True, capture_output=True)
-            run = subprocess.run(
-                [os.path.join(args.bin, "mha-run"), graph, "--inputs", folder,
-                 "--output", out, "--bf16-precision=fast"],
-                capture_output=True, text=True)
-            if run.returncode != 0:
-                print("%s: mha-run failed (%d): %s" % (
-                    case, run.returncode, run.stderr.strip()))
+            got = run_bf16_layer(args.bin, case, m, folder, work,
+                                 ["--bf16-precision=fast"])
+            if got is None:
                 failed += 1
                 continue
-            got = np.load(out).astype(np.float64)
+            got = got.astype(np.float64)
             ours = float(np.abs(got - exact).max())
             ok = not np.isnan(got).any() and ours <= args.factor * theirs
             print("%s: fast bf16 error %.3e, PyTorch bf16 error %.3e, "
