@@ -807,15 +807,16 @@ static void printClauses(OpAsmPrinter &printer, Value mask, UnitAttr causal,
       printer.printAttributeWithoutType(scale);
       printer << ")";
     });
-  llvm::interleave(clauses, printer.getStream(), [](auto &print) { print(); },
-                   " ");
+  llvm::interleave(
+      clauses, printer.getStream(), [](auto &print) { print(); }, " ");
 }
 
-static ParseResult parseAttentionClauses(
-    OpAsmParser &parser, std::optional<OpAsmParser::UnresolvedOperand> &mask,
-    UnitAttr &causal, UnitAttr &causalBottomRight,
-    std::optional<OpAsmParser::UnresolvedOperand> &positions,
-    FloatAttr &scale) {
+static ParseResult
+parseAttentionClauses(OpAsmParser &parser,
+                      std::optional<OpAsmParser::UnresolvedOperand> &mask,
+                      UnitAttr &causal, UnitAttr &causalBottomRight,
+                      std::optional<OpAsmParser::UnresolvedOperand> &positions,
+                      FloatAttr &scale) {
   return parseClauses(parser, &mask, causal, causalBottomRight, &positions,
                       scale);
 }

@@ -103,8 +103,7 @@ llvm::Error CallWalker::run(FunctionOpInterface entry) {
 }
 
 /// The function `call` calls, which must have a body.
-llvm::Expected<FunctionOpInterface>
-CallWalker::resolve(CallOpInterface call) {
+llvm::Expected<FunctionOpInterface> CallWalker::resolve(CallOpInterface call) {
   Operation *caller = call->getParentOfType<FunctionOpInterface>();
   auto symbol = dyn_cast<SymbolRefAttr>(call.getCallableForCallee());
   if (!symbol)
@@ -149,12 +148,11 @@ llvm::Error CallWalker::recursion(Operation *callee) const {
                  llvm::formatv("... {0} more calls ...", left).str());
   }
   CallOpInterface back = stack.back().calls[stack.back().next - 1];
-  std::string cycle =
-      steps.size() == 1
-          ? llvm::formatv("{0} calls itself ({1})", nameOf(callee),
-                          placeOf(back))
-                .str()
-          : llvm::join(steps, ", ");
+  std::string cycle = steps.size() == 1
+                          ? llvm::formatv("{0} calls itself ({1})",
+                                          nameOf(callee), placeOf(back))
+                                .str()
+                          : llvm::join(steps, ", ");
   return createStringError(llvm::formatv(
       "{0}: a graph cannot recurse (the compiled code would call without "
       "end)",
@@ -245,7 +243,8 @@ static OwningOpRef<ModuleOp> canonicalizedCopy(ModuleOp module) {
   OwningOpRef<ModuleOp> copy = module.clone();
   // The graph verified; what a pattern might say about the copy is no
   // message for the user.
-  ScopedDiagnosticHandler quiet(context, [](Diagnostic &) { return success(); });
+  ScopedDiagnosticHandler quiet(context,
+                                [](Diagnostic &) { return success(); });
   (void)applyPatternsGreedily(copy->getOperation(),
                               FrozenRewritePatternSet(std::move(patterns)));
   return copy;
@@ -276,13 +275,13 @@ llvm::Error checkOutputIsComputed(func::FuncOp entry,
   Operation *producer = output.getDefiningOp();
   SymbolTableCollection symbols;
   if (auto found = argumentBehind(output, symbols))
-    return outputIsArgument(
-        entry, signature, *found,
-        producer && !found->writer
-            ? llvm::formatv(" through {0} ({1})", producer->getName(),
-                            placeOf(producer))
-                  .str()
-            : "");
+    return outputIsArgument(entry, signature, *found,
+                            producer && !found->writer
+                                ? llvm::formatv(" through {0} ({1})",
+                                                producer->getName(),
+                                                placeOf(producer))
+                                      .str()
+                                : "");
   // The ops between may fold away only once canonicalized, as the pipeline
   // does before bufferization (mha.concat_heads of mha.split_heads).
   auto module = entry->getParentOfType<ModuleOp>();
@@ -290,12 +289,11 @@ llvm::Error checkOutputIsComputed(func::FuncOp entry,
     return llvm::Error::success();
   OwningOpRef<ModuleOp> copy = canonicalizedCopy(module);
   auto copiedEntry = copy->lookupSymbol<func::FuncOp>(entry.getSymName());
-  Value folded = copiedEntry
-                     ? returnedValue(copiedEntry, signature.resultIndex)
-                     : Value();
+  Value folded =
+      copiedEntry ? returnedValue(copiedEntry, signature.resultIndex) : Value();
   SymbolTableCollection copiedSymbols;
-  if (auto found = folded ? argumentBehind(folded, copiedSymbols)
-                          : std::nullopt)
+  if (auto found =
+          folded ? argumentBehind(folded, copiedSymbols) : std::nullopt)
     return outputIsArgument(
         entry, signature, *found,
         llvm::formatv(" once canonicalized (its {0} at {1} folds to it)",

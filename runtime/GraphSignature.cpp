@@ -46,8 +46,7 @@ static std::optional<ElementType> toNpyType(Type type) {
 
 /// The argument `value` is, updated in place: the argument itself, or the
 /// result of a chain of `mha.cache_append` whose destination is it.
-static std::optional<unsigned> aliasedArgument(func::FuncOp func,
-                                               Value value) {
+static std::optional<unsigned> aliasedArgument(func::FuncOp func, Value value) {
   while (auto append = value.getDefiningOp<mlir::mha::CacheAppendOp>())
     value = append.getCache();
   auto argument = dyn_cast<BlockArgument>(value);
@@ -86,10 +85,10 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
   }
   // Every result but one is an argument updated in place (a key/value
   // cache); the one left is the output.
-  auto ret = func.getBody().empty()
-                 ? func::ReturnOp()
-                 : dyn_cast<func::ReturnOp>(
-                       func.getBody().front().getTerminator());
+  auto ret =
+      func.getBody().empty()
+          ? func::ReturnOp()
+          : dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
   std::optional<unsigned> output;
   for (unsigned index = 0; index < type.getNumResults(); ++index) {
     std::optional<unsigned> alias;
@@ -104,8 +103,7 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
       return createStringError(llvm::formatv(
           "@{0} returns {1} values that are not arguments updated in place "
           "(results {2} and {3}); mha-run runs functions with one result",
-          func.getSymName(), type.getNumResults(), *output,
-          index));
+          func.getSymName(), type.getNumResults(), *output, index));
     output = index;
   }
   if (!output)

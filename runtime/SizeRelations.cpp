@@ -104,9 +104,8 @@ public:
         continue;
       if (lhs.kind == Size::kStatic && rhs.kind == Size::kStatic) {
         if (lhs.value > rhs.value && !conflict)
-          conflict = llvm::formatv("{0} and at most {1}", lhs.value,
-                                   rhs.value)
-                         .str();
+          conflict =
+              llvm::formatv("{0} and at most {1}", lhs.value, rhs.value).str();
         continue;
       }
       if (lhs.kind == Size::kSymbol && rhs.kind == Size::kSymbol &&
@@ -248,26 +247,26 @@ deriveOp(Operation &op, RelationDeriver &relations,
         // declared type, whose `?` sizes agree with anything.
         return fromType(weights.getType());
       })
-      .Case([&](mlir::mha::CacheAppendOp append)
-                -> std::optional<SymbolicShape> {
-        SymbolicShape u = shapeOf(append.getUpdate());
-        SymbolicShape c = shapeOf(append.getCache());
-        SymbolicShape l = shapeOf(append.getLengths());
-        relations.equal(c[0], u[0]);
-        relations.equal(refine(c[0], u[0]), l[0]);
-        relations.equal(c[1], u[1]);
-        relations.equal(c[3], u[3]);
-        relations.atMost(u[2], c[2]);
-        // The result has the cache's type (destination-style).
-        return c;
-      })
-      .Case([&](mlir::mha::ConcatHeadsOp concat)
-                -> std::optional<SymbolicShape> {
-        SymbolicShape in = shapeOf(concat.getInput());
-        int64_t heads = staticOr(in[1], 0), dim = staticOr(in[3], 0);
-        return SymbolicShape{in[0], in[2],
-                             heads && dim ? Size::fixed(heads * dim) : any};
-      })
+      .Case(
+          [&](mlir::mha::CacheAppendOp append) -> std::optional<SymbolicShape> {
+            SymbolicShape u = shapeOf(append.getUpdate());
+            SymbolicShape c = shapeOf(append.getCache());
+            SymbolicShape l = shapeOf(append.getLengths());
+            relations.equal(c[0], u[0]);
+            relations.equal(refine(c[0], u[0]), l[0]);
+            relations.equal(c[1], u[1]);
+            relations.equal(c[3], u[3]);
+            relations.atMost(u[2], c[2]);
+            // The result has the cache's type (destination-style).
+            return c;
+          })
+      .Case(
+          [&](mlir::mha::ConcatHeadsOp concat) -> std::optional<SymbolicShape> {
+            SymbolicShape in = shapeOf(concat.getInput());
+            int64_t heads = staticOr(in[1], 0), dim = staticOr(in[3], 0);
+            return SymbolicShape{in[0], in[2],
+                                 heads && dim ? Size::fixed(heads * dim) : any};
+          })
       .Case([&](mlir::mha::OutputProjectOp project)
                 -> std::optional<SymbolicShape> {
         SymbolicShape in = shapeOf(project.getInput());
@@ -341,8 +340,7 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
     // The declared result type's static sizes must be met (check.result).
     auto declared = cast<RankedTensorType>(op.getResult(0).getType());
     if (declared.getRank() == int64_t(result->size()))
-      for (auto [size, declaredSize] :
-           llvm::zip(*result, declared.getShape()))
+      for (auto [size, declaredSize] : llvm::zip(*result, declared.getShape()))
         if (!ShapedType::isDynamic(declaredSize))
           relations.equal(size, Size::fixed(declaredSize));
     shapes[op.getResult(0)] = *result;
@@ -396,9 +394,7 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
 
 llvm::Error SizeRelations::check(llvm::ArrayRef<std::vector<int64_t>> shapes,
                                  llvm::ArrayRef<std::string> names) const {
-  auto sizeOf = [&](ArgumentDim dim) {
-    return shapes[dim.argument][dim.dim];
-  };
+  auto sizeOf = [&](ArgumentDim dim) { return shapes[dim.argument][dim.dim]; };
   auto name = [&](ArgumentDim dim) {
     return llvm::formatv("{0}[{1}]", names[dim.argument], dim.dim).str();
   };
@@ -410,9 +406,9 @@ llvm::Error SizeRelations::check(llvm::ArrayRef<std::vector<int64_t>> shapes,
                                                name(dim), *sizeClass.size,
                                                sizeOf(dim)));
       if (sizeOf(dim) != sizeOf(first))
-        return createStringError(
-            llvm::formatv("{0} ({1}) must equal {2} ({3})", name(dim),
-                          sizeOf(dim), name(first), sizeOf(first)));
+        return createStringError(llvm::formatv("{0} ({1}) must equal {2} ({3})",
+                                               name(dim), sizeOf(dim),
+                                               name(first), sizeOf(first)));
     }
   }
   for (const Broadcast &broadcast : broadcasts) {

@@ -235,10 +235,10 @@ LogicalResult buildTiles(RewriterBase &rewriter, const SplitDot &dot,
     auto bType = amx::TileType::get({width / 2, 2 * kAmxTile}, b.getBF16Type());
     Value aHi = amx::TileLoadOp::create(b, aType, parts,
                                         ValueRange{row, index(b, from)});
-    Value aLo = hiOnly ? Value()
-                       : amx::TileLoadOp::create(
-                             b, aType, parts,
-                             ValueRange{row, index(b, dot.k + from)});
+    Value aLo =
+        hiOnly ? Value()
+               : amx::TileLoadOp::create(
+                     b, aType, parts, ValueRange{row, index(b, dot.k + from)});
     // One B tile at a time, hi then lo: 5 tiles live (2 accumulators, the
     // A parts, one B part). A tile register has one shape per function
     // (the X86 back end's single tile configuration), so the 16-wide last

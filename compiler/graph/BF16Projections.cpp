@@ -346,10 +346,9 @@ Value splitInBF16Terms(OpBuilder &b, Location loc, Value a, int64_t terms) {
   // as it folds slices of a `tensor.empty`, so one-shot bufferization
   // writes them in place.
   MLIRContext *ctx = b.getContext();
-  auto termsType =
-      RankedTensorType::get({type.getDimSize(0), type.getDimSize(tokenDim),
-                             terms * k},
-                            b.getBF16Type());
+  auto termsType = RankedTensorType::get(
+      {type.getDimSize(0), type.getDimSize(tokenDim), terms * k},
+      b.getBF16Type());
   SmallVector<Value> dynamicSizes;
   SmallVector<OpFoldResult> halfSizes;
   for (unsigned dim : {0u, tokenDim}) {

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzBytes.h"
 #include "layer.h"
 
 #include <sys/mman.h>
@@ -67,17 +68,6 @@ struct Shared {
   bool overlap;
 };
 
-/// Reads the fuzzer's bytes one at a time, 0 once they run out.
-struct Reader {
-  const uint8_t *data;
-  size_t size;
-  uint8_t next() {
-    if (!size)
-      return 0;
-    --size;
-    return *data++;
-  }
-};
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzBytes.h"
 #include "sess.h"
 
 #include <sys/mman.h>
@@ -33,7 +34,7 @@
 namespace {
 constexpr int64_t kD = SESS_MODEL_DIM;
 constexpr int64_t kCapacity = SESS_CACHE_CAPACITY;
-constexpr int64_t kFront = 4;  // sentinel floats before the lowest cache
+constexpr int64_t kFront = 4; // sentinel floats before the lowest cache
 constexpr float kSentinel = -7.0f;
 
 /// `floats` floats that end right before a PROT_NONE page.
@@ -56,17 +57,6 @@ struct Guarded {
   float *data;
 };
 
-/// Reads the fuzzer's bytes one at a time, 0 once they run out.
-struct Reader {
-  const uint8_t *data;
-  size_t size;
-  uint8_t next() {
-    if (!size)
-      return 0;
-    --size;
-    return *data++;
-  }
-};
 
 /// The borrowed caches: the regions that hold them, every float sentinel but
 /// the caches'. `check` says whether the sentinels hold; `snapshot` and
@@ -116,7 +106,7 @@ struct Caches {
 
 // A broken expectation names its line and the library's last message, so
 // that a crash input says what went wrong before it is minimized.
-#define REQUIRE(ok)                                                           \
+#define REQUIRE(ok)                                                            \
   do {                                                                         \
     if (!(ok)) {                                                               \
       fprintf(stderr, "SessionFuzzer.cpp:%d: %s failed; last error: %s\n",     \
@@ -167,8 +157,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t wShape[2] = {kD, kD}, bShape[1] = {kD};
   caches.snapshot();
   sess_session *session = sess_session_create(
-      batch, caches.k, caches.v, w, wShape, w, wShape, w, wShape, w, wShape,
-      b, bShape, b, bShape, b, bShape, b, bShape);
+      batch, caches.k, caches.v, w, wShape, w, wShape, w, wShape, w, wShape, b,
+      bShape, b, bShape, b, bShape, b, bShape);
   // Exactly the caches that share a byte are refused, untouched.
   if (overlap) {
     REQUIRE(!session && caches.unchanged());
@@ -208,11 +198,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       bool full = false;
       for (int64_t s = 0; s < batch; ++s)
         full = full || lengths[s] + tokens > kCapacity;
-      expected = tokens < 1            ? SESS_BAD_ARGUMENT
-                 : full                ? SESS_CACHE_FULL
-                 : place >= 2          ? SESS_BAD_ARGUMENT
-                 : place == 1          ? SESS_RESULT_TOO_SMALL
-                                       : SESS_OK;
+      expected = tokens < 1   ? SESS_BAD_ARGUMENT
+                 : full       ? SESS_CACHE_FULL
+                 : place >= 2 ? SESS_BAD_ARGUMENT
+                 : place == 1 ? SESS_RESULT_TOO_SMALL
+                              : SESS_OK;
       status = sess_session_step(session, xp, tokens, y,
                                  place == 1 ? count - 1 : count);
       if (status == SESS_OK && expected == SESS_OK) {

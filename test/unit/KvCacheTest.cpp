@@ -16,10 +16,10 @@
 #include "compiler/Pipelines.h"
 #include "compiler/Registration.h"
 #include "dialects/MhaDialect.h"
+#include "graphs/LayerGraph.h"
 #include "runtime/GraphLoader.h"
 #include "runtime/JitRunner.h"
 #include "runtime/ReferenceAttention.h"
-#include "graphs/LayerGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"

@@ -86,9 +86,8 @@ static bool checkBF16Rows(const AttentionShape &layer, const DecodedRows &rows,
                           double factor, llvm::raw_ostream &os) {
   NpyArray exact = referenceRows(layer, rows, rows.givenInputs, validRows);
   NpyArray rounded = referenceRows(layer, rows, rows.inputs, validRows);
-  StorageErrorCheck check =
-      checkStorageError(got.f32(), exact.f32(), rounded.f32(),
-                        got.numElements(), factor, atol);
+  StorageErrorCheck check = checkStorageError(
+      got.f32(), exact.f32(), rounded.f32(), got.numElements(), factor, atol);
   os << check.summary(factor) << "\n";
   return check.passed;
 }

@@ -397,12 +397,11 @@ private:
       llvm::outs() << llvm::formatv("prepared {0} packed weight buffers once "
                                     "in {1:F1} ms\n",
                                     numPrepared, prepareMs);
-    llvm::outs() << llvm::formatv("median {0:F3} ms, min {1:F3} ms over {2} "
-                                  "run{5} ({3} thread{4})",
-                                  median, times.front(), times.size(),
-                                  omp_get_max_threads(),
-                                  omp_get_max_threads() == 1 ? "" : "s",
-                                  times.size() == 1 ? "" : "s");
+    llvm::outs() << llvm::formatv(
+        "median {0:F3} ms, min {1:F3} ms over {2} "
+        "run{5} ({3} thread{4})",
+        median, times.front(), times.size(), omp_get_max_threads(),
+        omp_get_max_threads() == 1 ? "" : "s", times.size() == 1 ? "" : "s");
     if (problem)
       llvm::outs() << llvm::formatv(", {0:F1} GFLOP/s",
                                     problem->flops() / (median * 1e6));
@@ -502,8 +501,8 @@ private:
     StorageErrorCheck check =
         checkStorageError(result.f32(), exact.f32(), rounded.f32(),
                           result.numElements(), factor, absTolerance);
-    llvm::outs() << "check against the C++ reference: "
-                 << check.summary(factor) << "\n";
+    llvm::outs() << "check against the C++ reference: " << check.summary(factor)
+                 << "\n";
     return check.passed;
   }
 
