@@ -120,8 +120,23 @@ def Mha_MaskTensor : RankedTensorOf<[I1], [HasAnyRankOfPred<[3]>],
 def Mha_LengthsTensor : RankedTensorOf<[I64], [HasAnyRankOfPred<[1]>],
     "1D tensor [B]">;
 
+/// Per-head or per-feature parameters of the attention variants, in f32
+/// whatever the layer's element type: ALiBi slopes and sinks `[H]`, QK-norm
+/// weights `[dk]`, rotary frequencies `[R/2]`.
+def Mha_ParameterTensor : RankedTensorOf<[F32],
+    [HasStaticShapePred, HasAnyRankOfPred<[1]>],
+    "statically shaped 1-D f32 tensor (one parameter per head or feature)">;
+
+/// Additive score biases `[B or 1, H or 1, T or 1, S]` (f32): a float
+/// attention mask, T5's relative bias, a padding mask of large negatives.
+def Mha_ScoreBiasTensor : RankedTensorOf<[F32], [HasAnyRankOfPred<[4]>],
+    "4D f32 tensor [B or 1, H or 1, T or 1, S]">;
+
 /// A head count: at least 1.
 def Mha_HeadCountAttr : ConfinedAttr<I64Attr, [IntPositive]>;
+
+/// A sliding window: the keys a query sees, its own included; at least 1.
+def Mha_WindowAttr : ConfinedAttr<I64Attr, [IntPositive]>;
 
 /// `AllElementTypesMatch` for an optional operand (read with its getter, in
 /// the op's generated verifier):

@@ -2,6 +2,7 @@
 
 #include "dialects/MhaOps.h"
 #include "dialects/ShapeChecker.h"
+#include "dialects/VariantChecks.h"
 
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -381,7 +382,10 @@ LogicalResult SdpaOp::verify() {
       failed(verifyPositions(*this, check, getPositions(), getCausal(),
                              getCausalBottomRight(),
                              refineDim(refineDim(q[0], k[0]), v[0]))) ||
-      failed(verifyScale(*this, getScale())))
+      failed(verifyScale(*this, getScale())) ||
+      failed(verifyScoreSteps(*this, check, ScoreSteps::of(*this), getCausal(),
+                              refineDim(refineDim(q[0], k[0]), v[0]), q[1],
+                              q[2], refineDim(k[2], v[2]))))
     return failure();
   return verifyResultType(*this);
 }
@@ -427,7 +431,9 @@ LogicalResult AttentionWeightsOp::verify() {
       failed(verifyCausal(*this, getCausal(), getCausalBottomRight())) ||
       failed(verifyPositions(*this, check, getPositions(), getCausal(),
                              getCausalBottomRight(), refineDim(q[0], k[0]))) ||
-      failed(verifyScale(*this, getScale())))
+      failed(verifyScale(*this, getScale())) ||
+      failed(verifyScoreSteps(*this, check, ScoreSteps::of(*this), getCausal(),
+                              refineDim(q[0], k[0]), q[1], q[2], k[2])))
     return failure();
   return verifyResultType(*this);
 }
@@ -650,6 +656,49 @@ static FailureOr<LayerSizes> verifyInputWeights(AttentionOp op,
   return sizes;
 }
 
+/// The QK-norm and rotary options of a layer whose heads are `headDim`
+/// wide: each option only with what it modifies, the norms both or neither,
+/// the rotary embedding in self-attention (its positions are those of one
+/// sequence).
+static LogicalResult verifyQueryKeyOptions(AttentionOp op, ShapeChecker &check,
+                                           int64_t headDim) {
+  if (!op.getQNorm() != !op.getKNorm())
+    return op.emitOpError()
+           << "expects q_norm and k_norm together, got only "
+           << (op.getQNorm() ? "q_norm" : "k_norm");
+  if (op.getQNorm()) {
+    if (failed(check.dim("q_norm size (dk)", headDim,
+                         tensorType(op.getQNorm()).getDimSize(0))) ||
+        failed(check.dim("k_norm size (dk)", headDim,
+                         tensorType(op.getKNorm()).getDimSize(0))))
+      return failure();
+  } else if (op.getQkNormEps()) {
+    return op.emitOpError() << "expects qk_norm_eps only together with q_norm "
+                               "and k_norm";
+  }
+  if (std::optional<APFloat> eps = op.getQkNormEps())
+    if (failed(verifyNormEpsilon(op, eps->convertToDouble())))
+      return failure();
+  if (!op.getRope()) {
+    if (op.getRotaryDim() || op.getRopeBase() || op.getRopeScale() ||
+        op.getRopeMscale() || op.getRopeInvFreq())
+      return op.emitOpError()
+             << "expects rotary_dim, rope_base, rope_scale, rope_mscale and "
+                "rope_inv_freq only together with rope";
+    return success();
+  }
+  if (op.getKv())
+    return op.emitOpError() << "expects rope only in self-attention, got kv";
+  auto value = [](std::optional<APFloat> attr, double byDefault) {
+    return attr ? attr->convertToDouble() : byDefault;
+  };
+  return verifyRope(op, check, *op.getRope(),
+                    op.getEffectiveRotaryDim(headDim), headDim,
+                    op.getRopeInvFreq(), value(op.getRopeBase(), 10000.0),
+                    value(op.getRopeScale(), 1.0),
+                    value(op.getRopeMscale(), 1.0));
+}
+
 /// `query [B, T, D]` (and `kv [B, S, D_kv]`), `w_o [H·dv, D_out]` ->
 /// `[B, T, D_out]` (of the query's element type; a bf16 layer may declare
 /// f32, `compatibleResults`).
@@ -703,7 +752,10 @@ LogicalResult AttentionOp::verify() {
       failed(check.bias(getBO(), "b_o", wo.getDimSize(1))) ||
       failed(verifyMask(check, getMask(), batch, query[1], kvLen)) ||
       failed(verifyCausal(*this, getCausal(), getCausalBottomRight())) ||
-      failed(verifyScale(*this, getScale())))
+      failed(verifyScale(*this, getScale())) ||
+      failed(verifyScoreSteps(*this, check, ScoreSteps::of(*this), getCausal(),
+                              batch, sizes->numHeads, query[1], kvLen)) ||
+      failed(verifyQueryKeyOptions(*this, check, sizes->headDim)))
     return failure();
   return verifyResultType(*this);
 }
@@ -716,54 +768,103 @@ RankedTensorType AttentionOp::inferResultType() {
 // The causal clause of the assembly format
 //===----------------------------------------------------------------------===//
 
+namespace {
+using OptionalOperand = std::optional<OpAsmParser::UnresolvedOperand>;
+
+/// Where the parser puts each clause of an attention op; null for a clause
+/// the op does not have (mha.attention has no `positions`).
+struct ClauseSlots {
+  OptionalOperand *mask = nullptr, *positions = nullptr;
+  UnitAttr *causal = nullptr, *causalBottomRight = nullptr;
+  FloatAttr *scale = nullptr;
+  OptionalOperand *attnBias = nullptr, *alibiSlopes = nullptr,
+                  *sinks = nullptr;
+  IntegerAttr *window = nullptr;
+  FloatAttr *softcap = nullptr;
+};
+
+/// What the printer prints, in this order; null where absent.
+struct ClauseValues {
+  Value mask;
+  UnitAttr causal, causalBottomRight;
+  Value positions;
+  FloatAttr scale;
+  Value attnBias, alibiSlopes, sinks;
+  IntegerAttr window;
+  FloatAttr softcap;
+};
+} // namespace
+
 /// The optional clauses after an attention op's operands: `mask(%m)`,
-/// `causal` or `causal(top_left|bottom_right)`, `positions(%p)` and
-/// `scale(x)`, each at most once and in any order (a reader writes
-/// `scale(0.125) causal` as readily as `causal scale(0.125)`); they print in
-/// that order. `mask` and `positions` are null where the op has no such
-/// clause (mha.attention).
-static ParseResult
-parseClauses(OpAsmParser &parser,
-             std::optional<OpAsmParser::UnresolvedOperand> *mask,
-             UnitAttr &causal, UnitAttr &causalBottomRight,
-             std::optional<OpAsmParser::UnresolvedOperand> *positions,
-             FloatAttr &scale) {
-  auto parseOperandClause =
-      [&](std::optional<OpAsmParser::UnresolvedOperand> &operand) {
-        OpAsmParser::UnresolvedOperand value;
-        if (parser.parseLParen() || parser.parseOperand(value) ||
-            parser.parseRParen())
-          return failure();
-        operand = value;
-        return success();
-      };
+/// `causal` or `causal(top_left|bottom_right)`, `positions(%p)`,
+/// `scale(x)`, and the score steps `bias(%b)`, `alibi(%s)`, `sinks(%s)`,
+/// `window(W)` and `softcap(c)`, each at most once and in any order (a
+/// reader writes `scale(0.125) causal` as readily as `causal scale(0.125)`);
+/// they print in that order.
+static ParseResult parseClauses(OpAsmParser &parser, ClauseSlots slots) {
+  auto parseOperandClause = [&](OptionalOperand &operand) {
+    OpAsmParser::UnresolvedOperand value;
+    if (parser.parseLParen() || parser.parseOperand(value) ||
+        parser.parseRParen())
+      return failure();
+    operand = value;
+    return success();
+  };
+  auto parseFloatClause = [&](FloatAttr &attr) {
+    return failure(parser.parseLParen() ||
+                   parser.parseAttribute(attr,
+                                         parser.getBuilder().getF32Type()) ||
+                   parser.parseRParen());
+  };
+  struct OperandClause {
+    StringRef keyword;
+    OptionalOperand *slot;
+  };
+  OperandClause operandClauses[] = {{"mask", slots.mask},
+                                    {"positions", slots.positions},
+                                    {"bias", slots.attnBias},
+                                    {"alibi", slots.alibiSlopes},
+                                    {"sinks", slots.sinks}};
   while (true) {
     SMLoc loc = parser.getCurrentLocation();
     auto duplicate = [&](StringRef clause) {
       return parser.emitError(loc) << "`" << clause << "` is given twice";
     };
-    if (mask && succeeded(parser.parseOptionalKeyword("mask"))) {
-      if (mask->has_value())
-        return duplicate("mask");
-      if (failed(parseOperandClause(*mask)))
+    bool parsedOperand = false;
+    for (OperandClause &clause : operandClauses) {
+      if (!clause.slot || failed(parser.parseOptionalKeyword(clause.keyword)))
+        continue;
+      if (clause.slot->has_value())
+        return duplicate(clause.keyword);
+      if (failed(parseOperandClause(*clause.slot)))
         return failure();
-    } else if (positions &&
-               succeeded(parser.parseOptionalKeyword("positions"))) {
-      if (positions->has_value())
-        return duplicate("positions");
-      if (failed(parseOperandClause(*positions)))
-        return failure();
-    } else if (succeeded(parser.parseOptionalKeyword("scale"))) {
-      if (scale)
+      parsedOperand = true;
+      break;
+    }
+    if (parsedOperand)
+      continue;
+    if (succeeded(parser.parseOptionalKeyword("scale"))) {
+      if (*slots.scale)
         return duplicate("scale");
-      if (parser.parseLParen() ||
-          parser.parseAttribute(scale, parser.getBuilder().getF32Type()) ||
+      if (failed(parseFloatClause(*slots.scale)))
+        return failure();
+    } else if (succeeded(parser.parseOptionalKeyword("softcap"))) {
+      if (*slots.softcap)
+        return duplicate("softcap");
+      if (failed(parseFloatClause(*slots.softcap)))
+        return failure();
+    } else if (succeeded(parser.parseOptionalKeyword("window"))) {
+      if (*slots.window)
+        return duplicate("window");
+      int64_t size;
+      if (parser.parseLParen() || parser.parseInteger(size) ||
           parser.parseRParen())
         return failure();
+      *slots.window = parser.getBuilder().getI64IntegerAttr(size);
     } else if (succeeded(parser.parseOptionalKeyword("causal"))) {
-      if (causal)
+      if (*slots.causal)
         return duplicate("causal");
-      causal = parser.getBuilder().getUnitAttr();
+      *slots.causal = parser.getBuilder().getUnitAttr();
       if (failed(parser.parseOptionalLParen()))
         continue;
       SMLoc alignmentLoc = parser.getCurrentLocation();
@@ -774,7 +875,7 @@ parseClauses(OpAsmParser &parser,
                << "expects the causal alignment top_left or bottom_right, got "
                << (alignment.empty() ? StringRef("no keyword") : alignment);
       if (alignment == "bottom_right")
-        causalBottomRight = parser.getBuilder().getUnitAttr();
+        *slots.causalBottomRight = parser.getBuilder().getUnitAttr();
       if (parser.parseRParen())
         return failure();
     } else {
@@ -784,61 +885,84 @@ parseClauses(OpAsmParser &parser,
 }
 
 /// Prints the clauses in one order: `mask(...)`, `causal` (top-left) or
-/// `causal(bottom_right)`, `positions(...)`, `scale(...)`. An op with
-/// `causal_bottom_right` but no `causal` fails to verify, and such an op is
-/// printed in the generic form, which keeps both attributes.
-static void printClauses(OpAsmPrinter &printer, Value mask, UnitAttr causal,
-                         UnitAttr causalBottomRight, Value positions,
-                         FloatAttr scale) {
+/// `causal(bottom_right)`, `positions(...)`, `scale(...)`, then the score
+/// steps in the order they apply. An op with `causal_bottom_right` but no
+/// `causal` fails to verify, and such an op is printed in the generic form,
+/// which keeps both attributes.
+static void printClauses(OpAsmPrinter &printer, const ClauseValues &values) {
   llvm::SmallVector<std::function<void()>> clauses;
-  if (mask)
-    clauses.push_back([&] { printer << "mask(" << mask << ")"; });
-  if (causal)
+  auto operandClause = [&](StringRef keyword, Value value) {
+    if (value)
+      clauses.push_back(
+          [&printer, keyword, value] { printer << keyword << "(" << value << ")"; });
+  };
+  auto floatClause = [&](StringRef keyword, FloatAttr attr) {
+    if (attr)
+      clauses.push_back([&printer, keyword, attr] {
+        printer << keyword << "(";
+        printer.printAttributeWithoutType(attr);
+        printer << ")";
+      });
+  };
+  operandClause("mask", values.mask);
+  if (values.causal)
     clauses.push_back([&] {
       printer << "causal";
-      if (causalBottomRight)
+      if (values.causalBottomRight)
         printer << "(bottom_right)";
     });
-  if (positions)
-    clauses.push_back([&] { printer << "positions(" << positions << ")"; });
-  if (scale)
+  operandClause("positions", values.positions);
+  floatClause("scale", values.scale);
+  floatClause("softcap", values.softcap);
+  operandClause("alibi", values.alibiSlopes);
+  operandClause("bias", values.attnBias);
+  if (values.window)
     clauses.push_back([&] {
-      printer << "scale(";
-      printer.printAttributeWithoutType(scale);
-      printer << ")";
+      printer << "window(" << values.window.getInt() << ")";
     });
+  operandClause("sinks", values.sinks);
   llvm::interleave(
       clauses, printer.getStream(), [](auto &print) { print(); }, " ");
 }
 
-static ParseResult
-parseAttentionClauses(OpAsmParser &parser,
-                      std::optional<OpAsmParser::UnresolvedOperand> &mask,
-                      UnitAttr &causal, UnitAttr &causalBottomRight,
-                      std::optional<OpAsmParser::UnresolvedOperand> &positions,
-                      FloatAttr &scale) {
-  return parseClauses(parser, &mask, causal, causalBottomRight, &positions,
-                      scale);
+static ParseResult parseAttentionClauses(
+    OpAsmParser &parser, OptionalOperand &mask, UnitAttr &causal,
+    UnitAttr &causalBottomRight, OptionalOperand &positions, FloatAttr &scale,
+    OptionalOperand &attnBias, OptionalOperand &alibiSlopes,
+    OptionalOperand &sinks, IntegerAttr &window, FloatAttr &softcap) {
+  return parseClauses(parser, {&mask, &positions, &causal, &causalBottomRight,
+                               &scale, &attnBias, &alibiSlopes, &sinks, &window,
+                               &softcap});
 }
 
 static void printAttentionClauses(OpAsmPrinter &printer, Operation *,
                                   Value mask, UnitAttr causal,
                                   UnitAttr causalBottomRight, Value positions,
-                                  FloatAttr scale) {
-  printClauses(printer, mask, causal, causalBottomRight, positions, scale);
+                                  FloatAttr scale, Value attnBias,
+                                  Value alibiSlopes, Value sinks,
+                                  IntegerAttr window, FloatAttr softcap) {
+  printClauses(printer, {mask, causal, causalBottomRight, positions, scale,
+                         attnBias, alibiSlopes, sinks, window, softcap});
 }
 
-static ParseResult parseCausalAndScale(OpAsmParser &parser, UnitAttr &causal,
-                                       UnitAttr &causalBottomRight,
-                                       FloatAttr &scale) {
-  return parseClauses(parser, nullptr, causal, causalBottomRight, nullptr,
-                      scale);
+static ParseResult
+parseCausalAndScale(OpAsmParser &parser, UnitAttr &causal,
+                    UnitAttr &causalBottomRight, FloatAttr &scale,
+                    OptionalOperand &attnBias, OptionalOperand &alibiSlopes,
+                    OptionalOperand &sinks, IntegerAttr &window,
+                    FloatAttr &softcap) {
+  return parseClauses(parser, {nullptr, nullptr, &causal, &causalBottomRight,
+                               &scale, &attnBias, &alibiSlopes, &sinks, &window,
+                               &softcap});
 }
 
 static void printCausalAndScale(OpAsmPrinter &printer, Operation *,
                                 UnitAttr causal, UnitAttr causalBottomRight,
-                                FloatAttr scale) {
-  printClauses(printer, nullptr, causal, causalBottomRight, nullptr, scale);
+                                FloatAttr scale, Value attnBias,
+                                Value alibiSlopes, Value sinks,
+                                IntegerAttr window, FloatAttr softcap) {
+  printClauses(printer, {Value(), causal, causalBottomRight, Value(), scale,
+                         attnBias, alibiSlopes, sinks, window, softcap});
 }
 
 #define GET_OP_CLASSES

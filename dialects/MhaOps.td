@@ -114,8 +114,93 @@ def Mha_SplitHeadsOp : Mha_Op<"split_heads", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
-// mha.sdpa
+// mha.rms_norm
 //===----------------------------------------------------------------------===//
+
+def Mha_RmsNormOp : Mha_Op<"rms_norm", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMSNorm over the last dimension (QK-norm of each head)";
+  let description = [{
+    `y[..., i] = x[..., i] / sqrt(mean_k(x[..., k]²) + eps) · weight[i]`
+    over the last dimension `d` of `input [B, H, T, d]`, computed in f32:
+    the QK-norm of Qwen 3, OLMo 2 and Gemma 3, applied to each head's
+    queries and keys before the rotary embedding. `weight [d]` (f32) is
+    multiplied as it is: Gemma's `(1 + w)` convention is the caller's
+    `1 + w`.
+
+    ```mlir
+    %qn = mha.rms_norm %q, %q_norm eps(1.000000e-06)
+        : (tensor<1x8x128x64xf32>, tensor<64xf32>) -> tensor<1x8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Mha_HeadsTensor:$input, Mha_ParameterTensor:$weight,
+                       F64Attr:$eps);
+  let results = (outs Mha_HeadsTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `eps` `(` $eps `)` attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.rope
+//===----------------------------------------------------------------------===//
+
+def Mha_RopeOp : Mha_Op<"rope", [Pure, AttrSizedOperandSegments,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding of queries or keys";
+  let description = [{
+    Rotates pairs of features of `input [B, H, T, d]` by an angle that
+    grows with the token's position (RoFormer; Llama, Mistral, Qwen,
+    Gemma, gpt-oss, GPT-J, GPT-NeoX, Phi). Token `t` of sequence `b` sits
+    at position `p = t`, or `p = offsets[b] + t` with `offsets [B]` (i64,
+    a key/value cache's lengths). For each of the `R/2` pairs `i`
+    (`rotary_dim(R)`, even, at most `d`):
+
+    - the frequency is `inv_freq[i]` where the operand is given (`[R/2]`,
+      f32: Llama 3.1's, NTK's or YaRN's frequencies), else
+      `base^(−2i / R)`;
+    - the angle is `θ = (p / scale) · frequency` (`scale`: linear position
+      interpolation; 1 for none);
+    - with `c = cos θ · mscale`, `s = sin θ · mscale` (`mscale`: YaRN's
+      attention factor; 1 for none) and `(a, b)` the pair's features,
+      `a ← a · c − b · s`, `b ← b · c + a · s`.
+
+    `layout("half")` pairs feature `i` with `i + R/2` (Hugging Face's
+    `rotate_half`, GPT-NeoX); `layout("interleaved")` pairs `2i` with
+    `2i + 1` (Meta's original Llama, GPT-J). Features `R … d − 1` pass
+    through unchanged.
+
+    ```mlir
+    %qr = mha.rope %q offsets(%len) layout("half") rotary_dim(64)
+        base(1.000000e+04) scale(1.000000e+00) mscale(1.000000e+00)
+        : (tensor<1x8x128x64xf32>, tensor<1xi64>) -> tensor<1x8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Mha_HeadsTensor:$input,
+                       Optional<Mha_LengthsTensor>:$offsets,
+                       Optional<Mha_ParameterTensor>:$inv_freq,
+                       StrAttr:$layout,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$rotary_dim,
+                       F64Attr:$base, F64Attr:$scale, F64Attr:$mscale);
+  let results = (outs Mha_HeadsTensor:$result);
+  let assemblyFormat = [{
+    $input (`offsets` `(` $offsets^ `)`)? (`inv_freq` `(` $inv_freq^ `)`)?
+    `layout` `(` $layout `)` `rotary_dim` `(` $rotary_dim `)`
+    `base` `(` $base `)` `scale` `(` $scale `)` `mscale` `(` $mscale `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// True for the interleaved layout (`2i` with `2i + 1`).
+    bool isInterleaved() { return getLayout() == "interleaved"; }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.sdpa
+//===----------------------------------------------------------------------===
 
 def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     AllElementTypesMatch<["query", "key", "value"]>,
@@ -150,6 +235,26 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
       batches).
     - A query row that may attend to no key gives zeros, never NaN.
 
+    The score steps of the served models, each optional, applied in this
+    order to the score `s = Q[b, h, i] · K[b, g, j]` of query `i` (at
+    position `p_i`: `i`, `i + S − T` bottom-right, `positions[b] + i`) and
+    key `j`:
+
+    1. `s ← s · scale`;
+    2. `softcap(c)`: `s ← c · tanh(s / c)` (Gemma 2);
+    3. `alibi(%slopes)` (`[H]`): `s ← s + slopes[h] · (j − p_i)` (BLOOM);
+    4. `bias(%b)` (`[B or 1, H or 1, T or 1, S]`, f32, −inf allowed):
+       `s ← s + b[b, h, i, j]`, each dimension of 1 broadcast (a float
+       attention mask, T5's relative bias, a padding mask);
+    5. `mask`, `causal` and `window(W)` (with `causal`: key `j` is seen
+       only when `p_i − W < j`, W keys including the query's own): keys
+       that fail any of them are not attended;
+    6. `sinks(%s)` (`[H]`): a logit per head that joins each row's softmax
+       denominator and weighs no value,
+       `p_j = e^(s_j) / (Σ_k e^(s_k) + e^(s[h]))` (gpt-oss).
+
+    A row with no finite score after step 5 gives zeros, sinks or not.
+
     ```mlir
     %o = mha.sdpa %q, %k, %v mask(%m) causal scale(0.125)
         : (tensor<2x8x16x64xf32>, tensor<2x2x16x64xf32>,
@@ -165,24 +270,34 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
   let arguments = (ins Mha_HeadsTensor:$query, Mha_HeadsTensor:$key,
                        Mha_HeadsTensor:$value, Optional<Mha_MaskTensor>:$mask,
                        Optional<Mha_LengthsTensor>:$positions,
+                       Optional<Mha_ScoreBiasTensor>:$attn_bias,
+                       Optional<Mha_ParameterTensor>:$alibi_slopes,
+                       Optional<Mha_ParameterTensor>:$sinks,
                        UnitAttr:$causal, UnitAttr:$causal_bottom_right,
-                       OptionalAttr<F32Attr>:$scale);
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<Mha_WindowAttr>:$window,
+                       OptionalAttr<F32Attr>:$softcap);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value
     custom<AttentionClauses>($mask, $causal, $causal_bottom_right, $positions,
-                             $scale)
+                             $scale, $attn_bias, $alibi_slopes, $sinks,
+                             $window, $softcap)
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
-    // The inferred builder with the causal flags as booleans.
+    // The inferred builder with the causal flags as booleans; the score
+    // steps as `steps` has them (none by default).
     OpBuilder<(ins "Value":$query, "Value":$key, "Value":$value,
                    "Value":$mask, "bool":$causal, "bool":$causalBottomRight,
-                   "FloatAttr":$scale, CArg<"Value", "{}">:$positions),
+                   "FloatAttr":$scale, CArg<"Value", "{}">:$positions,
+                   CArg<"const ScoreSteps &", "ScoreSteps()">:$steps),
     [{
       build($_builder, $_state, query, key, value, mask, positions,
+            steps.attnBias, steps.alibiSlopes, steps.sinks,
             causal ? $_builder.getUnitAttr() : nullptr,
-            causalBottomRight ? $_builder.getUnitAttr() : nullptr, scale);
+            causalBottomRight ? $_builder.getUnitAttr() : nullptr, scale,
+            steps.window, steps.softcap);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -226,22 +341,30 @@ def Mha_AttentionWeightsOp
   let arguments = (ins Mha_HeadsTensor:$query, Mha_HeadsTensor:$key,
                        Optional<Mha_MaskTensor>:$mask,
                        Optional<Mha_LengthsTensor>:$positions,
+                       Optional<Mha_ScoreBiasTensor>:$attn_bias,
+                       Optional<Mha_ParameterTensor>:$alibi_slopes,
+                       Optional<Mha_ParameterTensor>:$sinks,
                        UnitAttr:$causal, UnitAttr:$causal_bottom_right,
-                       OptionalAttr<F32Attr>:$scale);
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<Mha_WindowAttr>:$window,
+                       OptionalAttr<F32Attr>:$softcap);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key
     custom<AttentionClauses>($mask, $causal, $causal_bottom_right, $positions,
-                             $scale)
+                             $scale, $attn_bias, $alibi_slopes, $sinks,
+                             $window, $softcap)
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
     // The weights of `sdpa`: its query, key, mask, causal (and alignment),
-    // positions and scale.
+    // positions, scale and score steps.
     OpBuilder<(ins "SdpaOp":$sdpa), [{
       build($_builder, $_state, sdpa.getQuery(), sdpa.getKey(),
-            sdpa.getMask(), sdpa.getPositions(), sdpa.getCausalAttr(),
-            sdpa.getCausalBottomRightAttr(), sdpa.getScaleAttr());
+            sdpa.getMask(), sdpa.getPositions(), sdpa.getAttnBias(),
+            sdpa.getAlibiSlopes(), sdpa.getSinks(), sdpa.getCausalAttr(),
+            sdpa.getCausalBottomRightAttr(), sdpa.getScaleAttr(),
+            sdpa.getWindowAttr(), sdpa.getSoftcapAttr());
     }]>
   ];
   let extraClassDeclaration = [{
@@ -360,9 +483,21 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments,
       `[Hkv, D_kv/Hkv, dk]`, `[Hkv, D_kv/Hkv, dv]`), the input is cut into
       head slices first and head `h` projects its own slice.
 
+    - The score steps `bias(%b)` (`[B or 1, H or 1, T or 1, S]`),
+      `alibi(%slopes)`, `sinks(%s)` (`[H]`), `window(W)` and `softcap(c)`:
+      as in `mha.sdpa`.
+    - `q_norm(%wq) k_norm(%wk)` (`[dk]`, both or neither) with
+      `qk_norm_eps(e)` (default 1e-6): `mha.rms_norm` of each head's Q and
+      K after their projections (and biases).
+    - `rope("half")` or `rope("interleaved")` with `rotary_dim(R)`
+      (default dk), `rope_base(θ)` (default 10000), `rope_scale(s)`,
+      `rope_mscale(m)` (default 1) and `rope_inv_freq(%f)` (`[R/2]`):
+      `mha.rope` of Q and K at positions `0 … T − 1` (self-attention only),
+      after the QK-norm.
+
     The result is `[B, T, D_out]`. `mha-expand` rewrites the op into
-    `mha.project`, `mha.split_heads`, `mha.sdpa`, `mha.concat_heads` and
-    `mha.output_project`.
+    `mha.project`, `mha.split_heads`, (`mha.rms_norm`, `mha.rope`,)
+    `mha.sdpa`, `mha.concat_heads` and `mha.output_project`.
 
     ```mlir
     %y = mha.attention %x weights(%w_q, %w_k, %w_v, %w_o)
@@ -382,10 +517,24 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments,
                        Optional<Mha_BiasTensor>:$b_k,
                        Optional<Mha_BiasTensor>:$b_v,
                        Optional<Mha_BiasTensor>:$b_o,
+                       Optional<Mha_ScoreBiasTensor>:$attn_bias,
+                       Optional<Mha_ParameterTensor>:$alibi_slopes,
+                       Optional<Mha_ParameterTensor>:$sinks,
+                       Optional<Mha_ParameterTensor>:$rope_inv_freq,
+                       Optional<Mha_ParameterTensor>:$q_norm,
+                       Optional<Mha_ParameterTensor>:$k_norm,
                        Mha_HeadCountAttr:$num_heads,
                        OptionalAttr<Mha_HeadCountAttr>:$num_kv_heads,
                        UnitAttr:$causal, UnitAttr:$causal_bottom_right,
-                       OptionalAttr<F32Attr>:$scale);
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<Mha_WindowAttr>:$window,
+                       OptionalAttr<F32Attr>:$softcap,
+                       OptionalAttr<StrAttr>:$rope,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rotary_dim,
+                       OptionalAttr<F64Attr>:$rope_base,
+                       OptionalAttr<F64Attr>:$rope_scale,
+                       OptionalAttr<F64Attr>:$rope_mscale,
+                       OptionalAttr<F64Attr>:$qk_norm_eps);
   let results = (outs Mha_FloatTensor:$result);
   let assemblyFormat = [{
     $query (`kv` `(` $kv^ `)`)? (`mask` `(` $mask^ `)`)?
@@ -393,7 +542,14 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments,
     (`bias_q` `(` $b_q^ `)`)? (`bias_k` `(` $b_k^ `)`)?
     (`bias_v` `(` $b_v^ `)`)? (`bias_o` `(` $b_o^ `)`)?
     `heads` `(` $num_heads `)` (`kv_heads` `(` $num_kv_heads^ `)`)?
-    custom<CausalAndScale>($causal, $causal_bottom_right, $scale)
+    custom<CausalAndScale>($causal, $causal_bottom_right, $scale, $attn_bias,
+                           $alibi_slopes, $sinks, $window, $softcap)
+    (`q_norm` `(` $q_norm^ `)`)? (`k_norm` `(` $k_norm^ `)`)?
+    (`qk_norm_eps` `(` $qk_norm_eps^ `)`)?
+    (`rope` `(` $rope^ `)`)? (`rotary_dim` `(` $rotary_dim^ `)`)?
+    (`rope_base` `(` $rope_base^ `)`)? (`rope_scale` `(` $rope_scale^ `)`)?
+    (`rope_mscale` `(` $rope_mscale^ `)`)?
+    (`rope_inv_freq` `(` $rope_inv_freq^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
@@ -409,6 +565,10 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments,
     bool isSplitFirst() { return getWQ().getType().getRank() == 3; }
     /// The tensor keys and values are computed from (`query` if no `kv`).
     Value getKeyValueSource() { return getKv() ? getKv() : getQuery(); }
+    /// The rotary dimension: `rotary_dim` if set, else dk (`headDim`).
+    int64_t getEffectiveRotaryDim(int64_t headDim) {
+      return getRotaryDim().value_or(headDim);
+    }
   }];
   let hasVerifier = 1;
 }

@@ -364,10 +364,13 @@ OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
   Value y = mlir::mha::AttentionOp::create(
       builder, loc, resultType, lookup("x"), lookup("kv"), lookup("mask"),
       lookup("w_q"), lookup("w_k"), lookup("w_v"), lookup("w_o"), lookup("b_q"),
-      lookup("b_k"), lookup("b_v"), lookup("b_o"),
-      builder.getI64IntegerAttr(c.numHeads), kvHeads,
-      c.causal ? builder.getUnitAttr() : UnitAttr(),
-      c.causalBottomRight ? builder.getUnitAttr() : UnitAttr(), FloatAttr());
+      lookup("b_k"), lookup("b_v"), lookup("b_o"), lookup("attn_bias"),
+      lookup("alibi_slopes"), lookup("sinks"), lookup("rope_inv_freq"),
+      lookup("q_norm"), lookup("k_norm"), builder.getI64IntegerAttr(c.numHeads),
+      kvHeads, c.causal ? builder.getUnitAttr() : UnitAttr(),
+      c.causalBottomRight ? builder.getUnitAttr() : UnitAttr(), FloatAttr(),
+      IntegerAttr(), FloatAttr(), StringAttr(), IntegerAttr(), FloatAttr(),
+      FloatAttr(), FloatAttr(), FloatAttr());
   func::ReturnOp::create(builder, loc, y);
   return module;
 }

@@ -6,7 +6,7 @@
 
 func.func @bottom_right_without_causal(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %v: tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32> {
   // expected-error @+1 {{'mha.sdpa' op expects causal_bottom_right only together with causal, got causal_bottom_right without causal}}
-  %o = "mha.sdpa"(%q, %k, %v) <{causal_bottom_right, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32>
+  %o = "mha.sdpa"(%q, %k, %v) <{causal_bottom_right, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}> : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32>
   return %o : tensor<1x1x4x8xf32>
 }
 
@@ -14,7 +14,7 @@ func.func @bottom_right_without_causal(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6
 
 func.func @weights_bottom_right_without_causal(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>) -> tensor<1x1x4x6xf32> {
   // expected-error @+1 {{'mha.attention_weights' op expects causal_bottom_right only together with causal, got causal_bottom_right without causal}}
-  %p = "mha.attention_weights"(%q, %k) <{causal_bottom_right, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>) -> tensor<1x1x4x6xf32>
+  %p = "mha.attention_weights"(%q, %k) <{causal_bottom_right, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0>}> : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>) -> tensor<1x1x4x6xf32>
   return %p : tensor<1x1x4x6xf32>
 }
 
@@ -22,7 +22,7 @@ func.func @weights_bottom_right_without_causal(%q: tensor<1x1x4x8xf32>, %k: tens
 
 func.func @attention_bottom_right_without_causal(%x: tensor<1x3x8xf32>, %w: tensor<8x8xf32>) -> tensor<1x3x8xf32> {
   // expected-error @+1 {{'mha.attention' op expects causal_bottom_right only together with causal, got causal_bottom_right without causal}}
-  %y = "mha.attention"(%x, %w, %w, %w, %w) <{causal_bottom_right, num_heads = 2 : i64, operandSegmentSizes = array<i32: 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x3x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x3x8xf32>
+  %y = "mha.attention"(%x, %w, %w, %w, %w) <{causal_bottom_right, num_heads = 2 : i64, operandSegmentSizes = array<i32: 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<1x3x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x3x8xf32>
   return %y : tensor<1x3x8xf32>
 }
 

@@ -305,7 +305,7 @@ func.func @sdpa_mask_element_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf3
 // ODS: scale is an f32 attribute.
 func.func @sdpa_scale_f64(%q: tensor<1x2x4x8xf32>) {
   // expected-error @+1 {{'mha.sdpa' op attribute 'scale' failed to satisfy constraint: 32-bit float attribute}}
-  %o = "mha.sdpa"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, scale = 5.000000e-01 : f64}> : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = "mha.sdpa"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 5.000000e-01 : f64}> : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return
 }
 

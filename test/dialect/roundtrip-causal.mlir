@@ -10,9 +10,9 @@
 //       CHECK:   mha.sdpa %{{.+}}, %{{.+}}, %{{.+}} causal :
 //       CHECK:   mha.sdpa %{{.+}}, %{{.+}}, %{{.+}} :
 // GENERIC-LABEL: sym_name = "sdpa_alignments"
-//       GENERIC:   "mha.sdpa"(%{{.+}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
-//       GENERIC:   "mha.sdpa"(%{{.+}}) <{causal, causal_bottom_right, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, scale = 5.000000e-01 : f32}>
-//       GENERIC:   "mha.sdpa"(%{{.+}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+//       GENERIC:   "mha.sdpa"(%{{.+}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}>
+//       GENERIC:   "mha.sdpa"(%{{.+}}) <{causal, causal_bottom_right, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 5.000000e-01 : f32}>
+//       GENERIC:   "mha.sdpa"(%{{.+}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}>
 func.func @sdpa_alignments(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %v: tensor<1x2x5x4xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) {
   %a = mha.sdpa %q, %k, %v causal : (tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x2x3x4xf32>
   %b = mha.sdpa %q, %k, %v causal(bottom_right) scale(0.5) : (tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x2x3x4xf32>
@@ -29,8 +29,8 @@ func.func @sdpa_alignments(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %v:
 //       CHECK:   mha.sdpa %{{.+}} mask(%{{.+}}) causal :
 //       CHECK:   mha.sdpa %{{.+}} mask(%{{.+}}) causal(bottom_right) :
 func.func @generic_forms(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %v: tensor<1x1x6x8xf32>, %m: tensor<1x4x6xi1>) -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
-  %a = "mha.sdpa"(%q, %k, %v, %m) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}> : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>, tensor<1x4x6xi1>) -> tensor<1x1x4x8xf32>
-  %b = "mha.sdpa"(%q, %k, %v, %m) <{causal, causal_bottom_right, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}> : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>, tensor<1x4x6xi1>) -> tensor<1x1x4x8xf32>
+  %a = "mha.sdpa"(%q, %k, %v, %m) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>, tensor<1x4x6xi1>) -> tensor<1x1x4x8xf32>
+  %b = "mha.sdpa"(%q, %k, %v, %m) <{causal, causal_bottom_right, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>, tensor<1x4x6xi1>) -> tensor<1x1x4x8xf32>
   return %a, %b : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
 }
 

@@ -11,7 +11,7 @@
 //       CHECK:   mha.attention_weights %{{.+}}, %[[KC]] causal positions(%[[L]]) scale(5.000000e-01) :
 // GENERIC-LABEL: sym_name = "decode_step"
 //       GENERIC:   "mha.cache_append"(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<4x2x1x8xf32>, tensor<4x2x64x8xf32>, tensor<4xi64>) -> tensor<4x2x64x8xf32>
-//       GENERIC:   "mha.sdpa"(%{{.+}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}>
+//       GENERIC:   "mha.sdpa"(%{{.+}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0>}>
 func.func @decode_step(%q: tensor<4x8x1x8xf32>, %k: tensor<4x2x1x8xf32>,
                        %v: tensor<4x2x1x16xf32>, %kcache: tensor<4x2x64x8xf32>,
                        %vcache: tensor<4x2x64x16xf32>, %len: tensor<4xi64>)

@@ -296,9 +296,9 @@ func.func @sdpa_dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>,
 func.func @sdpa_generic(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>,
                         %v: tensor<1x2x4x8xf32>, %m: tensor<1x4x4xi1>)
     -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
-  %a = "mha.sdpa"(%q, %k, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+  %a = "mha.sdpa"(%q, %k, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}>
       : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
-  %b = "mha.sdpa"(%q, %k, %v, %m) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>, scale = 5.000000e-01 : f32}>
+  %b = "mha.sdpa"(%q, %k, %v, %m) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 5.000000e-01 : f32}>
       : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x4x4xi1>)
       -> tensor<1x2x4x8xf32>
   return %a, %b : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
@@ -541,7 +541,7 @@ func.func @attention_generic(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %w_kv: 
                              %b: tensor<4xf32>) -> tensor<1x4x8xf32> {
   %y = "mha.attention"(%x, %w, %w_kv, %w_kv, %w, %b)
       <{causal, num_heads = 2 : i64, num_kv_heads = 1 : i64,
-        operandSegmentSizes = array<i32: 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 0>}>
+        operandSegmentSizes = array<i32: 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>}>
       : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>,
          tensor<8x8xf32>, tensor<4xf32>) -> tensor<1x4x8xf32>
   return %y : tensor<1x4x8xf32>
