@@ -59,8 +59,8 @@ describeAttention(func::FuncOp func, const std::vector<NpyArray> &inputs) {
 
   AttentionProblem problem;
   auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  problem.returnsLayerOutput = ret && ret.getNumOperands() == 1 &&
-                               ret.getOperand(0) == op.getResult();
+  problem.returnsLayerOutput =
+      ret && ret.getNumOperands() == 1 && ret.getOperand(0) == op.getResult();
   AttentionShape &shape = problem.shape;
   const NpyArray &x = *inputOf(op.getQuery());
   const NpyArray &kv = *inputOf(op.getKeyValueSource());
@@ -81,6 +81,20 @@ describeAttention(func::FuncOp func, const std::vector<NpyArray> &inputs) {
   shape.causalBottomRight = op.getCausal() && op.getCausalBottomRight();
   shape.scale = op.getScale() ? op.getScale()->convertToDouble()
                               : 1.0 / std::sqrt(double(shape.headDim));
+  shape.window = op.getWindow().value_or(0);
+  shape.softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
+  if (std::optional<StringRef> rope = op.getRope())
+    shape.rope = *rope == "interleaved" ? AttentionShape::Rope::Interleaved
+                                        : AttentionShape::Rope::Half;
+  shape.rotaryDim = op.getEffectiveRotaryDim(shape.headDim);
+  shape.ropeBase =
+      op.getRopeBase().value_or(llvm::APFloat(10000.0)).convertToDouble();
+  shape.ropeScale =
+      op.getRopeScale().value_or(llvm::APFloat(1.0)).convertToDouble();
+  shape.ropeMscale =
+      op.getRopeMscale().value_or(llvm::APFloat(1.0)).convertToDouble();
+  shape.qkNormEps =
+      op.getQkNormEps().value_or(llvm::APFloat(1e-6)).convertToDouble();
   if (auto error = verifyAttentionShape(shape))
     return std::move(error);
 
@@ -99,6 +113,17 @@ describeAttention(func::FuncOp func, const std::vector<NpyArray> &inputs) {
     operands.mask = inputOf(mask)->bools();
     operands.maskBatch = inputOf(mask)->shape[0];
   }
+  if (Value bias = op.getAttnBias()) {
+    const NpyArray &array = *inputOf(bias);
+    operands.attnBias = array.f32();
+    for (int i = 0; i < 3; ++i)
+      operands.attnBiasDims[i] = array.shape[i];
+  }
+  operands.alibiSlopes = data(op.getAlibiSlopes());
+  operands.sinks = data(op.getSinks());
+  operands.ropeInvFreq = data(op.getRopeInvFreq());
+  operands.qNorm = data(op.getQNorm());
+  operands.kNorm = data(op.getKNorm());
   return problem;
 }
 

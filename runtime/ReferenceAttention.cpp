@@ -47,6 +47,53 @@ static void project(const T *in, int64_t rows, int64_t inDim, const float *w,
   }
 }
 
+/// RMSNorm of each `dk`-wide head row of `rows` [n, heads, dk] in place:
+/// x / sqrt(mean(x²) + eps) · weight.
+static void rmsNormHeads(std::vector<double> &rows, int64_t dk,
+                         const float *weight, double eps) {
+  for (size_t start = 0; start < rows.size(); start += dk) {
+    double *row = &rows[start];
+    double sumSquares = 0.0;
+    for (int64_t d = 0; d < dk; ++d)
+      sumSquares += row[d] * row[d];
+    double inverse = 1.0 / std::sqrt(sumSquares / double(dk) + eps);
+    for (int64_t d = 0; d < dk; ++d)
+      row[d] = row[d] * inverse * weight[d];
+  }
+}
+
+/// Rotates the first R features of every head of `rows` [B, n, heads, dk]
+/// in place, token `t` of each sequence at position `t + offset`: pair i is
+/// (i, i + R/2) in the half layout, (2i, 2i + 1) interleaved, turned by
+/// (p / scale) · frequency[i] with cos and sin times mscale.
+static void applyRope(std::vector<double> &rows, int64_t batch, int64_t n,
+                      int64_t heads, int64_t dk, int64_t offset,
+                      const AttentionShape &shape, const float *invFreq) {
+  const int64_t r = shape.effectiveRotaryDim(), half = r / 2;
+  const bool interleaved = shape.rope == AttentionShape::Rope::Interleaved;
+  std::vector<double> frequency(half);
+  for (int64_t i = 0; i < half; ++i)
+    frequency[i] = invFreq ? double(invFreq[i])
+                           : std::pow(shape.ropeBase, -2.0 * i / double(r));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < n; ++t) {
+      const double position = double(t + offset) / shape.ropeScale;
+      for (int64_t h = 0; h < heads; ++h) {
+        double *row = &rows[((b * n + t) * heads + h) * dk];
+        for (int64_t i = 0; i < half; ++i) {
+          const double angle = position * frequency[i];
+          const double c = std::cos(angle) * shape.ropeMscale;
+          const double s = std::sin(angle) * shape.ropeMscale;
+          double &u = row[interleaved ? 2 * i : i];
+          double &v = row[interleaved ? 2 * i + 1 : i + half];
+          const double u0 = u, v0 = v;
+          u = u0 * c - v0 * s;
+          v = v0 * c + u0 * s;
+        }
+      }
+    }
+}
+
 llvm::Error mha::runtime::verifyAttentionShape(const AttentionShape &shape) {
   const std::pair<const char *, int64_t> sizes[] = {
       {"batch", shape.batch},           {"seqLen", shape.seqLen},
@@ -76,6 +123,25 @@ llvm::Error mha::runtime::verifyAttentionShape(const AttentionShape &shape) {
   if (!std::isfinite(shape.scale))
     return llvm::createStringError("attention scale must be finite, got " +
                                    std::to_string(shape.scale));
+  if (shape.window < 0)
+    return llvm::createStringError("attention window must not be negative, "
+                                   "got " +
+                                   llvm::Twine(shape.window));
+  if (!std::isfinite(shape.softcap) || shape.softcap < 0)
+    return llvm::createStringError(
+        "attention softcap must be finite and not negative, got " +
+        std::to_string(shape.softcap));
+  if (shape.rope != AttentionShape::Rope::None) {
+    int64_t r = shape.effectiveRotaryDim();
+    if (r % 2 != 0 || r > shape.headDim)
+      return llvm::createStringError("attention rotary dimension (" +
+                                     llvm::Twine(r) +
+                                     ") must be even and at most headDim (" +
+                                     llvm::Twine(shape.headDim) + ")");
+    if (shape.ropeScale == 0 || !std::isfinite(shape.ropeScale))
+      return llvm::createStringError("attention rope scale must be finite "
+                                     "and nonzero");
+  }
   return llvm::Error::success();
 }
 
@@ -103,11 +169,25 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
   project(kv, b * s, shape.kvDim, operands.wV, operands.bV, hkv * dv, kvGroups,
           v.data());
 
+  // QK-norm, then RoPE, on each head's queries and keys.
+  if (operands.qNorm && operands.kNorm) {
+    rmsNormHeads(q, dk, operands.qNorm, shape.qkNormEps);
+    rmsNormHeads(k, dk, operands.kNorm, shape.qkNormEps);
+  }
+  // Query i sits at position i, or i + (S - T) bottom-right aligned.
+  const int64_t queryOffset =
+      shape.causal && shape.causalBottomRight ? s - t : 0;
+  if (shape.rope != AttentionShape::Rope::None) {
+    applyRope(q, b, t, h, dk, queryOffset, shape, operands.ropeInvFreq);
+    applyRope(k, b, s, hkv, dk, /*offset=*/0, shape, operands.ropeInvFreq);
+  }
+
   // The heads' outputs, concatenated per row: [B, T, H·dv]. Rows that may
   // attend no key keep their zeros.
   std::vector<double> heads(b * t * h * dv, 0.0);
   if (probabilities)
     std::fill(probabilities, probabilities + b * h * t * s, 0.0f);
+  const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> scores(s);
   std::vector<bool> allowed(s);
   for (int64_t bi = 0; bi < b; ++bi) {
@@ -119,30 +199,54 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
       const int64_t kvHead = hi / (h / hkv);
       for (int64_t ti = 0; ti < t; ++ti) {
         const double *qRow = &q[((bi * t + ti) * h + hi) * dk];
-        // The last key this query may see under `causal`: ti, or
-        // ti + (S - T) bottom-right aligned (below 0: none).
-        const int64_t lastKey =
-            shape.causalBottomRight ? ti + (s - t) : ti;
-        double maxScore = -std::numeric_limits<double>::infinity();
+        const int64_t position = ti + queryOffset;
+        const float *biasRow = nullptr;
+        if (operands.attnBias) {
+          const int64_t *dims = operands.attnBiasDims;
+          biasRow =
+              operands.attnBias +
+              (((dims[0] == 1 ? 0 : bi) * dims[1] + (dims[1] == 1 ? 0 : hi)) *
+                   dims[2] +
+               (dims[2] == 1 ? 0 : ti)) *
+                  s;
+        }
+        double maxScore = -inf;
         bool any = false;
         for (int64_t si = 0; si < s; ++si) {
-          allowed[si] =
-              (!shape.causal || si <= lastKey) &&
-              (!mask || mask[ti * s + si] != 0);
+          // The last key `causal` lets this query see is its own position
+          // (below 0: none); the window keeps the W keys up to it.
+          allowed[si] = (!shape.causal || si <= position) &&
+                        (!shape.window || si > position - shape.window) &&
+                        (!mask || mask[ti * s + si] != 0);
           if (!allowed[si])
             continue;
           const double *kRow = &k[((bi * s + si) * hkv + kvHead) * dk];
           double dot = 0.0;
           for (int64_t d = 0; d < dk; ++d)
             dot += qRow[d] * kRow[d];
-          scores[si] = dot * shape.scale;
-          maxScore = std::max(maxScore, scores[si]);
+          double score = dot * shape.scale;
+          if (shape.softcap > 0)
+            score = shape.softcap * std::tanh(score / shape.softcap);
+          if (operands.alibiSlopes)
+            score += double(operands.alibiSlopes[hi]) * double(si - position);
+          if (biasRow)
+            score += double(biasRow[si]);
+          // A bias of −inf takes the key out like the mask does.
+          if (!(score > -inf)) {
+            allowed[si] = false;
+            continue;
+          }
+          scores[si] = score;
+          maxScore = std::max(maxScore, score);
           any = true;
         }
+        // A row with no finite score attends to nothing, sink or not.
         if (!any)
           continue;
+        const double sink = operands.sinks ? operands.sinks[hi] : -inf;
+        maxScore = std::max(maxScore, sink);
         // Subtracting the row maximum keeps exp() finite for large logits.
-        double sum = 0.0;
+        double sum = operands.sinks ? std::exp(sink - maxScore) : 0.0;
         for (int64_t si = 0; si < s; ++si)
           if (allowed[si])
             sum += (scores[si] = std::exp(scores[si] - maxScore));

@@ -51,6 +51,33 @@ struct AttentionShape {
   bool splitFirst = false;
   /// The factor applied to Q·Kᵀ, usually 1 / sqrt(headDim).
   double scale = 1.0;
+
+  // The served models' variants (mha.attention's optional clauses). Query i
+  // sits at position p_i = i, or i + (S - T) with `causalBottomRight`; key j
+  // at position j.
+
+  /// Sliding window W (0: none): query i sees key j only when p_i - W < j.
+  int64_t window = 0;
+  /// Logit soft-capping c (0: none): s <- c · tanh(s / c), after the scale.
+  double softcap = 0.0;
+  /// How RoPE pairs the features: none, (i, i + R/2), or (2i, 2i + 1).
+  enum class Rope { None, Half, Interleaved };
+  Rope rope = Rope::None;
+  /// R: the features rotated, the first R of each head (0: all dk).
+  int64_t rotaryDim = 0;
+  /// The frequency base when no inverse frequencies are given.
+  double ropeBase = 10000.0;
+  /// Linear position interpolation: angle = (p / ropeScale) · frequency.
+  double ropeScale = 1.0;
+  /// YaRN's attention factor: cos and sin are multiplied by it.
+  double ropeMscale = 1.0;
+  /// The epsilon of the QK-norm (read when the operands have q_norm).
+  double qkNormEps = 1e-6;
+
+  /// The rotary dimension in effect: rotaryDim, or dk when 0.
+  int64_t effectiveRotaryDim() const {
+    return rotaryDim > 0 ? rotaryDim : headDim;
+  }
 };
 
 /// The tensors of one multi-head attention: C-order float32 (mask: one byte
@@ -81,6 +108,22 @@ struct AttentionOperands {
   const uint8_t *mask = nullptr;
   /// The mask's leading dimension: 1 (one mask for every batch element) or B.
   int64_t maskBatch = 1;
+  /// The additive score bias [B or 1, H or 1, T or 1, S] (−inf allowed: a
+  /// key not attended), or nullptr; `attnBiasDims` holds its first three
+  /// sizes, each 1 (broadcast) or the full size.
+  const float *attnBias = nullptr;
+  int64_t attnBiasDims[3] = {1, 1, 1};
+  /// ALiBi slopes [H]: s <- s + slopes[h] · (j - p_i); or nullptr.
+  const float *alibiSlopes = nullptr;
+  /// Attention sinks [H]: a logit per head in every row's softmax
+  /// denominator that weighs no value; or nullptr.
+  const float *sinks = nullptr;
+  /// RoPE's inverse frequencies [R/2], or nullptr for base^(−2i/R).
+  const float *ropeInvFreq = nullptr;
+  /// QK-norm weights [dk] (both or neither): RMSNorm of each head's Q and K
+  /// before RoPE.
+  const float *qNorm = nullptr;
+  const float *kNorm = nullptr;
 };
 
 /// Checks that the sizes in `shape` are positive and divide as the heads
@@ -88,10 +131,13 @@ struct AttentionOperands {
 llvm::Error verifyAttentionShape(const AttentionShape &shape);
 
 /// Computes y [B, T, D_out] of the attention that `shape` describes. `shape`
-/// must pass verifyAttentionShape. A query row that may attend no key gets a
-/// zero attention output, so its y is b_o. If `probabilities` is given, it
-/// receives the softmax weights [B, H, T, S]: 0 for keys that may not be
-/// attended, a row of 0 where no key may be.
+/// must pass verifyAttentionShape. Each score goes through the steps of
+/// mha.sdpa in its order: scale, softcap, ALiBi, bias, then mask, causal and
+/// window; the softmax has the sink in its denominator. A query row with no
+/// finite score left gets a zero attention output, so its y is b_o. If
+/// `probabilities` is given, it receives the softmax weights [B, H, T, S]:
+/// 0 for keys that are not attended, a row of 0 where none is (with sinks a
+/// row sums to less than 1).
 void referenceAttention(const AttentionShape &shape,
                         const AttentionOperands &operands, float *y,
                         float *probabilities = nullptr);
