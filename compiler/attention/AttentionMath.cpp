@@ -105,16 +105,66 @@ Value mlir::mha::buildCausalPredicate(OpBuilder &builder, Location loc,
                                diagonal);
 }
 
+Value mlir::mha::buildWindowPredicate(OpBuilder &builder, Location loc,
+                                      Value key, Value position, Value window) {
+  // position - window < key as key + window > position: no subtraction
+  // below 0 for the first keys.
+  Value end = arith::AddIOp::create(builder, loc, key, window);
+  return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sgt, end,
+                               position);
+}
+
 Value mlir::mha::buildAllowed(OpBuilder &builder, Location loc,
                               Value maskElement, Value key, Value query,
-                              Value causalOffset) {
+                              Value causalOffset, Value window) {
   if (!key)
     return maskElement;
   Value beforeQuery =
       buildCausalPredicate(builder, loc, key, query, causalOffset);
+  if (window) {
+    Value position = buildQueryPosition(builder, loc, query, causalOffset);
+    beforeQuery = arith::AndIOp::create(
+        builder, loc, beforeQuery,
+        buildWindowPredicate(builder, loc, key, position, window));
+  }
   if (!maskElement)
     return beforeQuery;
   return arith::AndIOp::create(builder, loc, maskElement, beforeQuery);
+}
+
+Value mlir::mha::buildQueryPosition(OpBuilder &builder, Location loc,
+                                    Value query, Value causalOffset) {
+  if (!causalOffset)
+    return query;
+  return arith::AddIOp::create(builder, loc, query, causalOffset);
+}
+
+Value mlir::mha::buildScoreSteps(OpBuilder &builder, Location loc, Value score,
+                                 Value scale, Value softcap, Value slope,
+                                 Value bias, Value key, Value position) {
+  score = arith::MulFOp::create(builder, loc, score, scale);
+  if (softcap) {
+    // Divided, not multiplied by 1/c, as the models (and the reference)
+    // compute it. math.tanh lowers to llvm.intr.tanh: saturates to ±1, no
+    // NaN for any finite score.
+    Value ratio = arith::DivFOp::create(builder, loc, score, softcap);
+    score = arith::MulFOp::create(builder, loc, softcap,
+                                  math::TanhOp::create(builder, loc, ratio));
+  }
+  if (slope) {
+    // j - p_i is negative for the keys before the query: signed.
+    Value distance = arith::SubIOp::create(builder, loc, key, position);
+    Value wide = arith::IndexCastOp::create(builder, loc, builder.getI64Type(),
+                                            distance);
+    Value asFloat =
+        arith::SIToFPOp::create(builder, loc, builder.getF32Type(), wide);
+    score = arith::AddFOp::create(
+        builder, loc, score,
+        arith::MulFOp::create(builder, loc, slope, asFloat));
+  }
+  if (bias)
+    score = arith::AddFOp::create(builder, loc, score, bias);
+  return score;
 }
 
 double mlir::mha::getLog2Scale(double scale) {
@@ -280,6 +330,13 @@ Value mlir::mha::buildPartWeight(OpBuilder &builder, Location loc,
       builder, loc,
       arith::MulFOp::create(builder, loc, diff, constants.log2Scale));
   return arith::SelectOp::create(builder, loc, none, constants.zero, rescale);
+}
+
+Value mlir::mha::buildFiniteMax(OpBuilder &builder, Location loc,
+                                const SoftmaxConstants &constants, Value max) {
+  Value none = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
+                                     max, constants.minusInfinity);
+  return arith::SelectOp::create(builder, loc, none, constants.zero, max);
 }
 
 Value mlir::mha::buildNormalized(OpBuilder &builder, Location loc,

@@ -76,12 +76,45 @@ Value buildCausalOffset(OpBuilder &builder, Location loc,
 Value buildCausalPredicate(OpBuilder &builder, Location loc, Value key,
                            Value query, Value offset);
 
+/// Whether `key` is inside the sliding window of `window` keys (an index
+/// value) that ends at the query's position `position` (its index plus the
+/// causal offset, or its KV-cache position): position - window < key, the
+/// query's own key included. Compared signed, since the position is
+/// negative for the first queries of a bottom-right causal attention with
+/// fewer keys than queries.
+Value buildWindowPredicate(OpBuilder &builder, Location loc, Value key,
+                           Value position, Value window);
+
 /// Whether a key may be attended: the mask element `maskElement` (i1, or
 /// null without a mask) and, when `key` and `query` are given (causal
-/// attention), `buildCausalPredicate(key, query, causalOffset)`. Null when
-/// every key is allowed.
+/// attention), `buildCausalPredicate(key, query, causalOffset)` and, with
+/// `window` (an index value, or null), `buildWindowPredicate` at the
+/// query's position query + causalOffset. Null when every key is allowed.
 Value buildAllowed(OpBuilder &builder, Location loc, Value maskElement,
-                   Value key, Value query, Value causalOffset);
+                   Value key, Value query, Value causalOffset,
+                   Value window = {});
+
+//===----------------------------------------------------------------------===//
+// The score steps (mha.sdpa's softcap, ALiBi and bias)
+//===----------------------------------------------------------------------===//
+
+/// The query's position p_i that ALiBi's distance and the window measure
+/// from: `query` (an index value) plus `causalOffset` (S - T bottom-right,
+/// the sequence's KV-cache position), or `query` alone where that is null.
+Value buildQueryPosition(OpBuilder &builder, Location loc, Value query,
+                         Value causalOffset);
+
+/// The score steps of mha.sdpa (dialects/MhaOps.td) on one raw score
+/// `score` = q·k, in the ops' order: s·`scale` (an f32 value); with
+/// `softcap` (f32 c, or null) c·tanh(s / c); with `slope` (f32, or null)
+/// + slope·(key - position) (`key` and `position` index values, the
+/// distance exact in f32 up to 2^24 keys); with `bias` (f32, or null)
+/// + bias. The scale comes first because the steps are defined on scaled
+/// scores: the softmax then takes the result with a scale of 1
+/// (SoftmaxConstants::create with 1), not the raw scores' late scale.
+Value buildScoreSteps(OpBuilder &builder, Location loc, Value score,
+                      Value scale, Value softcap, Value slope, Value bias,
+                      Value key, Value position);
 
 //===----------------------------------------------------------------------===//
 // The softmax steps (scalar bodies of linalg.generic ops)
@@ -177,6 +210,14 @@ Value buildCorrection(OpBuilder &builder, Location loc,
 Value buildPartWeight(OpBuilder &builder, Location loc,
                       const SoftmaxConstants &constants, Value max,
                       Value maxAll);
+
+/// max == -inf ? 0 : max, the maximum that the exponentials of the score
+/// steps' path subtract: a bias may make every allowed score of a row -inf,
+/// and exp2(-inf - -inf) would be NaN where each weight must be 0 (and a
+/// sink's weight e^(sink)). The plain path needs no such guard: its scores
+/// are finite wherever a key is allowed.
+Value buildFiniteMax(OpBuilder &builder, Location loc,
+                     const SoftmaxConstants &constants, Value max);
 
 /// sum == 0 ? 0 : acc / sum: a row that attended no key gives exactly 0.
 Value buildNormalized(OpBuilder &builder, Location loc,

@@ -15,7 +15,10 @@ using namespace mlir::mha;
 int64_t mlir::mha::getMaxKeySplits(SdpaOp op, int64_t keyTile) {
   bool bottomRight = op.getCausal() && op.getCausalBottomRight();
   bool positions = op.getCausal() && op.getPositions();
-  if (!SdpaTiling::isF32(op) || (op.getCausal() && !bottomRight && !positions))
+  // An op with score steps is lowered decomposed (TileAttention.cpp): no
+  // key ranges, whose partial softmaxes do not carry the steps either.
+  if (!SdpaTiling::isF32(op) || ScoreSteps::of(op).any() ||
+      (op.getCausal() && !bottomRight && !positions))
     return 1;
   AttentionShape shape = *getAttentionShape(op);
   if (ShapedType::isDynamic(shape.batch) ||

@@ -29,7 +29,10 @@ struct LowerAttentionWeights : OpConversionPattern<AttentionWeightsOp> {
     Value probabilities = buildAttentionProbabilities(
         rewriter, op.getLoc(), adaptor.getQuery(), adaptor.getKey(),
         adaptor.getMask(), adaptor.getPositions(), op.getCausal(),
-        op.getCausalBottomRight(), op.getEffectiveScale());
+        op.getCausalBottomRight(), op.getEffectiveScale(),
+        ScoreSteps{adaptor.getAttnBias(), adaptor.getAlibiSlopes(),
+                   adaptor.getSinks(), op.getWindowAttr(),
+                   op.getSoftcapAttr()});
     // The declared type may know sizes that the operands leave open.
     rewriter.replaceOp(op, LinalgBuilder(rewriter, op.getLoc())
                                .castTo(probabilities, op.getType()));

@@ -73,9 +73,12 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
                 .getResult();
           });
     };
+    ScoreSteps steps = {adaptor.getAttnBias(), adaptor.getAlibiSlopes(),
+                        adaptor.getSinks(), op.getWindowAttr(),
+                        op.getSoftcapAttr()};
     return buildSoftmax(b, query, key, mask, adaptor.getPositions(),
                         op.getCausal(), op.getCausalBottomRight(),
-                        op.getEffectiveScale(), sizes, b.index(valueDim),
+                        op.getEffectiveScale(), steps, sizes, b.index(valueDim),
                         weighValues);
   }
 
@@ -87,10 +90,13 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
   /// that may attend no key. Shared by `mha.sdpa` (rows: the weights times
   /// the values) and `mha.attention_weights` (rows: the weights), so that the
   /// two cannot disagree. `positions [B]` (i64, or null) move the causal
-  /// diagonal of sequence b by positions[b].
+  /// diagonal of sequence b by positions[b]. `steps` (their tensors those
+  /// of the lowered operands) modify the scores, narrow the keys to a
+  /// window and add the sinks to the denominators.
   static Value buildSoftmax(LinalgBuilder &b, Value query, Value key,
                             Value mask, Value positions, bool causal,
                             bool causalBottomRight, double scaleFactor,
+                            const ScoreSteps &steps,
                             const AttentionSizes &sizes, OpFoldResult rowWidth,
                             function_ref<Value(Value)> weigh) {
     int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
@@ -98,8 +104,13 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     OpFoldResult batch = sizes.batch;
     OpFoldResult numHeads = b.index(heads);
 
-    SoftmaxConstants constants =
-        SoftmaxConstants::create(b.builder, b.loc, scaleFactor);
+    // Steps that change the scores are defined on scaled scores: those
+    // are computed first, and the softmax takes them with a scale of 1.
+    // Without them the scale stays in the exponent (getLog2Scale).
+    bool modifiesScores =
+        steps.softcap || steps.alibiSlopes || steps.attnBias || steps.sinks;
+    SoftmaxConstants constants = SoftmaxConstants::create(
+        b.builder, b.loc, modifiesScores ? 1.0 : scaleFactor);
 
     // Loop dimensions of the row-wise steps: (batch, head, query, key).
     AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3), d4 = b.d(4);
@@ -125,18 +136,41 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     // Which keys a query may attend: the mask (a leading 1 broadcasts over
     // the batch) and, when causal, key index <= query index (+ S - T when
     // bottom-right aligned).
-    Causality causality{causal,
-                        causal ? buildCausalOffset(b.builder, b.loc,
-                                                   causalBottomRight,
-                                                   sizes.queries, sizes.keys)
-                               : Value(),
-                        causal && positions};
+    // With a window, also key index > query position - W.
+    Causality causality{
+        causal,
+        causal ? buildCausalOffset(b.builder, b.loc, causalBottomRight,
+                                   sizes.queries, sizes.keys)
+               : Value(),
+        causal && positions,
+        causal && steps.window ? arith::ConstantIndexOp::create(
+                                     b.builder, b.loc, steps.window.getInt())
+                                     .getResult()
+                               : Value()};
     SmallVector<Value> maskInputs;
     SmallVector<AffineMap> maskMaps;
     appendMaskInputs(b, mask, causality.positions ? positions : Value(), batch,
                      maskInputs, maskMaps);
 
     SmallVector<OpFoldResult> rowSizes = {batch, numHeads, sizes.queries};
+    AffineMap rows3 = b.affineMap(3, {d0, d1, d2});
+    AffineMap headOfRow3 = b.affineMap(3, {d1});
+
+    if (modifiesScores)
+      scores = buildModifiedScores(b, scores, positions, scaleFactor, steps,
+                                   causality, scoreSizes);
+
+    // The row maxima start at -inf, or at the head's sink: the sink joins
+    // the maximum that the exponentials subtract, so that neither its
+    // weight nor the scores' overflow.
+    Value maxInit =
+        steps.sinks
+            ? b.generic({steps.sinks}, b.empty(rowSizes), {headOfRow3, rows3},
+                        SmallVector<IteratorType>(3, kParallel),
+                        [](OpBuilder &, Location, ValueRange args) {
+                          return args[0];
+                        })
+            : b.filled(rowSizes, constants.minusInfinity);
 
     // rowMax[b, h, t] = max over allowed s of scores; -inf when no key is
     // allowed.
@@ -145,16 +179,15 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     SmallVector<AffineMap> maxMaps = {rows4};
     llvm::append_range(maxMaps, maskMaps);
     maxMaps.push_back(perRow4);
-    Value rowMax = b.generic(
-        maxInputs, b.filled(rowSizes, constants.minusInfinity), maxMaps,
-        rowReduction, [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          auto allowed = [&] {
-            return allowedIn(nb, nloc, args, mask, causality);
-          };
-          return buildMaskedMax(nb, nloc, constants, args[0], allowed,
-                                args.back());
-        });
-    AffineMap rows3 = b.affineMap(3, {d0, d1, d2});
+    Value rowMax =
+        b.generic(maxInputs, maxInit, maxMaps, rowReduction,
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    auto allowed = [&] {
+                      return allowedIn(nb, nloc, args, mask, causality);
+                    };
+                    return buildMaskedMax(nb, nloc, constants, args[0], allowed,
+                                          args.back());
+                  });
 
     // weights[b, h, t, s] = exp((scores - rowMax)·scale) for allowed keys,
     // exactly 0 for the others (also where rowMax is -inf).
@@ -169,12 +202,26 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
           auto allowed = [&] {
             return allowedIn(nb, nloc, args, mask, causality);
           };
-          return buildMaskedExp(nb, nloc, constants, args[0], args[1], allowed);
+          Value max = args[1];
+          if (modifiesScores)
+            max = buildFiniteMax(nb, nloc, constants, max);
+          return buildMaskedExp(nb, nloc, constants, args[0], max, allowed);
         });
 
-    // rowSum[b, h, t] = sum over s of weights.
+    // rowSum[b, h, t] = sum over s of weights, plus e^(sink - rowMax) with
+    // sinks (a weight that multiplies no value).
+    Value sumInit = steps.sinks ? Value() : b.zeros(rowSizes);
+    if (steps.sinks)
+      sumInit = b.generic(
+          {steps.sinks, rowMax}, b.empty(rowSizes), {headOfRow3, rows3, rows3},
+          SmallVector<IteratorType>(3, kParallel),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value max = buildFiniteMax(nb, nloc, constants, args[1]);
+            return buildMaskedExp(nb, nloc, constants, args[0], max,
+                                  [] { return Value(); });
+          });
     Value rowSum = b.generic(
-        {weights}, b.zeros(rowSizes), {rows4, perRow4}, rowReduction,
+        {weights}, sumInit, {rows4, perRow4}, rowReduction,
         [](OpBuilder &nb, Location nloc, ValueRange args) {
           return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
         });
@@ -207,7 +254,68 @@ private:
     bool causal;
     Value offset;
     bool positions;
+    /// The window's size W (index), or null without a window.
+    Value window;
   };
+
+  /// The scores after mha.sdpa's score steps (buildScoreSteps): scaled,
+  /// soft-capped, with ALiBi's slope·(key - query position) and the bias
+  /// `[B or 1, H or 1, T or 1, S]`, whose dimensions of static size 1 read
+  /// index 0 (broadcast; the verifier makes any other size the full one).
+  /// The query position is that of the causal rule (S - T bottom-right,
+  /// positions[b] with a cache).
+  static Value buildModifiedScores(LinalgBuilder &b, Value scores,
+                                   Value positions, double scaleFactor,
+                                   const ScoreSteps &steps,
+                                   const Causality &causality,
+                                   ArrayRef<OpFoldResult> scoreSizes) {
+    AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3);
+    Value scale = b.f32Constant(scaleFactor);
+    Value softcap = steps.softcap
+                        ? b.f32Constant(steps.softcap.getValueAsDouble())
+                        : Value();
+    SmallVector<Value> inputs = {scores};
+    SmallVector<AffineMap> maps = {b.affineMap(4, {d0, d1, d2, d3})};
+    if (steps.attnBias) {
+      auto biasType = cast<RankedTensorType>(steps.attnBias.getType());
+      SmallVector<AffineExpr> biasIndex = {d0, d1, d2, d3};
+      for (int64_t dim = 0; dim < 3; ++dim)
+        if (biasType.getDimSize(dim) == 1)
+          biasIndex[dim] = b.constantExpr(0);
+      inputs.push_back(steps.attnBias);
+      maps.push_back(b.affineMap(4, biasIndex));
+    }
+    bool readsPosition = steps.alibiSlopes && causality.positions;
+    if (steps.alibiSlopes) {
+      inputs.push_back(steps.alibiSlopes);
+      maps.push_back(b.affineMap(4, {d1}));
+    }
+    if (readsPosition) {
+      inputs.push_back(positions);
+      maps.push_back(b.affineMap(4, {d0}));
+    }
+    maps.push_back(b.affineMap(4, {d0, d1, d2, d3}));
+    return b.generic(inputs, b.empty(scoreSizes), maps,
+                     SmallVector<IteratorType>(4, kParallel),
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       unsigned next = 1;
+                       Value bias = steps.attnBias ? args[next++] : Value();
+                       Value slope = steps.alibiSlopes ? args[next++] : Value();
+                       Value key, position;
+                       if (slope) {
+                         key = linalg::IndexOp::create(nb, nloc, 3);
+                         Value offset = causality.offset;
+                         if (readsPosition)
+                           offset = arith::IndexCastOp::create(
+                               nb, nloc, nb.getIndexType(), args[next++]);
+                         position = buildQueryPosition(
+                             nb, nloc, linalg::IndexOp::create(nb, nloc, 2),
+                             offset);
+                       }
+                       return buildScoreSteps(nb, nloc, args[0], scale, softcap,
+                                              slope, bias, key, position);
+                     });
+  }
 
   /// Whether the key of this iteration may be attended: the mask element
   /// and, when causal, key index <= query index (+ the offset, or the
@@ -227,7 +335,8 @@ private:
     if (causality.positions)
       offset = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(),
                                           args[positionIndex]);
-    return buildAllowed(nb, nloc, maskElement, keyIndex, queryIndex, offset);
+    return buildAllowed(nb, nloc, maskElement, keyIndex, queryIndex, offset,
+                        causality.window);
   }
 
   /// The inputs of the row-wise steps after the scores, with their maps
@@ -289,11 +398,12 @@ Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
                                              Value query, Value key, Value mask,
                                              Value positions, bool causal,
                                              bool causalBottomRight,
-                                             double scale) {
+                                             double scale,
+                                             const ScoreSteps &steps) {
   LinalgBuilder b(builder, loc);
   AttentionSizes sizes =
       AttentionSizes::get(builder, loc, query, key, /*value=*/{}, mask);
-  return LowerSdpa::buildSoftmax(b, query, key, mask, positions, causal,
-                                 causalBottomRight, scale, sizes, sizes.keys,
-                                 [](Value weights) { return weights; });
+  return LowerSdpa::buildSoftmax(
+      b, query, key, mask, positions, causal, causalBottomRight, scale, steps,
+      sizes, sizes.keys, [](Value weights) { return weights; });
 }

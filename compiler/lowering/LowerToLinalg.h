@@ -13,6 +13,7 @@
 
 namespace mlir {
 namespace mha {
+struct ScoreSteps;
 
 /// Builds, at the insertion point of `builder`, the attention probabilities
 /// `[B, H, T, S]` of `query [B, H, T, dk]` against `key [B, Hkv, S, dk]`
@@ -22,10 +23,11 @@ namespace mha {
 /// `causalBottomRight` moves the causal diagonal as `mha.sdpa`'s does.
 /// `positions [B]` (i64, or null) put query i of sequence b at
 /// positions[b] + i on the causal diagonal (mha.sdpa's `positions`).
+/// `steps` are the op's score steps, their tensors the lowered operands.
 Value buildAttentionProbabilities(OpBuilder &builder, Location loc, Value query,
                                   Value key, Value mask, Value positions,
                                   bool causal, bool causalBottomRight,
-                                  double scale);
+                                  double scale, const ScoreSteps &steps);
 
 } // namespace mha
 } // namespace mlir
