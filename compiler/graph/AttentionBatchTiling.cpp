@@ -50,7 +50,8 @@ struct AttentionBatchTiling
   }
 
   /// The layer on sequences [offsets[0], offsets[0] + sizes[0]): the same op
-  /// on the slices of the query, kv and mask.
+  /// on the slices of the query, kv, mask and score bias. The other
+  /// operands are per head or feature and are shared by every slice.
   FailureOr<TilingResult>
   getTiledImplementation(Operation *op, OpBuilder &b,
                          ArrayRef<OpFoldResult> offsets,
@@ -70,11 +71,12 @@ struct AttentionBatchTiling
     // The mask's rows of these sequences, or its one row shared by the
     // batch ([1, T, S]: whole when its type says so; at run time for a `?`
     // batch, by the rule of every lowering of the mask, getMaskBatchRow).
-    Value mask = attention.getMask();
-    auto maskType =
-        mask ? cast<RankedTensorType>(mask.getType()) : RankedTensorType();
-    if (mask && maskType.getDimSize(0) != 1) {
-      Value broadcasts = buildMaskBroadcasts(b, loc, mask);
+    // The score bias ([B or 1, H or 1, T or 1, S]) by the same rule.
+    auto sliceRows = [&](Value rowsOf) -> Value {
+      if (!rowsOf ||
+          cast<RankedTensorType>(rowsOf.getType()).getDimSize(0) == 1)
+        return rowsOf;
+      Value broadcasts = buildMaskBroadcasts(b, loc, rowsOf);
       OpFoldResult rows = sizes[0];
       if (broadcasts)
         rows =
@@ -82,15 +84,20 @@ struct AttentionBatchTiling
                 b, loc, broadcasts, arith::ConstantIndexOp::create(b, loc, 1),
                 getValueOrCreateConstantIndexOp(b, loc, sizes[0]))
                 .getResult();
-      mask = slice(mask, getMaskBatchRow(b, loc, mask, broadcasts, offsets[0]),
+      return slice(rowsOf,
+                   getMaskBatchRow(b, loc, rowsOf, broadcasts, offsets[0]),
                    rows);
-    }
+    };
+    Value mask = sliceRows(attention.getMask());
+    Value attnBias = sliceRows(attention.getAttnBias());
     auto tiled = cast<AttentionOp>(b.clone(*op));
     tiled.getQueryMutable().assign(query);
     if (kv)
       tiled.getKvMutable().assign(kv);
     if (mask)
       tiled.getMaskMutable().assign(mask);
+    if (attnBias)
+      tiled.getAttnBiasMutable().assign(attnBias);
     SmallVector<int64_t> shape(attention.getType().getShape());
     shape[0] = getConstantIntValue(sizes[0]).value_or(ShapedType::kDynamic);
     tiled.getResult().setType(attention.getType().clone(shape));

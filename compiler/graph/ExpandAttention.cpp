@@ -70,9 +70,36 @@ struct ExpandAttention : OpRewritePattern<AttentionOp> {
                              numKvHeads);
     Value value = projectHeads(source, operand(op.getWV()), operand(op.getBV()),
                                numKvHeads);
+    // Each head's Q and K normalized, then rotated by its position, as the
+    // models do: QK-norm before the rotary embedding.
+    if (Value qNorm = op.getQNorm()) {
+      FloatAttr eps = op.getQkNormEpsAttr() ? op.getQkNormEpsAttr()
+                                            : rewriter.getF64FloatAttr(1e-6);
+      query = RmsNormOp::create(rewriter, loc, query.getType(), query,
+                                operand(qNorm), eps);
+      key = RmsNormOp::create(rewriter, loc, key.getType(), key,
+                              operand(op.getKNorm()), eps);
+    }
+    if (std::optional<StringRef> layout = op.getRope()) {
+      int64_t headDim = cast<RankedTensorType>(query.getType()).getDimSize(3);
+      auto f64 = [&](FloatAttr attr, double byDefault) {
+        return attr ? attr : rewriter.getF64FloatAttr(byDefault);
+      };
+      auto rope = [&](Value input) -> Value {
+        return RopeOp::create(
+            rewriter, loc, input.getType(), input, /*offsets=*/Value(),
+            operand(op.getRopeInvFreq()), rewriter.getStringAttr(*layout),
+            rewriter.getI64IntegerAttr(op.getEffectiveRotaryDim(headDim)),
+            f64(op.getRopeBaseAttr(), 10000.0), f64(op.getRopeScaleAttr(), 1.0),
+            f64(op.getRopeMscaleAttr(), 1.0));
+      };
+      query = rope(query);
+      key = rope(key);
+    }
     Value heads = SdpaOp::create(rewriter, loc, query, key, value, op.getMask(),
                                  op.getCausal(), op.getCausalBottomRight(),
-                                 op.getScaleAttr());
+                                 op.getScaleAttr(), /*positions=*/Value(),
+                                 ScoreSteps::of(op));
     // Attention of bf16 operands may compute its products on bf16 parts of
     // the f32 Q, K and V (mha-tile-attention's amx-scores).
     if (!widened.empty())

@@ -165,6 +165,9 @@ template <typename OpTy> struct F32Pattern : OpConversionPattern<OpTy> {
 /// The lowering of `mha.sdpa` (LowerSdpa.cpp).
 void populateSdpaToLinalgPatterns(RewritePatternSet &patterns);
 
+/// The lowering of `mha.rms_norm` and `mha.rope` (LowerRopeAndNorm.cpp).
+void populateRopeAndNormToLinalgPatterns(RewritePatternSet &patterns);
+
 } // namespace mha
 } // namespace mlir
 

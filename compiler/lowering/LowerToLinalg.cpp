@@ -336,5 +336,6 @@ void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerProject, LowerSplitHeads, LowerConcatHeads,
                LowerOutputProject, LowerCacheAppend>(patterns.getContext());
   populateSdpaToLinalgPatterns(patterns);
+  populateRopeAndNormToLinalgPatterns(patterns);
   populateAttentionWeightsToLinalgPatterns(patterns);
 }
