@@ -11,6 +11,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace mha::graphs {
@@ -142,6 +144,122 @@ resolveHeadSizes(LayerConfig &c, const LayerOptions &o,
   return llvm::Error::success();
 }
 
+/// Checks the served models' options (QK-norm, RoPE, the score steps) of the
+/// layer `c` whose sizes are resolved, and stores them in `c.variants`.
+static llvm::Error
+resolveVariants(LayerConfig &c, const LayerOptions &o,
+                llvm::function_ref<std::string(llvm::StringRef)> optionName) {
+  LayerVariants &v = c.variants;
+  auto finite = [](double value) { return std::isfinite(value); };
+  auto numberError = [&](StringRef name, const Twine &rule, double value) {
+    return usageError(optionName(name) + " must be " + rule + ", got " +
+                      Twine(std::to_string(value)));
+  };
+  if (o.scale && !finite(*o.scale))
+    return numberError("scale", "finite", *o.scale);
+  v.scale = o.scale;
+  if (o.softcap && !(finite(*o.softcap) && *o.softcap > 0))
+    return numberError("softcap", "positive and finite", *o.softcap);
+  v.softcap = o.softcap;
+  if (o.window) {
+    if (*o.window <= 0)
+      return usageError(optionName("window") + " must be positive, got " +
+                        Twine(*o.window));
+    if (!c.causal)
+      return usageError(optionName("window") + " needs " +
+                        optionName("causal") +
+                        " (the window keeps the W keys up to each query's "
+                        "own position)");
+  }
+  v.window = o.window;
+
+  // RoPE and what only RoPE reads.
+  std::pair<bool, StringRef> ropeOnly[] = {
+      {o.rotaryDim.has_value(), "rotary-dim"},
+      {o.ropeBase.has_value(), "rope-base"},
+      {o.ropeScale.has_value(), "rope-scale"},
+      {o.ropeMscale.has_value(), "rope-mscale"},
+      {o.ropeInvFreq, "rope-inv-freq"}};
+  if (o.rope.empty()) {
+    for (auto [given, name] : ropeOnly)
+      if (given)
+        return usageError(optionName(name) + " needs " + optionName("rope"));
+  } else {
+    if (o.rope != "half" && o.rope != "interleaved")
+      return usageError(optionName("rope") +
+                        " must be half or interleaved, got '" + o.rope + "'");
+    if (c.cross)
+      return usageError(optionName("rope") + " cannot be combined with " +
+                        optionName(o.kvSeqLen ? "kv-seq"
+                                   : o.kvDim  ? "kv-dim"
+                                              : "cross") +
+                        " (the rotary embedding places queries and keys at "
+                        "the positions of one sequence: self-attention only)");
+    int64_t r = o.rotaryDim.value_or(c.headDim);
+    if (o.rotaryDim && (r <= 0 || r % 2 != 0 || r > c.headDim))
+      return usageError(optionName("rotary-dim") +
+                        " must be even, positive and at most the head "
+                        "dimension dk (" +
+                        Twine(c.headDim) + "), got " + Twine(r));
+    if (!o.rotaryDim && r % 2 != 0)
+      return usageError(optionName("rope") +
+                        " rotates pairs of features, but the head dimension "
+                        "dk (" +
+                        Twine(r) + ") is odd: give an even " +
+                        optionName("rotary-dim"));
+    if (o.ropeBase && !(finite(*o.ropeBase) && *o.ropeBase > 0))
+      return numberError("rope-base", "positive and finite", *o.ropeBase);
+    if (o.ropeScale && !(finite(*o.ropeScale) && *o.ropeScale > 0))
+      return numberError("rope-scale", "positive and finite", *o.ropeScale);
+    if (o.ropeMscale && !finite(*o.ropeMscale))
+      return numberError("rope-mscale", "finite", *o.ropeMscale);
+    v.rope = o.rope;
+    v.rotaryDim = r;
+    v.ropeBase = o.ropeBase;
+    v.ropeScale = o.ropeScale;
+    v.ropeMscale = o.ropeMscale;
+    v.ropeInvFreq = o.ropeInvFreq;
+  }
+
+  if (o.qkNormEps && !o.qkNorm)
+    return usageError(optionName("qk-norm-eps") + " needs " +
+                      optionName("qk-norm"));
+  if (o.qkNormEps && !(finite(*o.qkNormEps) && *o.qkNormEps >= 0))
+    return numberError("qk-norm-eps", "finite and not negative", *o.qkNormEps);
+  v.qkNorm = o.qkNorm;
+  v.qkNormEps = o.qkNormEps;
+  v.alibi = o.alibi;
+  v.sinks = o.sinks;
+
+  if (!o.attnBias.empty()) {
+    if (c.kvCache)
+      return usageError(optionName("attn-bias") + " cannot be combined with " +
+                        optionName("kv-cache") +
+                        " (its key size would be the cache capacity)");
+    SmallVector<StringRef> entries;
+    StringRef(o.attnBias).split(entries, ',');
+    const char letters[] = {'B', 'H', 'T', 'S'};
+    bool valid = entries.size() == 4;
+    for (auto [index, entry] : llvm::enumerate(entries)) {
+      if (!valid)
+        break;
+      StringRef e = entry.trim();
+      bool full = e.size() == 1 && e[0] == letters[index];
+      valid = full || (e == "1" && index < 3);
+      if (index < 3)
+        v.attnBiasFull[index] = full;
+    }
+    if (!valid)
+      return usageError(
+          optionName("attn-bias") + " '" + o.attnBias +
+          "': expected four comma-separated entries, each its dimension's "
+          "letter B, H, T, S or 1 (broadcast), the last S: e.g. B,H,T,S, "
+          "1,H,T,S or B,1,1,S");
+    v.attnBias = true;
+  }
+  return llvm::Error::success();
+}
+
 /// Each argument and the result must have a number of elements that fits in
 /// int64 (their shapes are products of the sizes), or no tool could even
 /// count them.
@@ -158,6 +276,11 @@ static llvm::Error checkElementCounts(const LayerConfig &c) {
     shapes.push_back({"kv", {c.batch, keys, c.kvDim}});
   if (c.mask)
     shapes.push_back({"mask", {c.maskBroadcast ? 1 : c.batch, c.seqLen, keys}});
+  if (c.variants.attnBias)
+    shapes.push_back({"attn_bias",
+                      {c.variants.attnBiasFull[0] ? c.batch : 1,
+                       c.variants.attnBiasFull[1] ? c.numHeads : 1,
+                       c.variants.attnBiasFull[2] ? c.seqLen : 1, keys}});
   if (c.kvCache) {
     shapes.push_back(
         {"k_cache", {c.batch, c.numKvHeads, c.kvCache, c.headDim}});
@@ -185,6 +308,8 @@ llvm::Expected<LayerConfig> resolveLayerConfig(
     if (llvm::Error error = checkCacheLayer(c, o, optionName))
       return std::move(error);
   if (llvm::Error error = resolveHeadSizes(c, o, optionName))
+    return std::move(error);
+  if (llvm::Error error = resolveVariants(c, o, optionName))
     return std::move(error);
   if (llvm::Error error = checkElementCounts(c))
     return std::move(error);
@@ -239,6 +364,63 @@ addWeightArguments(SmallVectorImpl<std::pair<StringRef, Type>> &args,
   }
 }
 
+/// Appends the arguments of the variants (all f32, static but for the `?`
+/// sizes of a score bias) to `args`: rope_inv_freq [R/2], q_norm and k_norm
+/// [dk], alibi_slopes and sinks [H], attn_bias [B or 1, H or 1, T or 1, S].
+static void
+addVariantArguments(SmallVectorImpl<std::pair<StringRef, Type>> &args,
+                    const LayerConfig &c, Type f32, int64_t batchSize,
+                    int64_t queries, int64_t keys) {
+  const LayerVariants &v = c.variants;
+  auto add = [&](StringRef name, ArrayRef<int64_t> shape) {
+    args.push_back({name, RankedTensorType::get(shape, f32)});
+  };
+  if (v.ropeInvFreq)
+    add("rope_inv_freq", {v.rotaryDim / 2});
+  if (v.qkNorm) {
+    add("q_norm", {c.headDim});
+    add("k_norm", {c.headDim});
+  }
+  if (v.alibi)
+    add("alibi_slopes", {c.numHeads});
+  if (v.sinks)
+    add("sinks", {c.numHeads});
+  if (v.attnBias)
+    add("attn_bias",
+        {v.attnBiasFull[0] ? batchSize : 1, v.attnBiasFull[1] ? c.numHeads : 1,
+         v.attnBiasFull[2] ? queries : 1, keys});
+}
+
+/// The attributes of the variants, for mha.attention and the decoding
+/// layer's ops; an option not given stays null (the op's default).
+struct VariantAttrs {
+  FloatAttr scale, softcap, ropeBase, ropeScale, ropeMscale, qkNormEps;
+  IntegerAttr window, rotaryDim;
+  StringAttr rope;
+
+  VariantAttrs(OpBuilder &builder, const LayerConfig &c) {
+    const LayerVariants &v = c.variants;
+    auto f32 = [&](std::optional<double> value) {
+      return value ? builder.getF32FloatAttr(*value) : FloatAttr();
+    };
+    auto f64 = [&](std::optional<double> value) {
+      return value ? builder.getF64FloatAttr(*value) : FloatAttr();
+    };
+    scale = f32(v.scale);
+    softcap = f32(v.softcap);
+    window = v.window ? builder.getI64IntegerAttr(*v.window) : IntegerAttr();
+    if (v.rope.empty())
+      return;
+    rope = builder.getStringAttr(v.rope);
+    // The rotary dimension is printed only where it is not dk.
+    if (v.rotaryDim != c.headDim)
+      rotaryDim = builder.getI64IntegerAttr(v.rotaryDim);
+    ropeBase = f64(v.ropeBase);
+    ropeScale = f64(v.ropeScale);
+    ropeMscale = f64(v.ropeMscale);
+  }
+};
+
 /// The decoding layer of `buildLayerGraph` (`c.kvCache` set; the key/value
 /// width is the model width and the weights are not split first).
 static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
@@ -263,11 +445,13 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, data);
   add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, data);
   add("cache_lengths", {batchSize}, builder.getI64Type());
+  // y, and the caches the call updates in place.
+  Type kCacheType = args[args.size() - 3].second;
+  Type vCacheType = args[args.size() - 2].second;
+  addVariantArguments(args, c, f32, batchSize, queries, c.kvCache);
 
   auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
-  // y, and the caches the call updates in place.
-  SmallVector<Type> resultTypes = {resultType, args[args.size() - 3].second,
-                                   args[args.size() - 2].second};
+  SmallVector<Type> resultTypes = {resultType, kCacheType, vCacheType};
   llvm::StringMap<Value> named;
   Block *body =
       createLayerFunction(builder, *module, loc, args, resultTypes, named);
@@ -300,6 +484,28 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   Value k = heads("w_k", "b_k", c.numKvHeads);
   Value v = heads("w_v", "b_v", c.numKvHeads);
   Value lengths = lookup("cache_lengths");
+  // QK-norm, then RoPE at each new token's position in its sequence
+  // (cache_lengths[b] + t), before the keys are stored: the cache holds
+  // rotated keys, as the served models' caches do.
+  const LayerVariants &variants = c.variants;
+  VariantAttrs attrs(builder, c);
+  if (variants.qkNorm) {
+    FloatAttr eps = builder.getF64FloatAttr(variants.qkNormEps.value_or(1e-6));
+    q = mlir::mha::RmsNormOp::create(builder, loc, q, lookup("q_norm"), eps);
+    k = mlir::mha::RmsNormOp::create(builder, loc, k, lookup("k_norm"), eps);
+  }
+  if (!variants.rope.empty()) {
+    auto rotate = [&](Value rows) -> Value {
+      return mlir::mha::RopeOp::create(
+          builder, loc, rows, lengths, lookup("rope_inv_freq"), attrs.rope,
+          builder.getI64IntegerAttr(variants.rotaryDim),
+          builder.getF64FloatAttr(variants.ropeBase.value_or(10000.0)),
+          builder.getF64FloatAttr(variants.ropeScale.value_or(1.0)),
+          builder.getF64FloatAttr(variants.ropeMscale.value_or(1.0)));
+    };
+    q = rotate(q);
+    k = rotate(k);
+  }
   auto append = [&](Value rows, StringRef cache) {
     Value dest = lookup(cache);
     auto cacheType = cast<RankedTensorType>(dest.getType());
@@ -313,11 +519,13 @@ static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   };
   Value kc = append(k, "k_cache");
   Value vc = append(v, "v_cache");
-  Value o = mlir::mha::SdpaOp::create(builder, loc, q, widen(kc), widen(vc),
-                                      /*mask=*/{},
-                                      /*causal=*/true,
-                                      /*causalBottomRight=*/false,
-                                      /*scale=*/{}, lengths);
+  Value o = mlir::mha::SdpaOp::create(
+      builder, loc, q, widen(kc), widen(vc),
+      /*mask=*/{},
+      /*causal=*/true,
+      /*causalBottomRight=*/false, attrs.scale, lengths,
+      mlir::mha::ScoreSteps{/*attnBias=*/{}, lookup("alibi_slopes"),
+                            lookup("sinks"), attrs.window, attrs.softcap});
   Value concat = mlir::mha::ConcatHeadsOp::create(builder, loc, o);
   Value y = mlir::mha::OutputProjectOp::create(
       builder, loc, resultType, concat, lookupWide("w_o"), lookupWide("b_o"));
@@ -350,6 +558,7 @@ OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
     add("mask", {c.maskBroadcast ? 1 : batchSize, queries, keys},
         builder.getI1Type());
   addWeightArguments(args, c, data);
+  addVariantArguments(args, c, f32, batchSize, queries, keys);
 
   auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
   llvm::StringMap<Value> named;
@@ -361,6 +570,13 @@ OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
   IntegerAttr kvHeads = c.numKvHeads != c.numHeads
                             ? builder.getI64IntegerAttr(c.numKvHeads)
                             : IntegerAttr();
+  const LayerVariants &variants = c.variants;
+  VariantAttrs attrs(builder, c);
+  // The QK-norm's epsilon is printed whenever there is a QK-norm.
+  FloatAttr qkNormEps =
+      variants.qkNorm
+          ? builder.getF64FloatAttr(variants.qkNormEps.value_or(1e-6))
+          : FloatAttr();
   Value y = mlir::mha::AttentionOp::create(
       builder, loc, resultType, lookup("x"), lookup("kv"), lookup("mask"),
       lookup("w_q"), lookup("w_k"), lookup("w_v"), lookup("w_o"), lookup("b_q"),
@@ -368,9 +584,9 @@ OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
       lookup("alibi_slopes"), lookup("sinks"), lookup("rope_inv_freq"),
       lookup("q_norm"), lookup("k_norm"), builder.getI64IntegerAttr(c.numHeads),
       kvHeads, c.causal ? builder.getUnitAttr() : UnitAttr(),
-      c.causalBottomRight ? builder.getUnitAttr() : UnitAttr(), FloatAttr(),
-      IntegerAttr(), FloatAttr(), StringAttr(), IntegerAttr(), FloatAttr(),
-      FloatAttr(), FloatAttr(), FloatAttr());
+      c.causalBottomRight ? builder.getUnitAttr() : UnitAttr(), attrs.scale,
+      attrs.window, attrs.softcap, attrs.rope, attrs.rotaryDim, attrs.ropeBase,
+      attrs.ropeScale, attrs.ropeMscale, qkNormEps);
   func::ReturnOp::create(builder, loc, y);
   return module;
 }

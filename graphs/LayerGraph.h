@@ -42,19 +42,48 @@ struct LayerOptions {
   /// bf16 inputs, weights and biases (mha-gen's --dtype bf16); the output
   /// stays f32.
   bool bf16 = false;
+  /// The served models' variants: the clauses of mha.attention (see
+  /// LayerVariants).
+  std::optional<double> scale, softcap, ropeBase, ropeScale, ropeMscale,
+      qkNormEps;
+  std::optional<int64_t> window, rotaryDim;
+  /// "half" or "interleaved"; empty for no RoPE.
+  std::string rope;
+  /// Arguments rope_inv_freq [R/2], q_norm and k_norm [dk], alibi_slopes and
+  /// sinks [H].
+  bool ropeInvFreq = false, qkNorm = false, alibi = false, sinks = false;
+  /// The shape of the argument attn_bias, e.g. "B,H,T,S" or "B,1,1,S"
+  /// (each entry its dimension's letter or 1); empty for none.
+  std::string attnBias;
+};
+
+/// The served models' options of a layer, checked (LayerConfig::variants).
+struct LayerVariants {
+  std::optional<double> scale, softcap;
+  std::optional<int64_t> window;
+  /// "half", "interleaved" or empty; the rest of RoPE is read only with it.
+  std::string rope;
+  int64_t rotaryDim = 0;
+  std::optional<double> ropeBase, ropeScale, ropeMscale, qkNormEps;
+  bool ropeInvFreq = false, qkNorm = false, alibi = false, sinks = false;
+  /// Whether attn_bias is present, and whether its batch, head and query
+  /// dimensions are full (else 1, broadcast).
+  bool attnBias = false;
+  bool attnBiasFull[3] = {false, false, false};
 };
 
 /// Every size of the layer, with the defaults filled in.
 struct LayerConfig {
   int64_t batch, seqLen, kvSeqLen, modelDim, kvDim, numHeads, numKvHeads,
       headDim, valueDim, outDim;
-  bool cross, causal, causalBottomRight, mask, maskBroadcast, bias,
-      splitFirst;
+  bool cross, causal, causalBottomRight, mask, maskBroadcast, bias, splitFirst;
   bool dynamicBatch, dynamicSeq, dynamicKvSeq;
   /// The caches' capacity C; 0 for a layer without caches.
   int64_t kvCache;
   /// bf16 inputs, weights and biases, f32 output.
   bool bf16 = false;
+  /// QK-norm, RoPE and the score steps.
+  LayerVariants variants;
 };
 
 /// Fills in the defaults (batch 1, T 128, D 512, H 8, S = T, D_kv = D,
@@ -73,7 +102,14 @@ resolveLayerConfig(const LayerOptions &options,
 /// `mha.cache_append` of the new keys and values into the arguments
 /// `k_cache [B, Hkv, C, dk]` and `v_cache [B, Hkv, C, dv]` at
 /// `cache_lengths [B]` (i64), and `mha.sdpa ... causal positions(...)`;
-/// it returns `y` and the two updated caches (in that order).
+/// it returns `y` and the two updated caches (in that order); there the
+/// QK-norm and RoPE are `mha.rms_norm` and `mha.rope ... offsets(lengths)` of
+/// the new queries and keys before the append, and the score steps are
+/// clauses of the `mha.sdpa` (a score bias is refused by resolveLayerConfig:
+/// its key size would be the capacity).
+/// The variants' arguments follow the weights and biases, in the order
+/// rope_inv_freq, q_norm, k_norm, alibi_slopes, sinks, attn_bias (f32 in a
+/// bf16 graph too).
 /// `context` must have the mha and func dialects loaded.
 mlir::OwningOpRef<mlir::ModuleOp> buildLayerGraph(mlir::MLIRContext &context,
                                                   const LayerConfig &config);

@@ -123,6 +123,16 @@ public:
     equal(mask[2], keys);
   }
 
+  /// The rules of a score bias [B or 1, H or 1, T or 1, S]: its batch and
+  /// query sizes broadcast like a mask batch, its key size is the keys'.
+  /// (The head count is static.)
+  void scoreBias(const SymbolicShape &bias, Size batch, Size queries,
+                 Size keys) {
+    oneOrEqual(bias[0], batch);
+    oneOrEqual(bias[2], queries);
+    equal(bias[3], keys);
+  }
+
   /// Settles the broadcasts that turned out to be equalities (a mask batch
   /// fixed to a number other than 1), until none is left.
   void settle() {
@@ -229,6 +239,8 @@ deriveOp(Operation &op, RelationDeriver &relations,
         relations.equal(k[2], v[2]);
         if (Value mask = sdpa.getMask())
           relations.mask(shapeOf(mask), batch, q[2], refine(k[2], v[2]));
+        if (Value bias = sdpa.getAttnBias())
+          relations.scoreBias(shapeOf(bias), batch, q[2], refine(k[2], v[2]));
         if (Value positions = sdpa.getPositions())
           relations.equal(refine(batch, v[0]), shapeOf(positions)[0]);
         return SymbolicShape{refine(batch, v[0]), q[1], q[2], v[3]};
@@ -241,6 +253,8 @@ deriveOp(Operation &op, RelationDeriver &relations,
         relations.equal(q[3], k[3]);
         if (Value mask = weights.getMask())
           relations.mask(shapeOf(mask), refine(q[0], k[0]), q[2], k[2]);
+        if (Value bias = weights.getAttnBias())
+          relations.scoreBias(shapeOf(bias), refine(q[0], k[0]), q[2], k[2]);
         if (Value positions = weights.getPositions())
           relations.equal(refine(q[0], k[0]), shapeOf(positions)[0]);
         // checkShapesFitTogether does not refine this result: it keeps its
@@ -285,6 +299,8 @@ deriveOp(Operation &op, RelationDeriver &relations,
         }
         if (Value mask = attention.getMask())
           relations.mask(shapeOf(mask), batch, q[1], keys);
+        if (Value bias = attention.getAttnBias())
+          relations.scoreBias(shapeOf(bias), batch, q[1], keys);
         return SymbolicShape{
             batch, q[1],
             Size::fixed(attention.getWO().getType().getDimSize(1))};

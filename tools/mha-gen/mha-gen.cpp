@@ -106,6 +106,72 @@ cl::opt<std::string>
                    "(default) or bf16 (computed in f32, attention operands "
                    "stored in bf16; the output stays f32)"),
           cl::value_desc("type"), cl::init("f32"), cl::cat(genCategory));
+
+// The served models' variants: QK-norm, RoPE and the score steps.
+cl::opt<double> scale("scale", cl::desc("Factor of Q·Kᵀ (default 1/sqrt(dk))"),
+                      cl::cat(genCategory));
+cl::opt<std::string>
+    rope("rope",
+         cl::desc("Rotary position embedding of Q and K at positions "
+                  "0..T-1 (with --kv-cache: cache_lengths[b] + t): half "
+                  "(pairs i, i + R/2: Llama, GPT-NeoX) or interleaved (pairs "
+                  "2i, 2i + 1: GPT-J); self-attention only"),
+         cl::value_desc("layout"), cl::cat(genCategory));
+cl::opt<int64_t>
+    rotaryDim("rotary-dim",
+              cl::desc("RoPE on the first R features of each head (even, at "
+                       "most dk; default dk)"),
+              cl::value_desc("R"), cl::cat(genCategory));
+cl::opt<double> ropeBase("rope-base",
+                         cl::desc("RoPE frequency base (default 10000)"),
+                         cl::cat(genCategory));
+cl::opt<double>
+    ropeScale("rope-scale",
+              cl::desc("RoPE linear position interpolation: angle = (p / F) · "
+                       "frequency (default 1)"),
+              cl::cat(genCategory));
+cl::opt<double>
+    ropeMscale("rope-mscale",
+               cl::desc("RoPE attention factor multiplying cos and sin "
+                        "(YaRN; default 1)"),
+               cl::cat(genCategory));
+cl::opt<bool> ropeInvFreq(
+    "rope-inv-freq",
+    cl::desc("Add the argument rope_inv_freq [R/2]: RoPE's inverse "
+             "frequencies (Llama 3.1, YaRN) instead of base^(-2i/R)"),
+    cl::cat(genCategory));
+cl::opt<bool> qkNorm("qk-norm",
+                     cl::desc("Add the arguments q_norm and k_norm [dk]: "
+                              "RMSNorm of each head's Q and K (before RoPE)"),
+                     cl::cat(genCategory));
+cl::opt<double> qkNormEps("qk-norm-eps",
+                          cl::desc("Epsilon of --qk-norm (default 1e-6)"),
+                          cl::cat(genCategory));
+cl::opt<int64_t>
+    window("window",
+           cl::desc("Sliding window W (needs --causal): query i sees keys "
+                    "i - W < j <= i"),
+           cl::value_desc("W"), cl::cat(genCategory));
+cl::opt<double> softcap("softcap",
+                        cl::desc("Logit soft-capping C: s <- C·tanh(s / C)"),
+                        cl::value_desc("C"), cl::cat(genCategory));
+cl::opt<bool> alibi("alibi",
+                    cl::desc("Add the argument alibi_slopes [H]: ALiBi, "
+                             "s <- s + slope[h]·(j - i)"),
+                    cl::cat(genCategory));
+cl::opt<bool> sinks("sinks",
+                    cl::desc("Add the argument sinks [H]: a logit per head "
+                             "in each softmax denominator (gpt-oss)"),
+                    cl::cat(genCategory));
+cl::opt<std::string> attnBias(
+    "attn-bias",
+    cl::desc("Add the argument attn_bias, an additive f32 score bias (-inf "
+             "allowed) of this shape: four comma-separated entries, each its "
+             "dimension's letter B, H, T or S, or 1 to broadcast "
+             "(B,H,T,S, 1,H,T,S, B,1,1,S); not with --kv-cache (its S would "
+             "be the cache capacity)"),
+    cl::value_desc("shape"), cl::cat(genCategory));
+
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(genCategory));
@@ -116,10 +182,10 @@ void reportError(const Twine &message) {
 }
 
 /// `option`'s value when given on the command line, else nothing.
-std::optional<int64_t> given(const cl::opt<int64_t> &option) {
+template <typename T> std::optional<T> given(const cl::opt<T> &option) {
   if (!option.getNumOccurrences())
     return std::nullopt;
-  return int64_t(option);
+  return T(option);
 }
 
 /// The layer the command line asks for (LayerGraph.h fills in the rest).
@@ -145,6 +211,23 @@ std::optional<int64_t> given(const cl::opt<int64_t> &option) {
   o.dynamicBatch = o.dynamicSeq = o.dynamicKvSeq = dynamic;
   o.kvCache = given(kvCache);
   o.bf16 = dtype == "bf16";
+  o.scale = given(scale);
+  o.softcap = given(softcap);
+  o.window = given(window);
+  // An empty --rope= is a layout that is not valid, not "no RoPE".
+  o.rope = rope.getNumOccurrences() && rope.empty() ? "''" : rope.getValue();
+  o.rotaryDim = given(rotaryDim);
+  o.ropeBase = given(ropeBase);
+  o.ropeScale = given(ropeScale);
+  o.ropeMscale = given(ropeMscale);
+  o.ropeInvFreq = ropeInvFreq;
+  o.qkNorm = qkNorm;
+  o.qkNormEps = given(qkNormEps);
+  o.alibi = alibi;
+  o.sinks = sinks;
+  o.attnBias = attnBias.getNumOccurrences() && attnBias.empty()
+                   ? "''"
+                   : attnBias.getValue();
   return o;
 }
 
