@@ -28,16 +28,18 @@ constexpr int64_t kRandomDynamicSize = 7;
 constexpr int64_t kMaxDimSize = int64_t(1) << 31;
 
 /// The letters that name the `?` dimensions of the arguments mha-gen writes:
-/// x [B, T, D], kv [B, S, D_kv], mask [B or 1, T, S]. Any other `?`
-/// dimension is called NAME.INDEX (`mask.0`, `arg3.1`).
+/// x [B, T, D], kv [B, S, D_kv], mask [B or 1, T, S], attn_bias [B or 1,
+/// H or 1, T or 1, S]. Any other `?` dimension is called NAME.INDEX
+/// (`mask.0`, `arg3.1`).
 struct DimLetter {
   llvm::StringLiteral argument;
   unsigned dim;
   llvm::StringLiteral letter;
 };
 constexpr DimLetter kDimLetters[] = {
-    {"x", 0, "B"},  {"x", 1, "T"},    {"kv", 0, "B"},
-    {"kv", 1, "S"}, {"mask", 1, "T"}, {"mask", 2, "S"}};
+    {"x", 0, "B"},         {"x", 1, "T"},         {"kv", 0, "B"},
+    {"kv", 1, "S"},        {"mask", 1, "T"},      {"mask", 2, "S"},
+    {"attn_bias", 0, "B"}, {"attn_bias", 2, "T"}, {"attn_bias", 3, "S"}};
 
 /// The name `--dims` and the report of `--random` give dimension `dim` of
 /// `argument`: a letter of kDimLetters, else NAME.INDEX.
@@ -97,8 +99,8 @@ parseDims(llvm::StringRef spec) {
           "--dims '{0}': expected NAME=SIZE, e.g. --dims T=200,B=3", part));
     if (size < 1 || size > kMaxDimSize)
       return createStringError(llvm::formatv(
-          "--dims {0}: the size must be between 1 and {1}, got {2}",
-          key.trim(), kMaxDimSize, size));
+          "--dims {0}: the size must be between 1 and {1}, got {2}", key.trim(),
+          kMaxDimSize, size));
     entries.emplace_back(key.trim().str(), size);
   }
   return entries;
@@ -142,9 +144,9 @@ getRandomShapes(const GraphSignature &signature, llvm::StringRef dimsSpec) {
       if (std::optional<unsigned> index = classOf(dim)) {
         SizeRelations::SizeClass &sizeClass = relations->classes[*index];
         if (sizeClass.size && *sizeClass.size != size)
-          return createStringError(llvm::formatv(
-              "--dims {0}={1}: the graph fixes this size to {2}", key, size,
-              *sizeClass.size));
+          return createStringError(
+              llvm::formatv("--dims {0}={1}: the graph fixes this size to {2}",
+                            key, size, *sizeClass.size));
         llvm::append_range(all, sizeClass.members);
       }
     for (ArgumentDim dim : all) {
@@ -167,12 +169,11 @@ getRandomShapes(const GraphSignature &signature, llvm::StringRef dimsSpec) {
       if (it != given.end())
         sizeClass.size = it->second.second;
     }
-    llvm::erase_if(relations->broadcasts,
-                   [&](const SizeRelations::Broadcast &broadcast) {
-                     ArgumentDim dim =
-                         relations->classes[broadcast.mask].members.front();
-                     return given.count({dim.argument, dim.dim}) > 0;
-                   });
+    llvm::erase_if(
+        relations->broadcasts, [&](const SizeRelations::Broadcast &broadcast) {
+          ArgumentDim dim = relations->classes[broadcast.mask].members.front();
+          return given.count({dim.argument, dim.dim}) > 0;
+        });
     return relations->pickShapes(types, kRandomDynamicSize);
   }
   std::vector<std::vector<int64_t>> shapes;
@@ -218,7 +219,11 @@ llvm::Error checkRandomFits(const GraphArgument &argument,
 
 /// Random data for `argument`, scaled like a trained layer so that the
 /// softmax is neither flat nor saturated: inputs in [-1, 1), weights in
-/// ±1/sqrt(fan-in), biases in ±0.1; masks are 80 % true.
+/// ±1/sqrt(fan-in), biases in ±0.1; masks are 80 % true. The served models'
+/// parameters get values of their kind: QK-norm weights in 1 ± 0.5, ALiBi
+/// slopes in [0.01, 0.5) (BLOOM's are 2^-k), RoPE inverse frequencies
+/// 10000^-u for u in [0, 1) (positive, spread over decades as
+/// base^(-2i/R) is); sinks and score biases in [-1, 1).
 NpyArray randomArray(const GraphArgument &argument,
                      llvm::ArrayRef<int64_t> shape, std::mt19937_64 &engine) {
   bool isMask = getElementType(argument) == ElementType::Bool;
@@ -233,8 +238,20 @@ NpyArray randomArray(const GraphArgument &argument,
       array.bools()[i] = allowed(engine);
     return array;
   }
-  double bound = 1.0;
   llvm::StringRef name = argument.name;
+  auto fill = [&](auto &&draw) {
+    for (int64_t i = 0; i < array.numElements(); ++i)
+      array.f32()[i] = float(draw());
+    return std::move(array);
+  };
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  if (name == "q_norm" || name == "k_norm")
+    return fill([&] { return 0.5 + unit(engine); });
+  if (name == "alibi_slopes")
+    return fill([&] { return 0.01 + 0.49 * unit(engine); });
+  if (name == "rope_inv_freq")
+    return fill([&] { return std::pow(10000.0, -unit(engine)); });
+  double bound = 1.0;
   if (name.starts_with("w_") && shape.size() >= 2)
     bound = 1.0 / std::sqrt(double(shape[shape.size() - 2]));
   else if (name.starts_with("b_"))
