@@ -219,6 +219,17 @@ deriveOp(Operation &op, RelationDeriver &relations,
         result.back() = Size::fixed(w.back());
         return result;
       })
+      // QK-norm and RoPE keep their input's shape; RoPE's offsets are one
+      // per sequence.
+      .Case([&](mlir::mha::RmsNormOp norm) -> std::optional<SymbolicShape> {
+        return shapeOf(norm.getInput());
+      })
+      .Case([&](mlir::mha::RopeOp rope) -> std::optional<SymbolicShape> {
+        SymbolicShape in = shapeOf(rope.getInput());
+        if (Value offsets = rope.getOffsets())
+          relations.equal(in[0], shapeOf(offsets)[0]);
+        return in;
+      })
       .Case([&](mlir::mha::SplitHeadsOp split) -> std::optional<SymbolicShape> {
         SymbolicShape in = shapeOf(split.getInput());
         int64_t heads = split.getNumHeads();
