@@ -12,6 +12,7 @@
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 
@@ -152,8 +153,9 @@ resolveVariants(LayerConfig &c, const LayerOptions &o,
   LayerVariants &v = c.variants;
   auto finite = [](double value) { return std::isfinite(value); };
   auto numberError = [&](StringRef name, const Twine &rule, double value) {
-    return usageError(optionName(name) + " must be " + rule + ", got " +
-                      Twine(std::to_string(value)));
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", value);
+    return usageError(optionName(name) + " must be " + rule + ", got " + text);
   };
   if (o.scale && !finite(*o.scale))
     return numberError("scale", "finite", *o.scale);

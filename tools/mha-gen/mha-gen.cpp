@@ -214,8 +214,7 @@ template <typename T> std::optional<T> given(const cl::opt<T> &option) {
   o.scale = given(scale);
   o.softcap = given(softcap);
   o.window = given(window);
-  // An empty --rope= is a layout that is not valid, not "no RoPE".
-  o.rope = rope.getNumOccurrences() && rope.empty() ? "''" : rope.getValue();
+  o.rope = rope;
   o.rotaryDim = given(rotaryDim);
   o.ropeBase = given(ropeBase);
   o.ropeScale = given(ropeScale);
@@ -225,9 +224,7 @@ template <typename T> std::optional<T> given(const cl::opt<T> &option) {
   o.qkNormEps = given(qkNormEps);
   o.alibi = alibi;
   o.sinks = sinks;
-  o.attnBias = attnBias.getNumOccurrences() && attnBias.empty()
-                   ? "''"
-                   : attnBias.getValue();
+  o.attnBias = attnBias;
   return o;
 }
 
@@ -308,6 +305,13 @@ int main(int argc, char **argv) {
     reportError("--dtype must be f32 or bf16, got '" + dtype + "'");
     return ::mha::tools::kBadInput;
   }
+  // An empty --rope= or --attn-bias= is a value that is not valid, not the
+  // option left out.
+  for (cl::opt<std::string> *option : {&rope, &attnBias})
+    if (option->getNumOccurrences() && option->empty()) {
+      reportError("--" + option->ArgStr + " needs a value, got ''");
+      return ::mha::tools::kBadInput;
+    }
   noteDynamicSizes();
   MLIRContext context;
   OwningOpRef<ModuleOp> module = buildGraph(context);
