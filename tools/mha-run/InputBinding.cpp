@@ -30,16 +30,16 @@ constexpr int64_t kMaxDimSize = int64_t(1) << 31;
 /// The letters that name the `?` dimensions of the arguments mha-gen writes:
 /// x [B, T, D], kv [B, S, D_kv], mask [B or 1, T, S], attn_bias [B or 1,
 /// H or 1, T or 1, S]. Any other `?` dimension is called NAME.INDEX
-/// (`mask.0`, `arg3.1`).
+/// (`mask.0`, `attn_bias.2`, `arg3.1`): the sizes that may broadcast (1) are
+/// not the letter's.
 struct DimLetter {
   llvm::StringLiteral argument;
   unsigned dim;
   llvm::StringLiteral letter;
 };
 constexpr DimLetter kDimLetters[] = {
-    {"x", 0, "B"},         {"x", 1, "T"},         {"kv", 0, "B"},
-    {"kv", 1, "S"},        {"mask", 1, "T"},      {"mask", 2, "S"},
-    {"attn_bias", 0, "B"}, {"attn_bias", 2, "T"}, {"attn_bias", 3, "S"}};
+    {"x", 0, "B"},    {"x", 1, "T"},    {"kv", 0, "B"},       {"kv", 1, "S"},
+    {"mask", 1, "T"}, {"mask", 2, "S"}, {"attn_bias", 3, "S"}};
 
 /// The name `--dims` and the report of `--random` give dimension `dim` of
 /// `argument`: a letter of kDimLetters, else NAME.INDEX.
