@@ -200,12 +200,24 @@ struct LowerRope : F32Pattern<RopeOp> {
     Value features = b.collapse(rotated, {{0}, {1}, {2}, {3, 4}});
     if (rotary == width)
       return features;
-    // Features R … d − 1 are the input's.
-    SmallVector<OpFoldResult> zeros(4, b.index(0)), ones(4, b.index(1));
-    return tensor::InsertSliceOp::create(
-        builder, loc, features, input, zeros,
-        {b.dim(input, 0), b.dim(input, 1), b.dim(input, 2), b.index(rotary)},
-        ones);
+    // Features R … d − 1 are the input's, copied into a new tensor: written
+    // into the input, the result would take the input's buffer, which may
+    // be the caller's.
+    SmallVector<OpFoldResult> sizes = {b.dim(input, 0), b.dim(input, 1),
+                                       b.dim(input, 2), b.index(width)};
+    SmallVector<OpFoldResult> ones(4, b.index(1));
+    SmallVector<OpFoldResult> passOffsets(4, b.index(0));
+    passOffsets[3] = b.index(rotary);
+    SmallVector<OpFoldResult> passSizes = sizes;
+    passSizes[3] = b.index(width - rotary);
+    Value passed = tensor::ExtractSliceOp::create(builder, loc, input,
+                                                  passOffsets, passSizes, ones);
+    Value result = tensor::InsertSliceOp::create(
+        builder, loc, passed, b.empty(sizes), passOffsets, passSizes, ones);
+    SmallVector<OpFoldResult> zeros(4, b.index(0)), featureSizes = sizes;
+    featureSizes[3] = b.index(rotary);
+    return tensor::InsertSliceOp::create(builder, loc, features, result, zeros,
+                                         featureSizes, ones);
   }
 };
 } // namespace
