@@ -2,7 +2,9 @@
 //
 // Prints a module with one public function `@mha` whose body is a single
 // `mha.attention`. Arguments carry `{mha.name = "..."}` with the names of the
-// reference cases (x kv mask w_q w_k w_v w_o b_q b_k b_v b_o), which is how
+// reference cases (x kv mask w_q w_k w_v w_o b_q b_k b_v b_o, and for the
+// served models' options rope_inv_freq q_norm k_norm alibi_slopes sinks
+// attn_bias, as in test/vectors/model_variants), which is how
 // `mha-run --inputs DIR` finds `DIR/<name>.npy`.
 //
 // Exit codes: 0 success, 2 a bad option (or an output file that cannot be
