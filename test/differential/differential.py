@@ -796,6 +796,9 @@ def run_one(seed, args, bin_dir, work_root):
         except subprocess.TimeoutExpired:
             kind, detail = step + " timeout", "no exit within %g s" % args.timeout
             break
+        except OSError as error:  # e.g. the binary being rebuilt meanwhile
+            kind, detail = step + " did not start", str(error)
+            break
         out = proc.stdout + proc.stderr
         if proc.returncode == 0:
             continue
