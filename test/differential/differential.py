@@ -242,8 +242,7 @@ VARIANT_FIELDS = ("scale", "rope", "qk_norm_eps", "window", "softcap", "alibi", 
 
 def has_variants(c):
     """Whether configuration c has a step of the served models' attention."""
-    return any(key in c for key in VARIANT_FIELDS if key != "qk_norm_eps") or \
-        "qk_norm_eps" in c
+    return any(key in c for key in VARIANT_FIELDS)
 
 
 def make_config(seed, variants=False):
