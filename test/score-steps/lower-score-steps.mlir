@@ -1,12 +1,9 @@
 // RUN: mha-opt %s -split-input-file -mha-lower-to-linalg | FileCheck %s
-// RUN: mha-opt %s -split-input-file -mha-tile-attention="attention=fused" | FileCheck %s --check-prefix=FUSED
 
 // The decomposed lowering of the score steps: the scores are scaled first,
 // soft-capped with math.tanh, get ALiBi's slope·(key - query position) and
 // the bias, whose dimensions of size 1 read index 0; the softmax then takes
-// them with a scale of 1 (log2(e) in the exponent, not scale·log2(e)). The
-// fused path does not carry the steps yet: mha-tile-attention leaves such
-// an op alone even when fused is forced.
+// them with a scale of 1 (log2(e) in the exponent, not scale·log2(e)).
 
 // CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1, d2, d3) -> (0, d1, 0, d3)>
 // CHECK-DAG: #[[HEAD:.+]] = affine_map<(d0, d1, d2, d3) -> (d1)>
@@ -33,9 +30,6 @@
 //       CHECK:   arith.maxnumf
 //       CHECK:   arith.mulf %{{.+}}, %[[LOG2E]] : f32
 //       CHECK:   math.exp2
-// FUSED-LABEL: func.func @softcap_alibi_bias(
-//  FUSED-NOT:   scf.forall
-//      FUSED:   mha.sdpa
 func.func @softcap_alibi_bias(%q: tensor<2x2x3x8xf32>, %k: tensor<2x2x5x8xf32>, %v: tensor<2x2x5x8xf32>, %b: tensor<1x2x1x5xf32>, %slopes: tensor<2xf32>) -> tensor<2x2x3x8xf32> {
   %o = mha.sdpa %q, %k, %v causal(bottom_right) bias(%b) alibi(%slopes) softcap(30.0) : (tensor<2x2x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<1x2x1x5xf32>, tensor<2xf32>) -> tensor<2x2x3x8xf32>
   return %o : tensor<2x2x3x8xf32>
@@ -73,9 +67,6 @@ func.func @bias_per_batch(%q: tensor<2x2x3x8xf32>, %k: tensor<2x2x5x8xf32>, %v: 
 //       CHECK:     arith.mulf %{{.+}}, %[[LOG2SCALE]] : f32
 //       CHECK:     math.exp2
 //       CHECK:     arith.cmpi sgt
-// FUSED-LABEL: func.func @window(
-//  FUSED-NOT:   scf.forall
-//      FUSED:   mha.sdpa
 func.func @window(%q: tensor<1x2x6x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x6x8xf32> {
   %o = mha.sdpa %q, %k, %v causal window(3) : (tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x6x8xf32>
   return %o : tensor<1x2x6x8xf32>
