@@ -19,7 +19,7 @@ using namespace mlir::mha;
 
 MutableOperandRange OnlineAttentionOp::getDpsInitsMutable() {
   // The destinations are the operands from `max` to the last scratch.
-  unsigned begin = getODSOperandIndexAndLength(8).first;
+  unsigned begin = getODSOperandIndexAndLength(11).first;
   return MutableOperandRange(getOperation(), begin,
                              getOperation()->getNumOperands() - begin);
 }
@@ -78,9 +78,26 @@ LogicalResult OnlineAttentionOp::verify() {
       failed(check.dim("sum size (tq)", queries,
                        getSum().getType().getDimSize(0))))
     return failure();
-  if (getCausalOffset() && !getCausal())
+  if (getCausalOffset() && !getCausal() && !getWindow() && !getSlope())
     return emitOpError() << "expects causal_offset only together with causal, "
-                            "got causal_offset without causal";
+                            "window or slope, got causal_offset alone";
+  if (Value bias = getBias()) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(bias.getType()).getShape();
+    if (shape.size() != 2)
+      return emitOpError() << "expects bias to have rank 2 ([tq or 1, n]), got "
+                              "rank "
+                           << shape.size();
+    if ((shape[0] != 1 &&
+         failed(check.dim("bias rows (tq or 1)", queries, shape[0]))) ||
+        failed(check.dim("bias length (n)", keys, shape[1])))
+      return failure();
+  }
+  if (std::optional<APFloat> cap = getSoftcap()) {
+    double value = cap->convertToDouble();
+    if (!std::isfinite(value) || value <= 0)
+      return emitOpError() << "expects softcap to be positive and finite, got "
+                           << value;
+  }
   double scale = getScale().convertToDouble();
   if (!std::isfinite(scale) || scale <= 0)
     return emitOpError() << "expects scale to be positive and finite, got "

@@ -55,7 +55,18 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     - `query_start` and `key_start` are the positions of the first query and
       the first key in the sequence, which causality compares; query `i`
       sees key `j` when `key_start + j ≤ query_start + i + causal_offset`
-      (0 when absent). Without `causal` they are not read.
+      (0 when absent). Without `causal`, `window` or `slope` they are not
+      read.
+    - The score steps of `mha.sdpa`, on the query at position
+      `p_i = query_start + i + causal_offset` and the key at
+      `key_start + j`: with any of `softcap(c)`, `slope(%a)` (f32, the
+      head's ALiBi slope) and `bias(%b)` (`[tq or 1, n]` f32, the tile's
+      rows of the score bias), each score becomes
+      `steps(s · scale)` and the state's exponentials are those of the
+      modified scores (base 2 of `(s' − max) · log2(e)`, and `max` their
+      maximum); `window(%w)` (index) lets key `j` be seen only when
+      `p_i − w < key_start + j`, in every block. A row whose allowed scores
+      are all −inf (a bias) keeps `max = −inf` and weighs nothing.
     - `outs`: `max [tq]`, `sum [tq]`, `acc [tq, dv]`, all f32, the state
       before and (the first three results) after the keys.
     - `scratch`: the per-block buffers `scores [BQ, BK]`, `keys [dk, BK]`
@@ -85,7 +96,9 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       RankedTensorOf<[F32, BF16]>:$value,
       Optional<RankedTensorOf<[F32]>>:$keys_t,
       Optional<RankedTensorOf<[I1]>>:$mask, Index:$query_start,
-      Index:$key_start, Optional<Index>:$causal_offset, F64Attr:$scale,
+      Index:$key_start, Optional<Index>:$causal_offset,
+      Optional<RankedTensorOf<[F32]>>:$bias, Optional<F32>:$slope,
+      Optional<Index>:$window, F64Attr:$scale, OptionalAttr<F64Attr>:$softcap,
       UnitAttr:$causal, UnitAttr:$packed, RankedTensorOf<[F32]>:$max,
       RankedTensorOf<[F32]>:$sum, RankedTensorOf<[F32]>:$acc,
       RankedTensorOf<[F32]>:$scores, RankedTensorOf<[F32]>:$keys_scratch,
@@ -97,6 +110,8 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     (`keys_t` `(` $keys_t^ `)`)? (`mask` `(` $mask^ `)`)?
     `query_start` `(` $query_start `)` `key_start` `(` $key_start `)`
     (`causal_offset` `(` $causal_offset^ `)`)? `scale` `(` $scale `)`
+    (`softcap` `(` $softcap^ `)`)? (`slope` `(` $slope^ `)`)?
+    (`bias` `(` $bias^ `)`)? (`window` `(` $window^ `)`)?
     (`causal` $causal^)? (`packed` $packed^)?
     `outs` `(` $max `,` $sum `,` $acc `)`
     `scratch` `(` $scores `,` $keys_scratch `,` $new_max `,` $correction

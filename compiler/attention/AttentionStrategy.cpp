@@ -15,8 +15,9 @@ using namespace mlir::mha;
 int64_t mlir::mha::getMaxKeySplits(SdpaOp op, int64_t keyTile) {
   bool bottomRight = op.getCausal() && op.getCausalBottomRight();
   bool positions = op.getCausal() && op.getPositions();
-  // An op with score steps is lowered decomposed (TileAttention.cpp): no
-  // key ranges, whose partial softmaxes do not carry the steps either.
+  // An op with score steps takes no key ranges: mha.sdpa_split's partial
+  // softmaxes and their merge do not carry the steps (a sink, for one,
+  // must join the merged denominator once).
   if (!SdpaTiling::isF32(op) || ScoreSteps::of(op).any() ||
       (op.getCausal() && !bottomRight && !positions))
     return 1;

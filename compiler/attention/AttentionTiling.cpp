@@ -32,7 +32,11 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
       value(op.getValue()), mask(op.getMask()), positions(op.getPositions()),
       causal(op.getCausal()),
       causalBottomRight(op.getCausal() && op.getCausalBottomRight()),
-      scale(op.getEffectiveScale()), queryTile(queryTile), keyTile(keyTile) {
+      scale(op.getEffectiveScale()), attnBias(op.getAttnBias()),
+      alibiSlopes(op.getAlibiSlopes()), sinks(op.getSinks()),
+      window(op.getWindow()), queryTile(queryTile), keyTile(keyTile) {
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    softcap = cap->convertToDouble();
   // Keys and values of a cache (positions) widened from bf16 are read in
   // bf16, one key block at a time, and widened inside the tile
   // (OnlineSoftmax.cpp): half the bytes, and no f32 copy of the whole cache
@@ -387,6 +391,22 @@ LogicalResult SdpaTiling::makeKeysT(RewriterBase &rewriter, bool packedKeys) {
   return success();
 }
 
+OpFoldResult SdpaTiling::getWindowBegin(OpBuilder &builder,
+                                        OpFoldResult diagonal) const {
+  if (!window)
+    return builder.getIndexAttr(0);
+  // The tile's first query, at `diagonal`, sees keys from diagonal - W + 1
+  // on, and its later queries fewer: the blocks before that are skipped,
+  // so that the cost follows the window, not the context.
+  AffineExpr d0 = builder.getAffineDimExpr(0);
+  OpFoldResult first = affine::makeComposedFoldedAffineMax(
+      builder, loc,
+      AffineMap::get(1, 0, {builder.getAffineConstantExpr(0), d0 + 1 - *window},
+                     builder.getContext()),
+      {diagonal});
+  return apply(builder, d0.floorDiv(keyTile) * keyTile, {first});
+}
+
 AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
                                     OpFoldResult queryStart,
                                     OpFoldResult rows) const {
@@ -420,6 +440,27 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
   tile.causalOffset = causalOffset;
   tile.numQueries = rows;
   tile.scale = scale;
+  // The score steps: the tile's rows of the bias (a dimension of 1
+  // broadcasts: its one row, head or sequence), the head's slope and sink.
+  if (attnBias) {
+    auto biasType = cast<RankedTensorType>(attnBias.getType());
+    auto along = [&](unsigned dim, OpFoldResult offset) {
+      return biasType.getDimSize(dim) == 1 ? zero : offset;
+    };
+    bool sharedRow = biasType.getDimSize(2) == 1;
+    tile.biasRows =
+        sliceTrailing(builder, attnBias,
+                      {along(0, b), along(1, h), along(2, queryStart), zero},
+                      {one, one, sharedRow ? one : rows, numKeys}, 2);
+  }
+  Value hIndex = getValueOrCreateConstantIndexOp(builder, loc, h);
+  if (alibiSlopes)
+    tile.slope = tensor::ExtractOp::create(builder, loc, alibiSlopes, hIndex);
+  if (sinks)
+    tile.sink = tensor::ExtractOp::create(builder, loc, sinks, hIndex);
+  if (window)
+    tile.window = arith::ConstantIndexOp::create(builder, loc, *window);
+  tile.softcap = softcap;
   return tile;
 }
 
@@ -431,6 +472,15 @@ Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
   OpFoldResult dv = builder.getIndexAttr(valueDim);
   auto applyExpr = [&](AffineExpr expr, ArrayRef<OpFoldResult> operands) {
     return apply(builder, expr, operands);
+  };
+  // Where the blocks after `bound` start with a window whose blocks begin
+  // at `windowBegin`: the later of the two (`bound` itself without one).
+  auto laterOf = [&](OpFoldResult bound, OpFoldResult windowBegin) {
+    if (!window)
+      return bound;
+    return affine::makeComposedFoldedAffineMax(
+        builder, loc, AffineMap::get(2, 0, {d0, d1}, builder.getContext()),
+        {bound, windowBegin});
   };
   // The attention of the tile's `rows` queries (tileRows, or a constant
   // that equals it at run time), [rows, dv].
@@ -483,16 +533,17 @@ Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
                builder, loc, pair,
                {applyExpr(d0.floorDiv(keyTile) * keyTile, {keyEnd}),
                 applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})})});
+      OpFoldResult windowBegin = getWindowBegin(builder, diagonal);
       if (staticKeys && *staticKeys < keyTile)
         fullEnd = zero;
       else
-        state = softmax.iterateKeyBlocks(state, zero, fullEnd,
+        state = softmax.iterateKeyBlocks(state, windowBegin, fullEnd,
                                          /*causal=*/false, /*fullBlocks=*/true);
       // One query per tile (or rows at one position) sees exactly the keys
       // below keyEnd.
       bool onePosition = sharedQueryPosition || isConstantIntValue(rows, 1);
-      state = softmax.iterateKeyRange(state, fullEnd, keyEnd,
-                                      /*causal=*/!onePosition);
+      state = softmax.iterateKeyRange(state, laterOf(fullEnd, windowBegin),
+                                      keyEnd, /*causal=*/!onePosition);
     } else if (causal) {
       // Keys after the tile's last query are masked for every row: stop
       // there. Blocks that end at or before the first query are wholly
@@ -517,10 +568,11 @@ Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
           builder, loc, minMap,
           {keyEnd,
            applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})}));
-      state = softmax.iterateKeyBlocks(state, zero, fullEnd, /*causal=*/false,
-                                       fullKeyBlocks);
-      state = softmax.iterateKeyBlocks(state, fullEnd, keyEnd,
-                                       /*causal=*/true, fullKeyBlocks);
+      OpFoldResult windowBegin = getWindowBegin(builder, diagonal);
+      state = softmax.iterateKeyBlocks(state, windowBegin, fullEnd,
+                                       /*causal=*/false, fullKeyBlocks);
+      state = softmax.iterateKeyBlocks(state, laterOf(fullEnd, windowBegin),
+                                       keyEnd, /*causal=*/true, fullKeyBlocks);
     } else {
       state = softmax.iterateKeyBlocks(state, zero, numKeys,
                                        /*causal=*/false, fullKeyBlocks);

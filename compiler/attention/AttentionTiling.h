@@ -110,6 +110,12 @@ struct SdpaTiling {
                                     OpFoldResult queryStart, OpFoldResult rows,
                                     Value acc, Value max, Value sum) const;
 
+  /// The first key block that the query tile whose first query sits at
+  /// `diagonal` (its position) may see through the window: the block of
+  /// key diagonal - W + 1 (0 without a window). Blocks before it are never
+  /// visited.
+  OpFoldResult getWindowBegin(OpBuilder &builder, OpFoldResult diagonal) const;
+
   /// positions[b] as an index (`tensor.extract` at the builder's insertion
   /// point); requires `positions`.
   Value loadPosition(OpBuilder &builder, Value b) const;
@@ -153,6 +159,12 @@ struct SdpaTiling {
   /// Its `causal`, `causal_bottom_right` and effective scale.
   bool causal, causalBottomRight;
   double scale;
+  /// Its score steps (null or none where absent): the bias
+  /// [B or 1, H or 1, T or 1, S], ALiBi slopes and sinks [H], the window and
+  /// the softcap.
+  Value attnBias, alibiSlopes, sinks;
+  std::optional<int64_t> window;
+  std::optional<double> softcap;
   /// The offset of the causal diagonal, S - T, when bottom-right aligned
   /// (a constant when T and S are static); null otherwise (offset 0).
   Value causalOffset;

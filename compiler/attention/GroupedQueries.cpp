@@ -14,9 +14,10 @@ bool mlir::mha::canGroupQueryHeads(SdpaOp op) {
   if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(kvHeads) ||
       kvHeads < 2 || heads <= kvHeads || op.getMask())
     return false;
-  // The score steps read per-head data (slopes, sinks, a bias per head) and
-  // the fused path does not carry them yet: such ops are never grouped, so
-  // buildGroupedSdpa need not regroup them.
+  // The score steps read per-head data (slopes, sinks, a bias per head) or
+  // each row's own position (ALiBi, the window), where the grouped rows are
+  // heads at one position: such ops are never grouped, so buildGroupedSdpa
+  // need not regroup them.
   if (ScoreSteps::of(op).any())
     return false;
   int64_t queries = queryType.getDimSize(2);

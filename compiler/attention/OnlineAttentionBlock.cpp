@@ -96,9 +96,17 @@ public:
 
 private:
   /// Whether key j of the block may be attended by query i (loop dimensions
-  /// 1 and 0): the mask (args[1]), and for blocks crossing the diagonal
-  /// key <= query (+ S - T when bottom-right aligned). Null: every key.
+  /// 1 and 0): the mask (args[1]), for blocks crossing the diagonal
+  /// key <= query (+ S - T when bottom-right aligned), and the window.
+  /// Null: every key.
   Value allowed(OpBuilder &nb, Location nloc, ValueRange args) const;
+  /// The positions in the sequence of query i and key j (loop dimensions
+  /// 0 and 1) of a generic over the block.
+  Value queryIndex(OpBuilder &nb, Location nloc) const;
+  Value keyIndex(OpBuilder &nb, Location nloc) const;
+
+  /// The score steps (softcap, ALiBi, bias) on the block's scores, in place.
+  Value modifyScores(Value scores);
 
   /// `block` ([numKeys, `width`] bf16) widened into the widened scratch.
   Value widenBlock(Value block, OpFoldResult width);
@@ -135,25 +143,69 @@ private:
   OpFoldResult dk, dv;
 
   SoftmaxConstants constants;
-  /// The block's keys, values and mask, with static shapes where the block
-  /// size is static.
-  Value keys, values, mask;
+  /// The block's keys, values, mask and bias, with static shapes where the
+  /// block size is static.
+  Value keys, values, mask, bias;
   /// The widened scratch: a bf16 block of keys, then one of values.
   Value widened;
   /// What the step writes, in the state's order.
   Value keysT, blockMax, correction, max, sum;
 };
 
+Value BlockUpdate::queryIndex(OpBuilder &nb, Location nloc) const {
+  return arith::AddIOp::create(nb, nloc, tile.queryStart,
+                               linalg::IndexOp::create(nb, nloc, 0));
+}
+
+Value BlockUpdate::keyIndex(OpBuilder &nb, Location nloc) const {
+  return arith::AddIOp::create(nb, nloc, keyStart,
+                               linalg::IndexOp::create(nb, nloc, 1));
+}
+
 Value BlockUpdate::allowed(OpBuilder &nb, Location nloc,
                            ValueRange args) const {
   Value maskElement = mask ? args[1] : Value();
-  if (!causal)
+  if (!causal && !tile.window)
     return maskElement;
-  Value query = arith::AddIOp::create(nb, nloc, tile.queryStart,
-                                      linalg::IndexOp::create(nb, nloc, 0));
-  Value key = arith::AddIOp::create(nb, nloc, keyStart,
-                                    linalg::IndexOp::create(nb, nloc, 1));
-  return buildAllowed(nb, nloc, maskElement, key, query, tile.causalOffset);
+  Value query = queryIndex(nb, nloc), key = keyIndex(nb, nloc);
+  if (causal)
+    return buildAllowed(nb, nloc, maskElement, key, query, tile.causalOffset,
+                        tile.window);
+  // A block below the diagonal tests the window alone.
+  Value inWindow = buildWindowPredicate(
+      nb, nloc, key, buildQueryPosition(nb, nloc, query, tile.causalOffset),
+      tile.window);
+  if (!maskElement)
+    return inWindow;
+  return arith::AndIOp::create(nb, nloc, maskElement, inWindow);
+}
+
+Value BlockUpdate::modifyScores(Value scores) {
+  // s <- steps(s·scale) in place, before the block's maximum reads them.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  if (bias) {
+    // A bias row shared by the tile's queries is read along the keys only.
+    bool sharedRow = cast<RankedTensorType>(bias.getType()).getDimSize(0) == 1;
+    inputs.push_back(bias);
+    maps.push_back(sharedRow ? ops.affineMap(2, {ops.constantExpr(0), ops.d(1)})
+                             : ops.map(2, {0, 1}));
+  }
+  maps.push_back(ops.map(2, {0, 1}));
+  Value scale = ops.f32Constant(tile.scale);
+  Value softcap = tile.softcap ? ops.f32Constant(*tile.softcap) : Value();
+  return ops.generic(inputs, scores, maps, {kParallel, kParallel},
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       Value key, position;
+                       if (tile.slope) {
+                         key = keyIndex(nb, nloc);
+                         position = buildQueryPosition(
+                             nb, nloc, queryIndex(nb, nloc), tile.causalOffset);
+                       }
+                       return buildScoreSteps(
+                           nb, nloc, args.back(), scale, softcap, tile.slope,
+                           bias ? args[0] : Value(), key, position);
+                     });
 }
 
 Value BlockUpdate::widenBlock(Value block, OpFoldResult width) {
@@ -298,7 +350,12 @@ Value BlockUpdate::computeWeights(Value scores) {
       expInputs, scores, expMaps, {kParallel, kParallel},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         // The mask is args[1], as in the maximum's body; the score is last.
-        return buildMaskedExp(nb, nloc, constants, args.back(), args[0],
+        // A bias may leave every allowed score of a row at -inf, whose
+        // weights are then 0, not exp(-inf + inf).
+        Value rowMax = tile.modifiesScores()
+                           ? buildFiniteMax(nb, nloc, constants, args[0])
+                           : args[0];
+        return buildMaskedExp(nb, nloc, constants, args.back(), rowMax,
                               [&] { return allowed(nb, nloc, args); });
       });
 
@@ -333,7 +390,9 @@ Value BlockUpdate::accumulate(Value weights) {
 }
 
 OnlineSoftmaxState BlockUpdate::run() {
-  constants.log2Scale = ops.f32Constant(getLog2Scale(tile.scale));
+  // Modified scores already carry the scale.
+  constants.log2Scale =
+      ops.f32Constant(getLog2Scale(tile.modifiesScores() ? 1.0 : tile.scale));
   constants.zero = ops.f32Constant(0.0);
   constants.one = ops.f32Constant(1.0);
   keys = sliceUnlessWhole(b, loc, tile.key, {zero, zero}, {numKeys, dk});
@@ -341,8 +400,13 @@ OnlineSoftmaxState BlockUpdate::run() {
   if (tile.maskRows)
     mask =
         sliceUnlessWhole(b, loc, tile.maskRows, {zero, zero}, {rows, numKeys});
+  if (tile.biasRows)
+    bias = sliceUnlessWhole(b, loc, tile.biasRows, {zero, zero},
+                            {getSize(b, loc, tile.biasRows, 0), numKeys});
 
   Value scores = computeScores();
+  if (tile.modifiesScores())
+    scores = modifyScores(scores);
   updateMax(scores);
   Value weights = computeWeights(scores);
   Value acc = accumulate(weights);
@@ -380,6 +444,11 @@ mlir::mha::decomposeOnlineAttention(OpBuilder &b, OnlineAttentionOp op) {
   tile.causalOffset = op.getCausalOffset();
   tile.numQueries = getSize(b, loc, op.getQuery());
   tile.scale = op.getScale().convertToDouble();
+  tile.biasRows = withStaticSizes(b, loc, op.getBias());
+  tile.slope = op.getSlope();
+  tile.window = op.getWindow();
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    tile.softcap = softcap->convertToDouble();
   OpFoldResult numKeys = getSize(b, loc, tile.key);
   // The block must fit the scratch.
   auto fitsScratch = [&](Value scratch, unsigned dim) {

@@ -50,7 +50,7 @@ struct OnlineAttentionTilingInterface
   }
 
   /// The same update by the keys [offset, offset + size): views of the
-  /// keys, values, Kᵀ and mask, the first key's position moved; the
+  /// keys, values, Kᵀ, mask and bias, the first key's position moved; the
   /// destinations are the whole state (which tiling has made the loop's).
   FailureOr<TilingResult>
   getTiledImplementation(Operation *op, OpBuilder &b,
@@ -75,11 +75,13 @@ struct OnlineAttentionTilingInterface
     Value key = update.getKey(), value = update.getValue();
     Value keys = sliceOf(key, {offset, zero}, {size, dim(key, 1)});
     Value values = sliceOf(value, {offset, zero}, {size, dim(value, 1)});
-    Value keysT, mask;
+    Value keysT, mask, bias;
     if (Value whole = update.getKeysT())
       keysT = sliceOf(whole, {zero, offset}, {dim(whole, 0), size});
     if (Value whole = update.getMask())
       mask = sliceOf(whole, {zero, offset}, {getSize(b, loc, whole, 0), size});
+    if (Value whole = update.getBias())
+      bias = sliceOf(whole, {zero, offset}, {getSize(b, loc, whole, 0), size});
     AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
     Value keyStart = getValueOrCreateConstantIndexOp(
         b, loc,
@@ -92,6 +94,8 @@ struct OnlineAttentionTilingInterface
       tiled.getKeysTMutable().assign(keysT);
     if (mask)
       tiled.getMaskMutable().assign(mask);
+    if (bias)
+      tiled.getBiasMutable().assign(bias);
     tiled.getKeyStartMutable().assign(keyStart);
     return TilingResult{
         {tiled}, SmallVector<Value>(tiled->getResults()), slices};

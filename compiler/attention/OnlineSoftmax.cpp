@@ -45,6 +45,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -155,20 +156,27 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
       sliceUnlessWhole(rewriter, loc, tile.key, {begin, zero}, {count, dk});
   Value values =
       sliceUnlessWhole(rewriter, loc, tile.value, {begin, zero}, {count, dv});
-  Value keysT, mask;
+  Value keysT, mask, bias;
   if (tile.keyT)
     keysT =
         sliceUnlessWhole(rewriter, loc, tile.keyT, {zero, begin}, {dk, count});
   if (tile.maskRows)
     mask = sliceUnlessWhole(rewriter, loc, tile.maskRows, {zero, begin},
                             {tile.numQueries, count});
+  if (tile.biasRows)
+    bias = sliceUnlessWhole(rewriter, loc, tile.biasRows, {zero, begin},
+                            {getSize(rewriter, loc, tile.biasRows, 0), count});
+  // The window and ALiBi measure from the query's position in every block,
+  // not only in those that cross the diagonal.
+  bool positioned = causal || tile.window || tile.slope;
   SmallVector<Value> inits = state.asRange();
   return OnlineAttentionOp::create(
       rewriter, loc, ValueRange(inits).getTypes(), tile.query, keys, values,
       keysT, mask, tile.queryStart,
       getValueOrCreateConstantIndexOp(rewriter, loc, begin),
-      causal ? tile.causalOffset : Value(),
+      positioned ? tile.causalOffset : Value(), bias, tile.slope, tile.window,
       rewriter.getF64FloatAttr(tile.scale),
+      tile.softcap ? rewriter.getF64FloatAttr(*tile.softcap) : FloatAttr(),
       causal ? rewriter.getUnitAttr() : nullptr,
       tile.packed ? rewriter.getUnitAttr() : nullptr, inits[0], inits[1],
       inits[2], inits[3], inits[4], inits[5], inits[6],
@@ -390,5 +398,25 @@ Value mlir::mha::buildNormalizedRows(OpBuilder &builder, Location loc,
 }
 
 Value OnlineSoftmaxBuilder::finalize(const OnlineSoftmaxState &state) {
-  return buildNormalizedRows(builder, loc, state.sum, state.acc);
+  if (!tile.sink)
+    return buildNormalizedRows(builder, loc, state.sum, state.acc);
+  // The sink joins each row's denominator: l + e^(sink - m), in the base
+  // and the scale of the state's exponentials. A row that attended no key
+  // (m = -inf) gets an infinite denominator and an accumulator of 0: zeros.
+  GenericBuilder ops(builder, loc);
+  double log2Scale = getLog2Scale(tile.modifiesScores() ? 1.0 : tile.scale);
+  Value sinkInScores = tile.sink;
+  if (!tile.modifiesScores())
+    sinkInScores = arith::DivFOp::create(builder, loc, tile.sink,
+                                         ops.f32Constant(tile.scale));
+  Value c = ops.f32Constant(log2Scale);
+  Value denominators = ops.generic(
+      {state.max}, state.sum, {ops.map(1, {0}), ops.map(1, {0})}, {kParallel},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value distance = arith::SubFOp::create(nb, nloc, sinkInScores, args[0]);
+        Value weight = math::Exp2Op::create(
+            nb, nloc, arith::MulFOp::create(nb, nloc, distance, c));
+        return arith::AddFOp::create(nb, nloc, args[1], weight).getResult();
+      });
+  return buildNormalizedRows(builder, loc, denominators, state.acc);
 }

@@ -20,6 +20,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
+
 namespace mlir {
 namespace mha {
 
@@ -51,6 +53,16 @@ struct AttentionTile {
   OpFoldResult numQueries;
   /// The factor applied to the scores.
   double scale;
+  /// The score steps of mha.sdpa for this tile: its rows of the score bias,
+  /// [tq or 1, S] (one row for every query where the bias broadcasts over
+  /// them), the head's ALiBi slope and sink (f32), the sliding window
+  /// (index) and the softcap; null (none) where the attention has no such
+  /// step.
+  Value biasRows, slope, sink, window;
+  std::optional<double> softcap;
+  /// Whether the scores are modified (softcap, ALiBi or bias): the state
+  /// is then over steps(s·scale), its exponentials with a scale of 1.
+  bool modifiesScores() const { return biasRows || slope || softcap; }
 
   /// A tile of one (static) query without a transposed view of its keys:
   /// the scores are dot products along each key row.

@@ -72,12 +72,6 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
                                 PatternRewriter &rewriter) const override {
     if (!SdpaTiling::isF32(op))
       return rewriter.notifyMatchFailure(op, "only f32 is tiled");
-    // The fused path's online softmax does not carry the score steps
-    // (softcap, ALiBi, bias, window, sinks) yet: such an op is lowered
-    // decomposed whatever --attention asks, rather than without its steps.
-    if (ScoreSteps::of(op).any())
-      return rewriter.notifyMatchFailure(
-          op, "the fused path does not carry the score steps yet");
     if (!chooseAttentionPath(*getAttentionShape(op), mode).fused)
       return rewriter.notifyMatchFailure(op, "the rule picks decomposed");
     if (groupQueryHeads && canGroupQueryHeads(op))
