@@ -231,8 +231,9 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
             score += double(operands.alibiSlopes[hi]) * double(si - position);
           if (biasRow)
             score += double(biasRow[si]);
-          // A bias of −inf takes the key out like the mask does.
-          if (!(score > -inf)) {
+          // A bias of −inf takes the key out like the mask does (a NaN
+          // score stays in: NaN inputs propagate, as in the compiled code).
+          if (score == -inf) {
             allowed[si] = false;
             continue;
           }
