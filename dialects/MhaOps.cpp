@@ -663,9 +663,8 @@ static FailureOr<LayerSizes> verifyInputWeights(AttentionOp op,
 static LogicalResult verifyQueryKeyOptions(AttentionOp op, ShapeChecker &check,
                                            int64_t headDim) {
   if (!op.getQNorm() != !op.getKNorm())
-    return op.emitOpError()
-           << "expects q_norm and k_norm together, got only "
-           << (op.getQNorm() ? "q_norm" : "k_norm");
+    return op.emitOpError() << "expects q_norm and k_norm together, got only "
+                            << (op.getQNorm() ? "q_norm" : "k_norm");
   if (op.getQNorm()) {
     if (failed(check.dim("q_norm size (dk)", headDim,
                          tensorType(op.getQNorm()).getDimSize(0))) ||
@@ -692,11 +691,10 @@ static LogicalResult verifyQueryKeyOptions(AttentionOp op, ShapeChecker &check,
   auto value = [](std::optional<APFloat> attr, double byDefault) {
     return attr ? attr->convertToDouble() : byDefault;
   };
-  return verifyRope(op, check, *op.getRope(),
-                    op.getEffectiveRotaryDim(headDim), headDim,
-                    op.getRopeInvFreq(), value(op.getRopeBase(), 10000.0),
-                    value(op.getRopeScale(), 1.0),
-                    value(op.getRopeMscale(), 1.0));
+  return verifyRope(
+      op, check, *op.getRope(), op.getEffectiveRotaryDim(headDim), headDim,
+      op.getRopeInvFreq(), value(op.getRopeBase(), 10000.0),
+      value(op.getRopeScale(), 1.0), value(op.getRopeMscale(), 1.0));
 }
 
 /// `query [B, T, D]` (and `kv [B, S, D_kv]`), `w_o [H·dv, D_out]` ->
@@ -777,8 +775,7 @@ struct ClauseSlots {
   OptionalOperand *mask = nullptr, *positions = nullptr;
   UnitAttr *causal = nullptr, *causalBottomRight = nullptr;
   FloatAttr *scale = nullptr;
-  OptionalOperand *attnBias = nullptr, *alibiSlopes = nullptr,
-                  *sinks = nullptr;
+  OptionalOperand *attnBias = nullptr, *alibiSlopes = nullptr, *sinks = nullptr;
   IntegerAttr *window = nullptr;
   FloatAttr *softcap = nullptr;
 };
@@ -811,10 +808,10 @@ static ParseResult parseClauses(OpAsmParser &parser, ClauseSlots slots) {
     return success();
   };
   auto parseFloatClause = [&](FloatAttr &attr) {
-    return failure(parser.parseLParen() ||
-                   parser.parseAttribute(attr,
-                                         parser.getBuilder().getF32Type()) ||
-                   parser.parseRParen());
+    return failure(
+        parser.parseLParen() ||
+        parser.parseAttribute(attr, parser.getBuilder().getF32Type()) ||
+        parser.parseRParen());
   };
   struct OperandClause {
     StringRef keyword;
@@ -893,8 +890,9 @@ static void printClauses(OpAsmPrinter &printer, const ClauseValues &values) {
   llvm::SmallVector<std::function<void()>> clauses;
   auto operandClause = [&](StringRef keyword, Value value) {
     if (value)
-      clauses.push_back(
-          [&printer, keyword, value] { printer << keyword << "(" << value << ")"; });
+      clauses.push_back([&printer, keyword, value] {
+        printer << keyword << "(" << value << ")";
+      });
   };
   auto floatClause = [&](StringRef keyword, FloatAttr attr) {
     if (attr)
@@ -917,9 +915,8 @@ static void printClauses(OpAsmPrinter &printer, const ClauseValues &values) {
   operandClause("alibi", values.alibiSlopes);
   operandClause("bias", values.attnBias);
   if (values.window)
-    clauses.push_back([&] {
-      printer << "window(" << values.window.getInt() << ")";
-    });
+    clauses.push_back(
+        [&] { printer << "window(" << values.window.getInt() << ")"; });
   operandClause("sinks", values.sinks);
   llvm::interleave(
       clauses, printer.getStream(), [](auto &print) { print(); }, " ");
@@ -930,9 +927,9 @@ static ParseResult parseAttentionClauses(
     UnitAttr &causalBottomRight, OptionalOperand &positions, FloatAttr &scale,
     OptionalOperand &attnBias, OptionalOperand &alibiSlopes,
     OptionalOperand &sinks, IntegerAttr &window, FloatAttr &softcap) {
-  return parseClauses(parser, {&mask, &positions, &causal, &causalBottomRight,
-                               &scale, &attnBias, &alibiSlopes, &sinks, &window,
-                               &softcap});
+  return parseClauses(parser,
+                      {&mask, &positions, &causal, &causalBottomRight, &scale,
+                       &attnBias, &alibiSlopes, &sinks, &window, &softcap});
 }
 
 static void printAttentionClauses(OpAsmPrinter &printer, Operation *,
@@ -945,15 +942,13 @@ static void printAttentionClauses(OpAsmPrinter &printer, Operation *,
                          attnBias, alibiSlopes, sinks, window, softcap});
 }
 
-static ParseResult
-parseCausalAndScale(OpAsmParser &parser, UnitAttr &causal,
-                    UnitAttr &causalBottomRight, FloatAttr &scale,
-                    OptionalOperand &attnBias, OptionalOperand &alibiSlopes,
-                    OptionalOperand &sinks, IntegerAttr &window,
-                    FloatAttr &softcap) {
-  return parseClauses(parser, {nullptr, nullptr, &causal, &causalBottomRight,
-                               &scale, &attnBias, &alibiSlopes, &sinks, &window,
-                               &softcap});
+static ParseResult parseCausalAndScale(
+    OpAsmParser &parser, UnitAttr &causal, UnitAttr &causalBottomRight,
+    FloatAttr &scale, OptionalOperand &attnBias, OptionalOperand &alibiSlopes,
+    OptionalOperand &sinks, IntegerAttr &window, FloatAttr &softcap) {
+  return parseClauses(parser,
+                      {nullptr, nullptr, &causal, &causalBottomRight, &scale,
+                       &attnBias, &alibiSlopes, &sinks, &window, &softcap});
 }
 
 static void printCausalAndScale(OpAsmPrinter &printer, Operation *,

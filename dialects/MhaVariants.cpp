@@ -73,17 +73,16 @@ LogicalResult mlir::mha::verifyRope(Operation *op, ShapeChecker &check,
     return op->emitOpError() << "expects rotary_dim to be even and at most "
                                 "the head dimension ("
                              << headDim << "), got " << rotaryDim;
-  if (invFreq && failed(check.dim("rope inverse frequencies size (R/2)",
-                                  rotaryDim / 2,
-                                  tensorType(invFreq).getDimSize(0))))
+  if (invFreq &&
+      failed(check.dim("rope inverse frequencies size (R/2)", rotaryDim / 2,
+                       tensorType(invFreq).getDimSize(0))))
     return failure();
   if (!std::isfinite(base) || base <= 0)
     return op->emitOpError()
            << "expects the rope base to be positive and finite, got " << base;
   if (!std::isfinite(scale) || scale <= 0)
     return op->emitOpError()
-           << "expects the rope scale to be positive and finite, got "
-           << scale;
+           << "expects the rope scale to be positive and finite, got " << scale;
   if (!std::isfinite(mscale))
     return op->emitOpError()
            << "expects the rope mscale to be finite, got " << mscale;

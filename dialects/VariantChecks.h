@@ -1,4 +1,5 @@
-//===- VariantChecks.h - The verifier rules of the attention variants -*- C++ -*-===//
+//===- VariantChecks.h - The verifier rules of the attention variants -*- C++
+//-*-===//
 //
 // The rules on the score steps (bias, ALiBi, sinks, window, softcap) and on
 // the rotary embedding and QK-norm options, which mha.attention, mha.sdpa
