@@ -17,9 +17,46 @@ namespace mha::python {
 
 std::string layerGraph(const py::kwargs &kwargs) {
   ::mha::graphs::LayerOptions o;
+  // pybind11's own cast error is a RuntimeError without the option's name.
+  auto typeError = [&](const char *key, const char *what) {
+    return py::type_error(
+        std::string(key) + " must be " + what + ", got " +
+        py::str(py::type::handle_of(kwargs[key]).attr("__name__"))
+            .cast<std::string>());
+  };
   auto size = [&](const char *key, std::optional<int64_t> &field) {
-    if (kwargs.contains(key) && !kwargs[key].is_none())
-      field = kwargs[key].cast<int64_t>();
+    if (kwargs.contains(key) && !kwargs[key].is_none()) {
+      try {
+        field = kwargs[key].cast<int64_t>();
+      } catch (const py::cast_error &) {
+        throw typeError(key, "an integer");
+      }
+    }
+  };
+  // A float option left out or None takes mha-gen's default; a string or
+  // another non-number is a TypeError from pybind11's cast.
+  auto real = [&](const char *key, std::optional<double> &field) {
+    if (!kwargs.contains(key) || kwargs[key].is_none())
+      return;
+    // A str is not a number here, though float("50") would take it.
+    if (py::isinstance<py::str>(kwargs[key]))
+      throw typeError(key, "a number");
+    try {
+      field = kwargs[key].cast<double>();
+    } catch (const py::cast_error &) {
+      throw typeError(key, "a number");
+    }
+  };
+  // A layout or shape: a str, "" as mha-gen's `--rope=` (a value that is not
+  // valid, not the option left out), None as the option left out.
+  auto word = [&](const char *key, std::string &field) {
+    if (!kwargs.contains(key) || kwargs[key].is_none())
+      return;
+    if (!py::isinstance<py::str>(kwargs[key]))
+      throw typeError(key, "a str");
+    field = kwargs[key].cast<std::string>();
+    if (field.empty())
+      throw py::value_error(std::string(key) + " needs a value, got ''");
   };
   auto flag = [&](const char *key, bool &field) {
     if (kwargs.contains(key))
@@ -43,7 +80,21 @@ std::string layerGraph(const py::kwargs &kwargs) {
                                 "split_first",
                                 "causal_bottom_right",
                                 "kv_cache",
-                                "dtype"};
+                                "dtype",
+                                "scale",
+                                "softcap",
+                                "window",
+                                "rope",
+                                "rotary_dim",
+                                "rope_base",
+                                "rope_scale",
+                                "rope_mscale",
+                                "rope_inv_freq",
+                                "qk_norm",
+                                "qk_norm_eps",
+                                "alibi",
+                                "sinks",
+                                "attn_bias"};
   for (auto [key, value] : kwargs) {
     std::string name = py::cast<std::string>(key);
     if (llvm::find(known, name) == std::end(known))
@@ -67,6 +118,22 @@ std::string layerGraph(const py::kwargs &kwargs) {
   flag("mask_broadcast", o.maskBroadcast);
   flag("bias", o.bias);
   flag("split_first", o.splitFirst);
+  // The served models' variants, mha-gen's --rope ... --attn-bias;
+  // resolveLayerConfig checks them with mha-gen's rules and messages.
+  real("scale", o.scale);
+  real("softcap", o.softcap);
+  size("window", o.window);
+  word("rope", o.rope);
+  size("rotary_dim", o.rotaryDim);
+  real("rope_base", o.ropeBase);
+  real("rope_scale", o.ropeScale);
+  real("rope_mscale", o.ropeMscale);
+  flag("rope_inv_freq", o.ropeInvFreq);
+  flag("qk_norm", o.qkNorm);
+  real("qk_norm_eps", o.qkNormEps);
+  flag("alibi", o.alibi);
+  flag("sinks", o.sinks);
+  word("attn_bias", o.attnBias);
   // mha-gen's --dtype: "bf16" (or "bfloat16") for bf16 inputs, weights
   // and biases, computed in float32.
   if (kwargs.contains("dtype")) {

@@ -38,7 +38,10 @@ _RUN_DEFAULTS = {"fuse-projections": "true", "prepare-weights": "true"}
 _GRAPH_OPTIONS = ("batch", "seq", "kv_seq", "d_model", "kv_dim", "heads",
                   "kv_heads", "head_dim", "value_dim", "out_dim", "cross",
                   "causal", "causal_bottom_right", "mask", "mask_broadcast",
-                  "bias", "split_first", "kv_cache", "dtype")
+                  "bias", "split_first", "kv_cache", "dtype", "scale",
+                  "softcap", "window", "rope", "rotary_dim", "rope_base",
+                  "rope_scale", "rope_mscale", "rope_inv_freq", "qk_norm",
+                  "qk_norm_eps", "alibi", "sinks", "attn_bias")
 
 
 def _option_text(options):
