@@ -160,9 +160,62 @@ llvm::Error checkInput(const GraphArgument &argument, const NpyArray &array,
   return llvm::Error::success();
 }
 
+/// A score bias's `?` batch or query dimension is the full size: only a
+/// dimension declared 1 broadcasts (verifyScoreSteps; the compiled code
+/// reads a `?` one as full). The verifier of the specialized copy sees a
+/// bound 1 as a static 1 and would let it broadcast, so this checks the
+/// declared type of the argument (as SizeRelations does, which the C
+/// library's checks come from). Emits the error on `op`.
+static LogicalResult checkScoreBiasSizes(Operation &op, FunctionType declared) {
+  Value bias, query;
+  unsigned queryDim = 2;
+  if (auto attention = dyn_cast<mlir::mha::AttentionOp>(op)) {
+    bias = attention.getAttnBias();
+    query = attention.getQuery();
+    queryDim = 1;
+  } else if (auto sdpa = dyn_cast<mlir::mha::SdpaOp>(op)) {
+    bias = sdpa.getAttnBias();
+    query = sdpa.getQuery();
+  } else if (auto weights = dyn_cast<mlir::mha::AttentionWeightsOp>(op)) {
+    bias = weights.getAttnBias();
+    query = weights.getQuery();
+  }
+  auto argument = dyn_cast_or_null<BlockArgument>(bias);
+  if (!argument || argument.getArgNumber() >= declared.getNumInputs())
+    return success();
+  auto declaredType =
+      dyn_cast<RankedTensorType>(declared.getInput(argument.getArgNumber()));
+  auto boundType = dyn_cast<RankedTensorType>(bias.getType());
+  auto queryType = dyn_cast<RankedTensorType>(query.getType());
+  if (!declaredType || !boundType || !queryType ||
+      declaredType.getRank() != 4 || boundType.getRank() != 4)
+    return success();
+  auto func = cast<func::FuncOp>(argument.getOwner()->getParentOp());
+  auto name = func.getArgAttrOfType<StringAttr>(
+      argument.getArgNumber(),
+      mlir::mha::MhaDialect::NameAttrHelper::getNameStr());
+  std::string argumentName =
+      name ? name.str()
+           : llvm::formatv("arg{0}", argument.getArgNumber()).str();
+  for (auto [dim, fullDim, what] : {std::tuple(0u, 0u, "batch size"),
+                                    std::tuple(2u, queryDim, "query length")}) {
+    int64_t bound = boundType.getDimSize(dim);
+    int64_t full = queryType.getDimSize(fullDim);
+    if (!ShapedType::isDynamic(declaredType.getDimSize(dim)) || bound != 1 ||
+        ShapedType::isDynamic(full) || full == 1)
+      continue;
+    return emitError(op.getLoc())
+           << argumentName << "[" << dim << "] (1) must equal the " << what
+           << " (" << full << "): a `?` dimension of a score bias is its "
+           << "full size, only a dimension declared 1 broadcasts";
+  }
+  return success();
+}
+
 /// Gives every mha op the result type its (now more precise) operands imply,
 /// in program order, so that the next op's verifier sees real sizes.
-static LogicalResult propagateShapes(func::FuncOp func) {
+/// `declared` is the function's type before its arguments were specialized.
+static LogicalResult propagateShapes(func::FuncOp func, FunctionType declared) {
   for (Operation &op : func.getBody().front()) {
     // The return keeps the declared (dynamic) result type on purpose.
     if (isa<func::ReturnOp>(op))
@@ -171,6 +224,9 @@ static LogicalResult propagateShapes(func::FuncOp func) {
     // argument's more precise one.
     if (auto append = dyn_cast<mlir::mha::CacheAppendOp>(op))
       append.getResult().setType(append.getCache().getType());
+    // QK-norm and RoPE keep their input's type (their verifiers say so).
+    if (isa<mlir::mha::RmsNormOp, mlir::mha::RopeOp>(op))
+      op.getResult(0).setType(op.getOperand(0).getType());
     // An elementwise op (the arith.extf and arith.truncf of a bf16 cache
     // graph) has its operand's shape, which its verifier checks.
     if (op.hasTrait<OpTrait::Elementwise>() && op.getNumOperands() == 1 &&
@@ -178,7 +234,7 @@ static LogicalResult propagateShapes(func::FuncOp func) {
       if (auto from = dyn_cast<RankedTensorType>(op.getOperand(0).getType()))
         op.getResult(0).setType(
             from.clone(getElementTypeOrSelf(op.getResult(0).getType())));
-    if (failed(verify(&op)))
+    if (failed(verify(&op)) || failed(checkScoreBiasSizes(op, declared)))
       return failure();
     RankedTensorType refined =
         llvm::TypeSwitch<Operation *, RankedTensorType>(&op)
@@ -219,7 +275,7 @@ llvm::Error checkShapesFitTogether(func::FuncOp func,
     auto declared = cast<RankedTensorType>(argument.getType());
     argument.setType(declared.clone(shape));
   }
-  if (failed(propagateShapes(*copy)))
+  if (failed(propagateShapes(*copy, func.getFunctionType())))
     return createStringError("the inputs do not fit together: " + messages);
   // The output is the one result that is not an argument updated in place.
   if (resultType && body.mightHaveTerminator())

@@ -123,14 +123,22 @@ public:
     equal(mask[2], keys);
   }
 
-  /// The rules of a score bias [B or 1, H or 1, T or 1, S]: its batch and
-  /// query sizes are 1 or the full ones, as a mask batch (a `?` one is
-  /// decided at run time); its key size is the keys'. (The head count is
-  /// static.)
+  /// The rules of a score bias [B or 1, H or 1, T or 1, S]: a static 1
+  /// broadcasts; any other size, `?` included, is the full one, as the
+  /// verifier (verifyScoreSteps) and the compiled code read it. Unlike a
+  /// mask's batch, a `?` bound to 1 at run time is no broadcast: the code
+  /// would read past it as if it were full, so such an input must be refused
+  /// here, where every caller (mha-run, the C library, Python) checks sizes.
+  /// Its key size is the keys'. (The head count is static.)
   void scoreBias(const SymbolicShape &bias, Size batch, Size queries,
                  Size keys) {
-    oneOrEqual(bias[0], batch);
-    oneOrEqual(bias[2], queries);
+    auto isOne = [](Size size) {
+      return size.kind == Size::kStatic && size.value == 1;
+    };
+    if (!isOne(bias[0]))
+      equal(bias[0], batch);
+    if (!isOne(bias[2]))
+      equal(bias[2], queries);
     equal(bias[3], keys);
   }
 

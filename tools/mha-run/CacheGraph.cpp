@@ -217,6 +217,164 @@ GraphSignature bindingSignature(const GraphSignature &signature,
   return binding;
 }
 
+/// The QK-norm and RoPE ops that feed one operand of the layer's mha.sdpa,
+/// walking back through the cache append and a bf16 layer's conversions.
+struct HeadSteps {
+  mlir::mha::RmsNormOp norm;
+  mlir::mha::RopeOp rope;
+  /// Whether something other than one norm followed by one rope is there.
+  bool unexpected = false;
+};
+
+static HeadSteps findHeadSteps(Value value) {
+  HeadSteps steps;
+  while (Operation *op = value.getDefiningOp()) {
+    if (auto append = dyn_cast<mlir::mha::CacheAppendOp>(op)) {
+      value = append.getUpdate();
+    } else if (op->hasTrait<OpTrait::Elementwise>() &&
+               op->getNumOperands() == 1) {
+      value = op->getOperand(0);
+    } else if (auto rope = dyn_cast<mlir::mha::RopeOp>(op)) {
+      // The reference rotates once, after the norm.
+      steps.unexpected |= steps.rope || steps.norm;
+      steps.rope = rope;
+      value = rope.getInput();
+    } else if (auto norm = dyn_cast<mlir::mha::RmsNormOp>(op)) {
+      steps.unexpected |= bool(steps.norm);
+      steps.norm = norm;
+      value = norm.getInput();
+    } else {
+      break;
+    }
+  }
+  return steps;
+}
+
+/// The arguments the decoder's check reads the variants' parameters from
+/// (by name, as it finds the weights; tools/mha-run/DecodeCheck.cpp).
+static constexpr llvm::StringLiteral kParameterNames[] = {
+    "q_norm", "k_norm", "rope_inv_freq", "alibi_slopes", "sinks"};
+
+/// Checks that `value` is the argument the decoder's check reads as `name`,
+/// and adds `name` to `used`.
+static llvm::Error
+checkParameter(func::FuncOp entry, const GraphSignature &signature, Value value,
+               llvm::StringRef name, llvm::StringRef what,
+               llvm::SmallVectorImpl<llvm::StringRef> &used) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  int index = signature.findArgument(name);
+  if (argument && argument.getOwner() == &entry.getBody().front() &&
+      int(argument.getArgNumber()) == index) {
+    used.push_back(name);
+    return llvm::Error::success();
+  }
+  return createError(llvm::formatv(
+      "--check of a decoder reads {0} from the argument '{1}', as mha-gen "
+      "writes it, but @{2} takes it from {3}",
+      what, name, entry.getSymName(),
+      argument && argument.getOwner() == &entry.getBody().front() &&
+              argument.getArgNumber() < signature.arguments.size()
+          ? "the argument '" +
+                signature.arguments[argument.getArgNumber()].name + "'"
+          : std::string("a value computed in the graph")));
+}
+
+/// Reads QK-norm and RoPE off the ops that feed the sdpa's queries and keys
+/// into `shape`; both must have the same ones, as the reference applies
+/// them to both, and RoPE must place token t at cache_lengths[b] + t (so
+/// that a sequence's tokens sit at 0, 1, ... over its prefill and steps, the
+/// positions the reference gives them).
+static llvm::Error
+describeHeadSteps(func::FuncOp entry, const GraphSignature &signature,
+                  mlir::mha::SdpaOp sdpa, AttentionShape &shape,
+                  llvm::SmallVectorImpl<llvm::StringRef> &used) {
+  HeadSteps query = findHeadSteps(sdpa.getQuery());
+  HeadSteps key = findHeadSteps(sdpa.getKey());
+  HeadSteps value = findHeadSteps(sdpa.getValue());
+  auto refuse = [&](llvm::StringRef why) {
+    return createError(llvm::formatv(
+        "--check of a decoder cannot compare @{0} with the reference: {1}",
+        entry.getSymName(), why));
+  };
+  if (query.unexpected || key.unexpected)
+    return refuse("the reference applies at most one mha.rms_norm and then "
+                  "one mha.rope to the queries and to the keys");
+  if (value.norm || value.rope)
+    return refuse("the reference applies no mha.rms_norm or mha.rope to the "
+                  "values");
+  if (bool(query.norm) != bool(key.norm))
+    return refuse("the reference applies QK-norm (mha.rms_norm) to both the "
+                  "queries and the keys or to neither");
+  if (query.norm) {
+    if (query.norm.getEps() != key.norm.getEps())
+      return refuse("the queries' and the keys' mha.rms_norm have different "
+                    "eps");
+    shape.qkNormEps = query.norm.getEps().convertToDouble();
+    if (auto error =
+            checkParameter(entry, signature, query.norm.getWeight(), "q_norm",
+                           "the queries' norm weights", used))
+      return error;
+    if (auto error = checkParameter(entry, signature, key.norm.getWeight(),
+                                    "k_norm", "the keys' norm weights", used))
+      return error;
+  }
+  if (bool(query.rope) != bool(key.rope))
+    return refuse("the reference applies RoPE (mha.rope) to both the queries "
+                  "and the keys or to neither");
+  if (!query.rope)
+    return llvm::Error::success();
+  mlir::mha::RopeOp q = query.rope, k = key.rope;
+  if (q.getLayout() != k.getLayout() || q.getRotaryDim() != k.getRotaryDim() ||
+      q.getBase() != k.getBase() || q.getScale() != k.getScale() ||
+      q.getMscale() != k.getMscale() || q.getInvFreq() != k.getInvFreq())
+    return refuse("the queries' and the keys' mha.rope differ");
+  for (mlir::mha::RopeOp rope : {q, k})
+    if (auto error =
+            checkParameter(entry, signature, rope.getOffsets(),
+                           kCacheLengthsName, "RoPE's position offsets", used))
+      return error;
+  if (Value invFreq = q.getInvFreq())
+    if (auto error = checkParameter(entry, signature, invFreq, "rope_inv_freq",
+                                    "RoPE's inverse frequencies", used))
+      return error;
+  shape.rope = q.isInterleaved() ? AttentionShape::Rope::Interleaved
+                                 : AttentionShape::Rope::Half;
+  shape.rotaryDim = q.getRotaryDim();
+  shape.ropeBase = q.getBase().convertToDouble();
+  shape.ropeScale = q.getScale().convertToDouble();
+  shape.ropeMscale = q.getMscale().convertToDouble();
+  return llvm::Error::success();
+}
+
+/// Reads the score steps of the sdpa into `shape`: the window and the
+/// softcap, and checks that ALiBi's slopes and the sinks are the arguments
+/// the check reads. A mask or a score bias, which mha-gen does not write
+/// for a cache graph, has no meaning the reference could follow over the
+/// prefill and the steps: it is refused.
+static llvm::Error
+describeScoreSteps(func::FuncOp entry, const GraphSignature &signature,
+                   mlir::mha::SdpaOp sdpa, AttentionShape &shape,
+                   llvm::SmallVectorImpl<llvm::StringRef> &used) {
+  if (sdpa.getMask() || sdpa.getAttnBias())
+    return createError(llvm::formatv(
+        "--check of a decoder cannot compare @{0} with the reference: its "
+        "mha.sdpa takes a {1}, whose rows the reference has no way to follow "
+        "over the prefill and the steps",
+        entry.getSymName(), sdpa.getMask() ? "mask" : "score bias"));
+  shape.window = sdpa.getWindow().value_or(0);
+  shape.softcap =
+      sdpa.getSoftcap() ? sdpa.getSoftcap()->convertToDouble() : 0.0;
+  if (Value slopes = sdpa.getAlibiSlopes())
+    if (auto error = checkParameter(entry, signature, slopes, "alibi_slopes",
+                                    "ALiBi's slopes", used))
+      return error;
+  if (Value sinks = sdpa.getSinks())
+    if (auto error =
+            checkParameter(entry, signature, sinks, "sinks", "the sinks", used))
+      return error;
+  return llvm::Error::success();
+}
+
 llvm::Expected<AttentionShape> describeLayer(func::FuncOp entry,
                                              const GraphSignature &signature,
                                              const CacheGraph &graph,
@@ -237,6 +395,24 @@ llvm::Expected<AttentionShape> describeLayer(func::FuncOp entry,
   shape.modelDim = shape.kvDim = modelDim;
   shape.causal = true;
   shape.scale = sdpas.front().getEffectiveScale();
+  llvm::SmallVector<llvm::StringRef> used;
+  if (auto error =
+          describeHeadSteps(entry, signature, sdpas.front(), shape, used))
+    return std::move(error);
+  if (auto error =
+          describeScoreSteps(entry, signature, sdpas.front(), shape, used))
+    return std::move(error);
+  // The check reads a parameter wherever its name is bound: one that feeds
+  // something else would be applied where the graph does not apply it.
+  for (llvm::StringRef name : kParameterNames)
+    if (signature.findArgument(name) >= 0 && !llvm::is_contained(used, name))
+      return createError(llvm::formatv(
+          "--check of a decoder reads the argument '{0}' as mha-gen writes "
+          "it, but in @{1} it is not what the layer's {2} takes",
+          name, entry.getSymName(),
+          name == "q_norm" || name == "k_norm" ? "mha.rms_norm"
+          : name == "rope_inv_freq"            ? "mha.rope"
+                                               : "mha.sdpa"));
   int output = signature.findArgument("w_o");
   if (ShapedType::isDynamic(shape.numHeads) || output < 0)
     return createError("--check of a decoder needs static heads and a w_o");

@@ -66,7 +66,13 @@ bindingSignature(const runtime::GraphSignature &signature,
 
 /// The sizes and scale of the layer, for the reference: H, dk and the
 /// scale from the graph's one mha.sdpa, the rest from the weights, which
-/// must be the shared projections mha-gen writes.
+/// must be the shared projections mha-gen writes. The variants too: QK-norm
+/// and RoPE from the mha.rms_norm and mha.rope of the queries and keys (the
+/// same on both, RoPE at cache_lengths[b] + t), the window and the softcap
+/// from the sdpa; their parameters must be the arguments mha-gen names
+/// (q_norm, k_norm, rope_inv_freq, alibi_slopes, sinks), which the check
+/// reads. What the reference cannot follow (a mask or a score bias in the
+/// sdpa, RoPE on the queries only, ...) is an error.
 llvm::Expected<runtime::AttentionShape>
 describeLayer(mlir::func::FuncOp entry,
               const runtime::GraphSignature &signature, const CacheGraph &graph,

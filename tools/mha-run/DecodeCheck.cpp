@@ -38,6 +38,12 @@ static NpyArray referenceRows(const AttentionShape &layer,
   operands.bK = weight("b_k");
   operands.bV = weight("b_v");
   operands.bO = weight("b_o");
+  // The variants' parameters, which describeLayer found under these names.
+  operands.qNorm = weight("q_norm");
+  operands.kNorm = weight("k_norm");
+  operands.ropeInvFreq = weight("rope_inv_freq");
+  operands.alibiSlopes = weight("alibi_slopes");
+  operands.sinks = weight("sinks");
   int64_t row = 0;
   for (int64_t b = 0; b < batch; ++b) {
     int64_t kept = rows.lengths[b], total = kept + steps;
