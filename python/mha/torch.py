@@ -19,13 +19,17 @@ What it takes, as nn.MultiheadAttention does: batched [N, L, E] (or
 [L, N, E]) and unbatched [L, E] inputs; bias or not; kdim and vdim; a bool
 attn_mask [L, S] or [N*H, L, S] (the same for every head), or a float one of
 0 and -inf only; a bool key_padding_mask [N, S]; is_causal=True (query i
-sees keys j <= i; as in PyTorch 2, an attn_mask given too must be that mask);
+sees keys j <= i; as in PyTorch 2, a bool attn_mask given too must be that
+mask); a float attn_mask (or key_padding_mask) of any other values, added
+to the scores as PyTorch adds it (-inf and large negatives allowed;
+[L, S], or [N*H, L, S] which may differ between heads), runs as mha's score
+bias attn_bias;
 need_weights with average_attn_weights (the weights come from a second
 compiled function, mha's attention-weights path). What mha cannot do raises
 NotImplementedError saying so: dropout in training mode, add_bias_kv,
-add_zero_attn, float masks with other values, a mask that differs between
-heads, gradients. A query row whose mask allows no key gives b_o (weights
-0) where PyTorch gives NaN. Needs PyTorch (Debian's python3-torch).
+add_zero_attn, a bool mask that differs between heads, gradients. A query
+row whose mask allows no key (bool, or a float row all -inf) gives b_o
+(weights 0) where PyTorch gives NaN. Needs PyTorch (Debian's python3-torch).
 """
 import numpy as np
 import torch
@@ -35,9 +39,10 @@ import mha
 __all__ = ["MultiheadAttention"]
 
 _FLOAT32 = np.dtype(np.float32)
-# The layers' key (kind, causal, mask, mask broadcast) of plain
-# self-attention, the call __call__ takes the shortest path for.
-_PLAIN_SELF = ("self", False, False, False)
+# The layers' key (kind, causal, mask, mask broadcast, attn_bias shape or
+# None) of plain self-attention, the call __call__ takes the shortest path
+# for.
+_PLAIN_SELF = ("self", False, False, False, None)
 
 
 def _numpy(tensor):
@@ -96,20 +101,21 @@ class MultiheadAttention:
 
     # -- the compiled variants -------------------------------------------
 
-    def _layer(self, kind, causal, mask, broadcast):
+    def _layer(self, kind, causal, mask, broadcast, bias=None):
         """The layer for `kind` ("self": x; "cross": x and kv, keys and values
         from one tensor; "separate": x, key and value), compiled and prepared
         at its first use."""
-        key = (kind, causal, mask, broadcast)
+        key = (kind, causal, mask, broadcast, bias)
         layer = self.layers.get(key)
         if layer is None:
             if kind == "separate":
-                layer = mha.compile(self._separate_graph(causal, mask, broadcast),
-                                    **self.pipeline_options)
+                layer = mha.compile(
+                    self._separate_graph(causal, mask, broadcast, bias),
+                    **self.pipeline_options)
             else:
                 options = dict(d_model=self.embed_dim, heads=self.num_heads,
                                causal=causal, bias=self.bias, mask=mask,
-                               mask_broadcast=broadcast)
+                               mask_broadcast=broadcast, attn_bias=bias)
                 if kind == "cross":
                     options.update(cross=True, kv_dim=self.kdim, kv_seq=None)
                 layer = mha.layer(**options, **self.pipeline_options)
@@ -117,7 +123,7 @@ class MultiheadAttention:
             self.layers[key] = layer
         return layer
 
-    def _separate_graph(self, causal, mask, broadcast):
+    def _separate_graph(self, causal, mask, broadcast, bias=None):
         """The layer with keys and values from two inputs, written step by
         step (mha.attention takes one key/value input): project each,
         split the heads, sdpa, output projection."""
@@ -132,6 +138,13 @@ class MultiheadAttention:
         mask_type = "tensor<%s?x?xi1>" % ("1x" if broadcast else "?x")
         if mask:
             args.append('%%mask: %s {mha.name = "mask"}' % mask_type)
+        # The score bias [B or 1, H or 1, L, S], as mha.layer's attn_bias.
+        bias_type = None
+        if bias:
+            bias_type = "tensor<%sxf32>" % "x".join(
+                {"B": "?", "H": str(h), "T": "?", "S": "?"}.get(d, d)
+                for d in bias.split(","))
+            args.append('%%attn_bias: %s {mha.name = "attn_bias"}' % bias_type)
         args += ['%%w_q: %s {mha.name = "w_q"}' % (f % ("%dx%d" % (e, e))),
                  '%%w_k: %s {mha.name = "w_k"}' % (f % ("%dx%d" % (k, e))),
                  '%%w_v: %s {mha.name = "w_v"}' % (f % ("%dx%d" % (v, e))),
@@ -149,13 +162,15 @@ class MultiheadAttention:
                     % (name, source, name, bias, ", ".join(types), act(e),
                        name, name, h, act(e), heads))
 
-        sdpa_types = [heads] * 3 + ([mask_type] if mask else [])
+        sdpa_types = ([heads] * 3 + ([mask_type] if mask else [])
+                      + ([bias_type] if bias else []))
         out_types = [heads, f % ("%dx%d" % (e, e))] + ([f % e] if self.bias else [])
         return ("func.func @mha(%s) -> %s {\n" % (", ".join(args), act(e))
                 + project("q", "x", e) + project("k", "key", k)
                 + project("v", "value", v)
-                + "  %%o = mha.sdpa %%qh, %%kh, %%vh%s%s : (%s) -> %s\n"
+                + "  %%o = mha.sdpa %%qh, %%kh, %%vh%s%s%s : (%s) -> %s\n"
                 % (" mask(%mask)" if mask else "", " causal" if causal else "",
+                   " bias(%attn_bias)" if bias else "",
                    ", ".join(sdpa_types), heads)
                 + "  %%y = mha.output_project %%o, %%w_o%s : (%s) -> %s\n"
                 % (" bias(%b_o)" if self.bias else "", ", ".join(out_types),
@@ -228,6 +243,65 @@ class MultiheadAttention:
                 "(other values added to the scores are not supported)" % name)
         raise NotImplementedError("%s: mha takes bool masks, got %s"
                                   % (name, mask.dtype))
+
+    @staticmethod
+    def _is_additive(mask):
+        """Whether `mask` is a float mask with values other than 0 and -inf,
+        which only a score bias expresses."""
+        if mask is None or not mask.is_floating_point():
+            return False
+        m = mask.detach().cpu().numpy()
+        return not np.all(np.isneginf(m) | (m == 0))
+
+    @staticmethod
+    def _additive(mask, name):
+        """A PyTorch mask as what it adds to the scores (float32): a float
+        one as it is, a bool one -inf where True (masked out)."""
+        if mask.is_floating_point():
+            return mask.detach().cpu().numpy().astype(np.float32, copy=False)
+        if mask.dtype == torch.bool:
+            masked = mask.detach().cpu().numpy()
+            mha._mha.check_mask_bytes(masked, name)
+        elif mask.dtype == torch.uint8:
+            masked = mask.detach().cpu().numpy().astype(bool)
+        else:
+            raise NotImplementedError("%s: mha takes bool or float masks, "
+                                      "got %s" % (name, mask.dtype))
+        return np.where(masked, np.float32(-np.inf), np.float32(0))
+
+    def _bias(self, attn_mask, key_padding_mask, batch, queries, keys,
+              unbatched):
+        """The float masks as mha's score bias attn_bias [N or 1, H or 1, L,
+        S] (float32, C order), and its shape as mha.layer spells it
+        ("1,1,T,S", "B,H,T,S", ...): PyTorch adds attn_mask and
+        key_padding_mask to the scores, and so does mha."""
+        h = self.num_heads
+        bias = np.zeros((1, 1, queries, keys), np.float32)
+        if attn_mask is not None:
+            m = self._additive(attn_mask, "attn_mask")
+            if m.ndim == 3 and m.shape == ((h,) if unbatched else
+                                           (batch * h,)) + (queries, keys):
+                m = m.reshape(batch, h, queries, keys)
+                if (m == m[:, :1]).all():   # NaN differs from itself: kept
+                    m = m[:, :1]
+                bias = m
+            elif m.shape == (queries, keys):
+                bias = m[np.newaxis, np.newaxis]
+            else:
+                raise ValueError(
+                    "attn_mask: expected shape %s or %s, got %s"
+                    % ([queries, keys], [(1 if unbatched else batch) * h,
+                                         queries, keys], list(m.shape)))
+        if key_padding_mask is not None:
+            p = self._additive(key_padding_mask, "key_padding_mask")
+            expected = (keys,) if unbatched else (batch, keys)
+            if p.shape != expected:
+                raise ValueError("key_padding_mask: expected shape %s, got %s"
+                                 % (list(expected), list(p.shape)))
+            bias = bias + p.reshape(batch, 1, 1, keys)
+        shape = "%s,%s,T,S" % ("B" if bias.shape[0] > 1 else "1",
+                               "H" if bias.shape[1] > 1 else "1")
+        return np.ascontiguousarray(bias, dtype=np.float32), shape
 
     def _is_causal_mask(self, masked):
         """Whether `masked` [L, S] is PyTorch's causal mask triu(ones, 1)."""
@@ -345,11 +419,14 @@ class MultiheadAttention:
             arguments = {"x": x, "key": self._array(key, "key", rank)[0],
                          "value": self._array(value, "value", rank)[0]}
         causal = bool(is_causal)
-        mask = None
+        mask = bias_shape = None
         batch, queries = x.shape[0], x.shape[1]
         keys = x.shape[1] if kind == "self" else arguments[
             "key" if kind == "separate" else "kv"].shape[1]
-        if attn_mask is not None or key_padding_mask is not None:
+        if self._is_additive(attn_mask) or self._is_additive(key_padding_mask):
+            arguments["attn_bias"], bias_shape = self._bias(
+                attn_mask, key_padding_mask, batch, queries, keys, unbatched)
+        elif attn_mask is not None or key_padding_mask is not None:
             mask, causal = self._mask(attn_mask, key_padding_mask, batch,
                                       queries, keys, unbatched, causal)
             if mask is not None:
@@ -358,7 +435,7 @@ class MultiheadAttention:
             return self._empty(batch, queries, keys, unbatched, need_weights,
                                average_attn_weights)
         variant = (kind, causal, mask is not None,
-                   mask is not None and mask.shape[0] == 1)
+                   mask is not None and mask.shape[0] == 1, bias_shape)
         layer = self.layers.get(variant) or self._layer(*variant)
         # Indexed and transposed in NumPy: one PyTorch call, from_numpy.
         y = layer(**arguments)
