@@ -910,7 +910,9 @@ def MhaApproximateExp : Pass<"mha-approximate-exp", "func::FuncOp"> {
     (`populateMathPolynomialApproximationPatterns`, about 21) builds 2^n
     from its bits and has no exp2: it stays for scalars and for targets
     without AVX-512, an exp2 there being `exp(x · ln 2)`. Softmax takes one
-    exp2 per score (`compiler/codegen/ExpApproximation.h`).
+    exp2 per score (`compiler/codegen/ExpApproximation.h`). An f32
+    `math.tanh` (the score steps' softcap) becomes upstream's rational
+    approximation for the same reason.
 
     Run on buffers, after bufferization: the `llvm.call_intrinsic` it
     emits has no declared memory effects, which one-shot bufferization

@@ -2,6 +2,7 @@
 
 #include "dialects/MhaOnlineAttention.h"
 #include "dialects/ShapeChecker.h"
+#include "dialects/VariantChecks.h"
 
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -128,20 +129,23 @@ LogicalResult OnlineAttentionOp::verify() {
 
 MutableOperandRange SdpaSplitOp::getDpsInitsMutable() {
   // The destinations are acc, max and sum, the last three operands.
-  unsigned begin = getODSOperandIndexAndLength(6).first;
+  unsigned begin = getODSOperandIndexAndLength(8).first;
   return MutableOperandRange(getOperation(), begin, 3);
 }
 
 LogicalResult SdpaSplitOp::verify() {
   ShapeChecker check(*this);
-  if (failed(check.ranks({{getQuery(), "query", 4, "[B, H, T, dk]"},
-                          {getKey(), "key", 4, "[B, Hkv, S, dk]"},
-                          {getValue(), "value", 4, "[B, Hkv, S, dv]"},
-                          {getMask(), "mask", 3, "[B or 1, T, S]"},
-                          {getPositions(), "positions", 1, "[B]"},
-                          {getAcc(), "acc", 4, "[B, H, T, dv]"},
-                          {getMax(), "max", 3, "[B, H, T]"},
-                          {getSum(), "sum", 3, "[B, H, T]"}})))
+  if (failed(check.ranks(
+          {{getQuery(), "query", 4, "[B, H, T, dk]"},
+           {getKey(), "key", 4, "[B, Hkv, S, dk]"},
+           {getValue(), "value", 4, "[B, Hkv, S, dv]"},
+           {getMask(), "mask", 3, "[B or 1, T, S]"},
+           {getPositions(), "positions", 1, "[B]"},
+           {getAttnBias(), "bias", 4, "[B or 1, H or 1, T or 1, S]"},
+           {getAlibiSlopes(), "alibi slopes", 1, "[H]"},
+           {getAcc(), "acc", 4, "[B, H, T, dv]"},
+           {getMax(), "max", 3, "[B, H, T]"},
+           {getSum(), "sum", 3, "[B, H, T]"}})))
     return failure();
   ArrayRef<int64_t> q = getQuery().getType().getShape();
   ArrayRef<int64_t> k = getKey().getType().getShape();
@@ -201,7 +205,10 @@ LogicalResult SdpaSplitOp::verify() {
   if (!std::isfinite(scale) || scale <= 0)
     return emitOpError() << "expects scale to be positive and finite, got "
                          << scale;
-  return success();
+  ScoreSteps steps{getAttnBias(), getAlibiSlopes(), Value(), getWindowAttr(),
+                   getSoftcapAttr()};
+  return verifyScoreSteps(*this, check, steps, getCausal(), q[0], q[1], q[2],
+                          keys);
 }
 
 #define GET_OP_CLASSES

@@ -148,8 +148,10 @@ def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
     where the scores `s = Q · Kᵀ · scale · log2(e)` are those `mha.sdpa`
     computes, in base 2 as `mha.online_attention` has them, with the same
     operands and flags (`mask`, `causal`, `causal_bottom_right`,
-    `positions`), and query head `h` reads key/value head
-    `h / (H / Hkv)`. The merge of the splits' states, in split order, is
+    `positions` and the score steps `softcap`, `alibi`, `bias`, `window`;
+    with any of the first three the states are over the modified scores,
+    scale 1; a sink joins the merge, not the splits), and query head `h`
+    reads key/value head `h / (H / Hkv)`. The merge of the splits' states, in split order, is
     `mha.sdpa`'s result.
 
     Split `p` takes whole blocks of `key_block` keys: `[p · chunk,
@@ -182,9 +184,13 @@ def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
       RankedTensorOf<[F32]>:$query, RankedTensorOf<[F32, BF16]>:$key,
       RankedTensorOf<[F32, BF16]>:$value,
       Optional<RankedTensorOf<[I1]>>:$mask,
-      Optional<RankedTensorOf<[I64]>>:$positions, Index:$split,
+      Optional<RankedTensorOf<[I64]>>:$positions,
+      Optional<RankedTensorOf<[F32]>>:$attn_bias,
+      Optional<RankedTensorOf<[F32]>>:$alibi_slopes, Index:$split,
       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$splits,
       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$key_block, F64Attr:$scale,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window,
+      OptionalAttr<F32Attr>:$softcap,
       UnitAttr:$causal, UnitAttr:$causal_bottom_right,
       RankedTensorOf<[F32]>:$acc, RankedTensorOf<[F32]>:$max,
       RankedTensorOf<[F32]>:$sum);
@@ -196,6 +202,8 @@ def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
     (`positions` `(` $positions^ `)`)?
     `split` `(` $split `)` `splits` `(` $splits `)`
     `key_block` `(` $key_block `)` `scale` `(` $scale `)`
+    (`softcap` `(` $softcap^ `)`)? (`alibi` `(` $alibi_slopes^ `)`)?
+    (`bias` `(` $attn_bias^ `)`)? (`window` `(` $window^ `)`)?
     (`causal` $causal^)? (`causal_bottom_right` $causal_bottom_right^)?
     `outs` `(` $acc `,` $max `,` $sum `)`
     attr-dict `:` functional-type(operands, results)

@@ -15,11 +15,7 @@ using namespace mlir::mha;
 int64_t mlir::mha::getMaxKeySplits(SdpaOp op, int64_t keyTile) {
   bool bottomRight = op.getCausal() && op.getCausalBottomRight();
   bool positions = op.getCausal() && op.getPositions();
-  // An op with score steps takes no key ranges: mha.sdpa_split's partial
-  // softmaxes and their merge do not carry the steps (a sink, for one,
-  // must join the merged denominator once).
-  if (!SdpaTiling::isF32(op) || ScoreSteps::of(op).any() ||
-      (op.getCausal() && !bottomRight && !positions))
+  if (!SdpaTiling::isF32(op) || (op.getCausal() && !bottomRight && !positions))
     return 1;
   AttentionShape shape = *getAttentionShape(op);
   if (ShapedType::isDynamic(shape.batch) ||

@@ -56,8 +56,11 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaSplitOp op, int64_t queryTile)
       value(op.getValue()), mask(op.getMask()), positions(op.getPositions()),
       causal(op.getCausal()),
       causalBottomRight(op.getCausal() && op.getCausalBottomRight()),
-      scale(op.getScale().convertToDouble()), queryTile(queryTile),
-      keyTile(op.getKeyBlock()) {
+      scale(op.getScale().convertToDouble()), attnBias(op.getAttnBias()),
+      alibiSlopes(op.getAlibiSlopes()), window(op.getWindow()),
+      queryTile(queryTile), keyTile(op.getKeyBlock()) {
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    softcap = cap->convertToDouble();
   readSizes(builder);
 }
 

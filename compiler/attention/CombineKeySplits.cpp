@@ -23,7 +23,8 @@ using utils::IteratorType;
 
 Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
                                   Value accParts, Value maxParts,
-                                  Value sumParts, Value init, double scale) {
+                                  Value sumParts, Value init, double scale,
+                                  bool modifiedScores, Value sinks) {
   GenericBuilder ops(builder, loc);
   unsigned rowRank = cast<RankedTensorType>(init.getType()).getRank() - 1;
   SmallVector<OpFoldResult> rowSizes =
@@ -52,7 +53,8 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
 
   // Σ_p w_p·x_p with w_p = buildPartWeight(m_p, M).
   SoftmaxConstants constants;
-  constants.log2Scale = ops.f32Constant(getLog2Scale(scale));
+  constants.log2Scale =
+      ops.f32Constant(getLog2Scale(modifiedScores ? 1.0 : scale));
   constants.zero = ops.f32Constant(0.0);
   constants.minusInfinity = ops.minusInfinity();
   Value zeroF = constants.zero;
@@ -82,5 +84,10 @@ Value mlir::mha::combineKeySplits(OpBuilder &builder, Location loc,
        ops.map(rowRank + 2, rows), ops.map(rowRank + 2, rowsAndColumn)},
       overColumnsAndSplits, weighted);
 
+  // A sink joins the merged denominator once, at the largest maximum; the
+  // rows are [B, H, T], the sink the head's.
+  if (sinks)
+    sum = addSinkWeights(builder, loc, maxAll, sum, sinks,
+                         ops.map(rowRank, {1}), scale, modifiedScores);
   return buildNormalizedRows(builder, loc, sum, acc);
 }

@@ -400,23 +400,39 @@ Value mlir::mha::buildNormalizedRows(OpBuilder &builder, Location loc,
 Value OnlineSoftmaxBuilder::finalize(const OnlineSoftmaxState &state) {
   if (!tile.sink)
     return buildNormalizedRows(builder, loc, state.sum, state.acc);
-  // The sink joins each row's denominator: l + e^(sink - m), in the base
-  // and the scale of the state's exponentials. A row that attended no key
-  // (m = -inf) gets an infinite denominator and an accumulator of 0: zeros.
-  GenericBuilder ops(builder, loc);
-  double log2Scale = getLog2Scale(tile.modifiesScores() ? 1.0 : tile.scale);
-  Value sinkInScores = tile.sink;
-  if (!tile.modifiesScores())
-    sinkInScores = arith::DivFOp::create(builder, loc, tile.sink,
-                                         ops.f32Constant(tile.scale));
-  Value c = ops.f32Constant(log2Scale);
-  Value denominators = ops.generic(
-      {state.max}, state.sum, {ops.map(1, {0}), ops.map(1, {0})}, {kParallel},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value distance = arith::SubFOp::create(nb, nloc, sinkInScores, args[0]);
-        Value weight = math::Exp2Op::create(
-            nb, nloc, arith::MulFOp::create(nb, nloc, distance, c));
-        return arith::AddFOp::create(nb, nloc, args[1], weight).getResult();
-      });
+  // The head's sink joins each row's denominator.
+  Value denominators =
+      addSinkWeights(builder, loc, state.max, state.sum, tile.sink, AffineMap(),
+                     tile.scale, tile.modifiesScores());
   return buildNormalizedRows(builder, loc, denominators, state.acc);
+}
+
+Value mlir::mha::addSinkWeights(OpBuilder &builder, Location loc, Value max,
+                                Value sum, Value sinks, AffineMap sinkMap,
+                                double scale, bool modifiedScores) {
+  GenericBuilder ops(builder, loc);
+  unsigned rank = cast<RankedTensorType>(sum.getType()).getRank();
+  SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  // In the exponentials' units: the raw scores' exponent is
+  // (s - m)·scale·log2(e), so the sink (a logit, already scaled) enters as
+  // sink / scale.
+  Value log2Scale = ops.f32Constant(getLog2Scale(modifiedScores ? 1.0 : scale));
+  Value toScores = ops.f32Constant(modifiedScores ? 1.0 : 1.0 / scale);
+  SmallVector<Value> inputs = {max};
+  SmallVector<AffineMap> maps = {ops.map(rank, rows)};
+  if (sinkMap) {
+    inputs.push_back(sinks);
+    maps.push_back(sinkMap);
+  }
+  maps.push_back(ops.map(rank, rows));
+  return ops.generic(
+      inputs, sum, maps, SmallVector<IteratorType>(rank, kParallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value rowSink = sinkMap ? args[1] : sinks;
+        Value inScores = arith::MulFOp::create(nb, nloc, rowSink, toScores);
+        Value distance = arith::SubFOp::create(nb, nloc, inScores, args[0]);
+        Value weight = math::Exp2Op::create(
+            nb, nloc, arith::MulFOp::create(nb, nloc, distance, log2Scale));
+        return arith::AddFOp::create(nb, nloc, args.back(), weight).getResult();
+      });
 }

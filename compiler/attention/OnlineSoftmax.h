@@ -198,14 +198,27 @@ Value buildNormalizedRows(OpBuilder &builder, Location loc, Value sum,
 
 /// Merges the states of P disjoint key ranges of the same rows into the
 /// attention output: with M = max_p m_p and w_p = m_p == -inf ? 0 :
-/// exp((m_p - M)·scale) (the maxima are raw scores), out =
-/// Σ_p w_p·acc_p / Σ_p w_p·l_p, and 0 where that sum is 0. `accParts` is
-/// [P, rows..., dv], `maxParts` and `sumParts` [P, rows...], `init` the
-/// result [rows..., dv]. The splits are added in order, so the result does
-/// not depend on which thread computed which.
+/// exp((m_p - M)·scale) (the maxima are raw scores; `modifiedScores`: the
+/// score steps' modified scores, scale 1), out = Σ_p w_p·acc_p / (Σ_p
+/// w_p·l_p + the sink's weight, where `sinks` [H] is given: rows [B, H, T]),
+/// and 0 where that sum is 0. `accParts` is [P, rows..., dv], `maxParts` and
+/// `sumParts` [P, rows...], `init` the result [rows..., dv]. The splits are
+/// added in order, so the result does not depend on which thread computed
+/// which; a sink is added once.
 Value combineKeySplits(OpBuilder &builder, Location loc, Value accParts,
-                       Value maxParts, Value sumParts, Value init,
-                       double scale);
+                       Value maxParts, Value sumParts, Value init, double scale,
+                       bool modifiedScores = false, Value sinks = {});
+
+/// l + the sink's weight e^(sink - m) for the rows of `max` and `sum`
+/// ([rows...]), in the base and scale of the state's exponentials
+/// (`modifiedScores`: the score steps' scale 1; else the raw scores'
+/// `scale`). `sinks` is one f32 for every row (`sinkMap` null), or a tensor
+/// that `sinkMap` reads over the rows' loops. A row that attended nothing
+/// (m = -inf) gets an infinite denominator, so that its accumulator of 0
+/// normalizes to 0.
+Value addSinkWeights(OpBuilder &builder, Location loc, Value max, Value sum,
+                     Value sinks, AffineMap sinkMap, double scale,
+                     bool modifiedScores);
 
 } // namespace mha
 } // namespace mlir

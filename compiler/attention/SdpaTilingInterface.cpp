@@ -209,11 +209,11 @@ struct SdpaPartialReduction
         b, loc,
         TypeRange{parts[0].getType(), parts[1].getType(), parts[2].getType()},
         sdpa.getQuery(), tiling->key, tiling->value, sdpa.getMask(),
-        sdpa.getPositions(),
+        sdpa.getPositions(), sdpa.getAttnBias(), sdpa.getAlibiSlopes(),
         getValueOrCreateConstantIndexOp(b, loc, splitReductionIvs[0]),
         b.getI64IntegerAttr(splits), b.getI64IntegerAttr(tiling->keyTile),
-        b.getF64FloatAttr(tiling->scale),
-        tiling->causal ? b.getUnitAttr() : nullptr,
+        b.getF64FloatAttr(tiling->scale), sdpa.getWindowAttr(),
+        sdpa.getSoftcapAttr(), tiling->causal ? b.getUnitAttr() : nullptr,
         tiling->causalBottomRight ? b.getUnitAttr() : nullptr, parts[0],
         parts[1], parts[2]);
     return TilingResult{{split}, SmallVector<Value>(split->getResults()), {}};
@@ -231,9 +231,13 @@ struct SdpaPartialReduction
         sizes.batch, b.getIndexAttr(sdpa.getType().getDimSize(1)),
         sizes.queries, b.getIndexAttr(sdpa.getType().getDimSize(3))};
     Value init = tensor::EmptyOp::create(b, loc, resultSizes, b.getF32Type());
-    Value merged =
-        combineKeySplits(b, loc, partialReduce[0], partialReduce[1],
-                         partialReduce[2], init, sdpa.getEffectiveScale());
+    // The splits' states are over the modified scores (scale 1) where the
+    // op has softcap, ALiBi or a bias, as each tile's are (OnlineSoftmax.h).
+    ScoreSteps steps = ScoreSteps::of(sdpa);
+    bool modified = steps.softcap || steps.alibiSlopes || steps.attnBias;
+    Value merged = combineKeySplits(
+        b, loc, partialReduce[0], partialReduce[1], partialReduce[2], init,
+        sdpa.getEffectiveScale(), modified, steps.sinks);
     return MergeResult{{merged.getDefiningOp()}, {merged}};
   }
 

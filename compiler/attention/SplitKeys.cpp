@@ -171,9 +171,24 @@ SmallVector<Value> SdpaTiling::buildSplitTile(OpBuilder &builder, Value split,
     position = loadPosition(builder, b);
     keysEnd = getPositionKeyEnd(builder, position);
   }
+  // With a window, the splits share the keys from the tile's window on:
+  // the blocks before it are seen by no query of the tile.
+  OpFoldResult keysBegin = builder.getIndexAttr(0);
+  if (window) {
+    OpFoldResult diagonal = queryStart;
+    if (position)
+      diagonal = apply(builder, d0 + d1, {queryStart, position});
+    else if (causalOffset)
+      diagonal = apply(builder, d0 + d1,
+                       {queryStart, getAsOpFoldResult(causalOffset)});
+    keysBegin = affine::makeComposedFoldedAffineMin(
+        builder, loc, pair, {getWindowBegin(builder, diagonal), keysEnd});
+  }
   OpFoldResult chunk =
-      apply(builder, d0.ceilDiv(keyTile).ceilDiv(splits) * keyTile, {keysEnd});
-  OpFoldResult begin = apply(builder, d0 * d1, {split, chunk});
+      apply(builder, (d0 - d1).ceilDiv(keyTile).ceilDiv(splits) * keyTile,
+            {keysEnd, keysBegin});
+  OpFoldResult begin = apply(builder, d0 * d1 + builder.getAffineDimExpr(2),
+                             {split, chunk, keysBegin});
   OpFoldResult end = affine::makeComposedFoldedAffineMin(
       builder, loc, pair, {keysEnd, apply(builder, d0 + d1, {begin, chunk})});
 

@@ -224,8 +224,11 @@ struct MhaApproximateExpPass
     if (vectorLanes >= 16)
       mha::populateScalefExpPatterns(patterns, /*benefit=*/2);
     patterns.add<Exp2AsExp>(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == "math.exp"; });
+    // And softcap's tanh: LLVM lowers a vector llvm.intr.tanh to one libm
+    // call per lane, upstream's rational approximation stays in vectors.
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == "math.exp" || name == "math.tanh";
+    });
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       signalPassFailure();
   }
