@@ -159,7 +159,8 @@ cl::opt<double> softcap("softcap",
                         cl::value_desc("C"), cl::cat(genCategory));
 cl::opt<bool> alibi("alibi",
                     cl::desc("Add the argument alibi_slopes [H]: ALiBi, "
-                             "s <- s + slope[h]·(j - i)"),
+                             "s <- s + slope[h]·(j - p_i), p_i the query's "
+                             "position (i, or i + S - T bottom-right)"),
                     cl::cat(genCategory));
 cl::opt<bool> sinks("sinks",
                     cl::desc("Add the argument sinks [H]: a logit per head "
