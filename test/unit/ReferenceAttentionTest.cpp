@@ -8,6 +8,7 @@
 
 #include "runtime/ReferenceAttention.h"
 #include "runtime/Npy.h"
+#include "test/unit/CaseFolders.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -33,17 +34,7 @@ namespace {
 
 /// Returns the names of the case folders (those with a meta.json), sorted.
 std::vector<std::string> listCases() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(MHA_TEST_VECTORS_DIR, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    llvm::SmallString<256> meta(it->path());
-    llvm::sys::path::append(meta, "meta.json");
-    if (llvm::sys::fs::exists(meta))
-      names.push_back(llvm::sys::path::filename(it->path()).str());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return mha::test::listCaseFolders(MHA_TEST_VECTORS_DIR);
 }
 
 /// One case folder: its configuration and arrays.
@@ -280,11 +271,12 @@ TEST(VectorCasesTest, MaskedRowCaseHasAnEmptyRow) {
 
 /// A one-head attention with every width 1 over `kv` (S rows): q = x·wq,
 /// k = kv, v = kv, y = attention output + bO.
-std::vector<float>
-runScalarAttention(std::vector<float> x, std::vector<float> kv, float wq,
-                   double scale, bool causal, const uint8_t *mask = nullptr,
-                   int64_t batch = 1, int64_t maskBatch = 1,
-                   bool causalBottomRight = false) {
+std::vector<float> runScalarAttention(std::vector<float> x,
+                                      std::vector<float> kv, float wq,
+                                      double scale, bool causal,
+                                      const uint8_t *mask = nullptr,
+                                      int64_t batch = 1, int64_t maskBatch = 1,
+                                      bool causalBottomRight = false) {
   AttentionShape s;
   s.batch = batch;
   s.seqLen = static_cast<int64_t>(x.size()) / batch;
@@ -348,8 +340,8 @@ TEST(ReferenceAttentionTest, CausalIsTopLeftAligned) {
 TEST(ReferenceAttentionTest, CausalBottomRightWithMoreKeys) {
   // S - T = 1: query 0 sees keys 0 and 1, query 1 all three.
   std::vector<float> y =
-      runScalarAttention({1, 1}, {10, 20, 30}, 0, 1.0, /*causal=*/true,
-                         nullptr, 1, 1, /*causalBottomRight=*/true);
+      runScalarAttention({1, 1}, {10, 20, 30}, 0, 1.0, /*causal=*/true, nullptr,
+                         1, 1, /*causalBottomRight=*/true);
   EXPECT_FLOAT_EQ(y[0], 15.5f);
   EXPECT_FLOAT_EQ(y[1], 20.5f);
 }

@@ -10,6 +10,7 @@
 
 #include "runtime/Npy.h"
 #include "runtime/ReferenceAttention.h"
+#include "test/unit/CaseFolders.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -34,17 +35,7 @@ std::string variantsDir() {
 
 /// The names of the case folders (those with a meta.json), sorted.
 std::vector<std::string> listVariantCases() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(variantsDir(), ec), end;
-       !ec && it != end; it.increment(ec)) {
-    llvm::SmallString<256> meta(it->path());
-    llvm::sys::path::append(meta, "meta.json");
-    if (llvm::sys::fs::exists(meta))
-      names.push_back(llvm::sys::path::filename(it->path()).str());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return mha::test::listCaseFolders(variantsDir());
 }
 
 /// Reads one case, runs the reference on it and compares with y.npy.
