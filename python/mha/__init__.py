@@ -90,7 +90,11 @@ def layer_graph(**options):
     bias=True, split_first, kv_cache (the capacity C of a decoding layer:
     mha-gen --kv-cache), dtype ("f32", or "bf16": bf16 inputs, weights and
     biases, computed in float32, which a call takes as float32 arrays and
-    rounds to nearest even); mha-gen's rules and messages."""
+    rounds to nearest even); the served models' variants scale, softcap,
+    window, rope ("half" or "interleaved"), rotary_dim, rope_base,
+    rope_scale, rope_mscale, rope_inv_freq, qk_norm, qk_norm_eps, alibi,
+    sinks, attn_bias ("B,H,T,S", each entry its letter or 1), as mha-gen's
+    --rope ... --attn-bias; mha-gen's rules and messages."""
     return _mha.layer_graph(**options)
 
 
