@@ -288,9 +288,10 @@ Layer.session = _session
 
 
 def __getattr__(name):
-    # mha.torch imports PyTorch, which takes seconds and may be missing:
-    # `import mha` does not, and `mha.torch` imports it at its first use.
-    if name == "torch":
+    # mha.torch and mha.nn import PyTorch, which takes seconds and may be
+    # missing: `import mha` does not, and `mha.torch` (or `mha.nn`) imports
+    # it at its first use.
+    if name in ("torch", "nn"):
         import importlib
-        return importlib.import_module(".torch", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError("module 'mha' has no attribute %r" % name)
