@@ -451,3 +451,14 @@ class MultiheadAttention:
             weights = weights.mean(axis=1)
         weights = torch.from_numpy(weights)
         return y, weights[0] if unbatched else weights
+
+
+def __getattr__(name):
+    # The attention module built from a model's own projections lives in
+    # mha/nn.py (which imports this module); it is reachable here too, where
+    # PyTorch users look for the drop-ins.
+    if name in ("Attention", "AttentionSession"):
+        from . import nn
+
+        return getattr(nn, name)
+    raise AttributeError("module 'mha.torch' has no attribute '%s'" % name)
