@@ -129,6 +129,10 @@ BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 # another), and the prefill against the causal layer (bench/decode_vs_bound.py).
 # Then bf16 next to float32, ours and PyTorch's (bench/bf16_vs_f32.py, all
 # four in one process through the Python package).
+# Then the Llama-style layer against ONNX Runtime's GroupQueryAttention
+# (bench/ort_gqa.py, which installs node's onnxruntime-node where it can)
+# and the served models' variants against the plain layer
+# (bench/variants.py).
 TORCH_DECODE ?= bench/torch_decode.py
 
 bench: build
@@ -143,6 +147,8 @@ bench: build
 	/usr/bin/python3 bench/bf16_vs_f32.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 	/usr/bin/python3 bench/ort_gqa.py --bin $(BUILD_DIR)/bin --install $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	/usr/bin/python3 bench/variants.py --bin $(BUILD_DIR)/bin \
+	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
