@@ -115,6 +115,20 @@ class Shape(collections.namedtuple(
         return args
 
 
+def bench_argument_parser(doc):
+    """The parser every benchmark script starts from: its docstring as the
+    description (first line) and epilog (the rest), and --bin, the folder
+    of mha-gen and mha-run (default: build/bin next to bench/)."""
+    parser = argparse.ArgumentParser(
+        description=doc.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(doc.splitlines()[2:]))
+    parser.add_argument("--bin", default=os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build",
+        "bin"), help="mha-gen and mha-run")
+    return parser
+
+
 def parse_shape(text):
     """'B,T,D,H[,causal][,kv=S]' -> Shape."""
     parts = text.split(",")

@@ -40,21 +40,20 @@ and why, and exits 0 (the peer is skipped, not failed). Exits 1 when a run
 fails or the outputs disagree.
 """
 
-import argparse
 import importlib
 import json
 import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from layer_vs_torch import cpu_model, last_line, run_child  # noqa: E402
+from layer_vs_torch import (  # noqa: E402
+    bench_argument_parser, cpu_model, last_line, run_child)
 
 ORT_VERSION = "1.30.0"
 DEBIAN = {"python3-onnx": "onnx", "nodejs": None, "npm": None}
@@ -64,12 +63,7 @@ TARGET = 1.5
 
 
 def parse_args():
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n".join(__doc__.splitlines()[2:]))
-    parser.add_argument("--bin", default=os.path.join(
-        os.path.dirname(HERE), "build", "bin"), help="mha-gen and mha-run")
+    parser = bench_argument_parser(__doc__)
     parser.add_argument("--shape", help="B,T,D,H,Hkv (default "
                         "1,2048,1024,16,4; --quick: 1,256,256,8,2)")
     parser.add_argument("--window", type=int,

@@ -24,7 +24,6 @@ the target and whether it is met) and exits 1 when a run fails. Needs only
 Python's standard library.
 """
 
-import argparse
 import os
 import re
 import statistics
@@ -33,7 +32,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from layer_vs_torch import cpu_model, last_line, run_child  # noqa: E402
+from layer_vs_torch import (  # noqa: E402
+    bench_argument_parser, cpu_model, last_line, run_child)
 
 MEDIAN = re.compile(r"^median ([0-9.]+) ms", re.M)
 STEP = re.compile(r"^step: median ([0-9.]+) ms", re.M)
@@ -53,7 +53,7 @@ def groups(quick):
     layer = [f"--batch={b}", f"--seq={t}", f"--d-model={d}", f"--heads={h}"]
     llama = layer + [f"--kv-heads={hkv}", "--no-bias", "--causal"]
     plain = layer + ["--causal"]
-    wide = [f"--batch=1", f"--seq={wt}", f"--d-model={wd}", f"--heads={wh}",
+    wide = ["--batch=1", f"--seq={wt}", f"--d-model={wd}", f"--heads={wh}",
             "--causal"]
     capacity = max(contexts.values()) + 64
     decode = [f"--d-model={wd}", f"--heads={wh}", "--dynamic",
@@ -82,12 +82,7 @@ def groups(quick):
 
 
 def parse_args():
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n".join(__doc__.splitlines()[2:]))
-    parser.add_argument("--bin", default=os.path.join(
-        os.path.dirname(HERE), "build", "bin"), help="mha-gen and mha-run")
+    parser = bench_argument_parser(__doc__)
     parser.add_argument("--quick", action="store_true",
                         help="small sizes, 1 round: a smoke run")
     parser.add_argument("--rounds", type=int)
