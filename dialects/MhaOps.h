@@ -28,6 +28,9 @@ struct ScoreSteps {
   bool any() const {
     return attnBias || alibiSlopes || sinks || window || softcap;
   }
+  /// Whether a step changes the scores themselves (softcap, ALiBi, a bias):
+  /// the softmax then runs on steps(s·scale) with a scale of 1.
+  bool modifiesScores() const { return softcap || alibiSlopes || attnBias; }
   /// Whether a step reads per-head data (ALiBi slopes, sinks, a bias with
   /// more than one head), which rewrites that regroup heads must keep.
   bool readsHeads() const;

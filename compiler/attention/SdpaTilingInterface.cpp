@@ -234,10 +234,9 @@ struct SdpaPartialReduction
     // The splits' states are over the modified scores (scale 1) where the
     // op has softcap, ALiBi or a bias, as each tile's are (OnlineSoftmax.h).
     ScoreSteps steps = ScoreSteps::of(sdpa);
-    bool modified = steps.softcap || steps.alibiSlopes || steps.attnBias;
     Value merged = combineKeySplits(
         b, loc, partialReduce[0], partialReduce[1], partialReduce[2], init,
-        sdpa.getEffectiveScale(), modified, steps.sinks);
+        sdpa.getEffectiveScale(), steps.modifiesScores(), steps.sinks);
     return MergeResult{{merged.getDefiningOp()}, {merged}};
   }
 

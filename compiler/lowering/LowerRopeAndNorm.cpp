@@ -138,8 +138,7 @@ struct LowerRope : F32Pattern<RopeOp> {
     Value cosInit = b.empty(tableSizes), sinInit = b.empty(tableSizes);
     auto tables = linalg::GenericOp::create(
         builder, loc, TypeRange{cosInit.getType(), sinInit.getType()},
-        tableInputs, ValueRange{cosInit, sinInit},
-        tableMaps, tableIterators,
+        tableInputs, ValueRange{cosInit, sinInit}, tableMaps, tableIterators,
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
           Type f64 = nb.getF64Type(), i64 = nb.getI64Type();
           auto constant = [&](double value) -> Value {
@@ -172,9 +171,9 @@ struct LowerRope : F32Pattern<RopeOp> {
                   frequency);
           Value quadrant = math::FloorOp::create(
               nb, nloc, add(mul(angle, constant(2.0 / M_PI)), constant(0.5)));
-          Value r = sub(sub(angle, mul(quadrant,
-                                       constant(1.57079632673412561417e+00))),
-                        mul(quadrant, constant(6.07710050650619224932e-11)));
+          Value r = sub(
+              sub(angle, mul(quadrant, constant(1.57079632673412561417e+00))),
+              mul(quadrant, constant(6.07710050650619224932e-11)));
           Value r2 = mul(r, r);
           // Horner in r² of the coefficients from the highest.
           auto horner = [&](ArrayRef<double> coefficients) {
@@ -183,12 +182,12 @@ struct LowerRope : F32Pattern<RopeOp> {
               sum = add(mul(sum, r2), constant(coefficient));
             return sum;
           };
-          Value sinR = mul(r, horner({1.0 / 6227020800.0, -1.0 / 39916800.0,
-                                      1.0 / 362880.0, -1.0 / 5040.0,
-                                      1.0 / 120.0, -1.0 / 6.0, 1.0}));
-          Value cosR = horner({-1.0 / 87178291200.0, 1.0 / 479001600.0,
-                               -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0,
-                               1.0 / 24.0, -0.5, 1.0});
+          Value sinR = mul(
+              r, horner({1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0,
+                         -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0, 1.0}));
+          Value cosR =
+              horner({-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0,
+                      1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5, 1.0});
           Value k = arith::FPToSIOp::create(nb, nloc, i64, quadrant);
           auto bit = [&](Value value, int64_t mask) -> Value {
             return arith::CmpIOp::create(
@@ -244,8 +243,8 @@ struct LowerRope : F32Pattern<RopeOp> {
       int64_t staticTokens =
           getConstantIntValue(tokens).value_or(ShapedType::kDynamic);
       auto headOf = [&](Value tensor) -> Value {
-        auto type = RankedTensorType::get({staticTokens, width},
-                                          builder.getF32Type());
+        auto type =
+            RankedTensorType::get({staticTokens, width}, builder.getF32Type());
         return tensor::ExtractSliceOp::create(
             builder, loc, type, tensor, ArrayRef<OpFoldResult>{row, zero, zero},
             ArrayRef<OpFoldResult>{one, tokens, b.index(width)},
@@ -291,8 +290,7 @@ struct LowerRope : F32Pattern<RopeOp> {
       auto rotation = linalg::GenericOp::create(
           builder, loc, TypeRange{into0.getType(), into1.getType()},
           ValueRange{member(source, 0), member(source, 1), cosine, sine},
-          ValueRange{into0, into1},
-          SmallVector<AffineMap>(6, identity),
+          ValueRange{into0, into1}, SmallVector<AffineMap>(6, identity),
           SmallVector<utils::IteratorType>(2, kParallel),
           [](OpBuilder &nb, Location nloc, ValueRange args) {
             Value a = args[0], bb = args[1], c = args[2], s = args[3];
@@ -308,8 +306,7 @@ struct LowerRope : F32Pattern<RopeOp> {
       head = insertMember(rotation.getResult(1), head, 1);
       if (rotary < width) {
         SmallVector<OpFoldResult> passOffsets = {zero, b.index(rotary)};
-        SmallVector<OpFoldResult> passSizes = {tokens,
-                                               b.index(width - rotary)};
+        SmallVector<OpFoldResult> passSizes = {tokens, b.index(width - rotary)};
         SmallVector<OpFoldResult> ones = {one, one};
         Value passed = tensor::ExtractSliceOp::create(
             builder, loc, source, passOffsets, passSizes, ones);

@@ -105,10 +105,10 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
     OpFoldResult numHeads = b.index(heads);
 
     // Steps that change the scores are defined on scaled scores: those
-    // are computed first, and the softmax takes them with a scale of 1.
+    // are computed first, and the softmax takes them with a scale of 1
+    // (here with sinks too, whose logits join the scaled row maxima).
     // Without them the scale stays in the exponent (getLog2Scale).
-    bool modifiesScores =
-        steps.softcap || steps.alibiSlopes || steps.attnBias || steps.sinks;
+    bool modifiesScores = steps.modifiesScores() || steps.sinks;
     SoftmaxConstants constants = SoftmaxConstants::create(
         b.builder, b.loc, modifiesScores ? 1.0 : scaleFactor);
 

@@ -57,7 +57,6 @@ struct Guarded {
   float *data;
 };
 
-
 /// The borrowed caches: the regions that hold them, every float sentinel but
 /// the caches'. `check` says whether the sentinels hold; `snapshot` and
 /// `unchanged` whether a refused call wrote anything at all.

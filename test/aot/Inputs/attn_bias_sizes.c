@@ -22,8 +22,7 @@ static void call(const char *what, int64_t biasBatch, int64_t biasQueries) {
   int64_t result_shape[3];
   int status = layer_run(x, x_shape, w, w_shape, w, w_shape, w, w_shape, w,
                          w_shape, b, b_shape, b, b_shape, b, b_shape, b,
-                         b_shape, bias, bias_shape, y, B * T * D,
-                         result_shape);
+                         b_shape, bias, bias_shape, y, B * T * D, result_shape);
   printf("%s: status %d%s%s\n", what, status, status ? ": " : "",
          status ? layer_last_error() : "");
 }
