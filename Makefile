@@ -115,8 +115,11 @@ run: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target $(RUN_TARGETS)
 	$(BUILD_DIR)/bin/mha-run examples/classic.mlir --random --check --repeat 5 --warmup 1
 
-# Our layer against tuned PyTorch and a NumPy GEMM ceiling, same run
-# (README.md, "Performance"); e.g. BENCH_ARGS=--quick for a fast check.
+# Our layer against tuned PyTorch, ONNX Runtime's MultiHeadAttention and a
+# NumPy GEMM ceiling, same run (README.md, "Performance"); layer_vs_torch.py
+# --install installs node's onnxruntime-node into build/ where it can and
+# else says in one line why ONNX Runtime is left out; e.g.
+# BENCH_ARGS=--quick for a fast check.
 BENCH_ARGS ?=
 # The benchmark's peers need a tuned BLAS: NumPy (the GEMM ceiling) and
 # PyTorch use whatever libblas.so.3 points at, and Debian's reference BLAS
@@ -141,7 +144,7 @@ TORCH_DECODE ?= bench/torch_decode.py
 
 bench: build
 	$(call install-missing,bench,$(BENCH_PACKAGES))
-	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin $(BENCH_ARGS)
+	python3 bench/layer_vs_torch.py --bin $(BUILD_DIR)/bin --install $(BENCH_ARGS)
 	/usr/bin/python3 bench/every_shape.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 	/usr/bin/python3 bench/python_vs_torch.py --bin $(BUILD_DIR)/bin \

@@ -15,7 +15,12 @@ alike:
            CPU, idle threads that do not spin), when python3-torch is
            installed;
   GEMM     bench/gemm_ceiling.py: a square float32 NumPy matmul under the
-           same environment and threads, the ceiling.
+           same environment and threads, the ceiling;
+  ORT      ONNX Runtime 1.30's MultiHeadAttention layer (bench/ort_mha.py:
+           MatMuls, com.microsoft.MultiHeadAttention, MatMul, under node
+           with P intra-op threads), its output first checked against ours
+           on the same x and weights, when onnxruntime-node is installed
+           (--install installs it; else one line says why it is left out).
 
 With --via package (the default where the build's Python package
 imports, from --bin/../python), ours and the GEMM run in one child per
@@ -29,8 +34,10 @@ It prints a Markdown table, one row per shape as soon as the shape is
 measured (an interrupted run keeps the rows it printed): our median ms and
 GFLOP/s, PyTorch's ms, the speed-up (the median over rounds of PyTorch ms /
 our ms of the same round), our share of the GEMM ceiling (also per round,
-then the median) and the compile time (lowering + JIT) of mha-run; then, at
-the end, what PyTorch and the GEMM ran on and whether the targets of
+then the median), the compile time (lowering + JIT) of mha-run, ONNX
+Runtime's ms and ORT ms / our ms (per round, then the median), and which
+peer each row beat or lost to, by how much; then, at the end, what
+PyTorch, ONNX Runtime and the GEMM ran on and whether the targets of
 docs/performance.md are met. FLOPs = 4·B·T·D² + 4·B·S·D² + 4·B·T·S·D with S = T for
 self-attention (8·B·T·D² + 4·B·T²·D), the dense count also for causal
 shapes. mha-run runs in the caller's environment. Progress goes to stderr.
@@ -40,6 +47,7 @@ python3-torch lives).
 
     make bench                                  # all shapes, 3 rounds
     make bench BENCH_ARGS=--quick               # two small shapes, 1 round
+    python3 bench/layer_vs_torch.py --no-torch --no-gemm --install  # vs ORT
     python3 bench/layer_vs_torch.py --shape 1,512,512,8 --rounds 1
     python3 bench/layer_vs_torch.py --shape 4,1,512,8,kv=4096 --json out.json
 """
@@ -285,6 +293,7 @@ def summarize(shape, rounds):
 
     ours = [r["ours"] for r in rounds if "median_ms" in r.get("ours", {})]
     torch = [r["torch"] for r in rounds if "median_ms" in r.get("torch", {})]
+    ort = [r["ort"] for r in rounds if "median_ms" in r.get("ort", {})]
     flops = shape.flops()
     summary = {
         "ours_ms": median_or_none([o["median_ms"] for o in ours]),
@@ -297,6 +306,10 @@ def summarize(shape, rounds):
         "ceiling_share": median_or_none([
             flops / r["ours"]["median_ms"] / 1e6 / r["gemm"]["gflops"]
             for r in rounds if timed(r, "ours") and timed(r, "gemm")]),
+        "ort_ms": median_or_none([o["median_ms"] for o in ort]),
+        "ort_speedup": median_or_none([
+            r["ort"]["median_ms"] / r["ours"]["median_ms"] for r in rounds
+            if timed(r, "ours") and timed(r, "ort")]),
     }
     summary["ours_gflops"] = (flops / summary["ours_ms"] / 1e6
                               if summary["ours_ms"] else None)
@@ -329,15 +342,16 @@ def blas_text(blas):
 
 
 TABLE_HEADER = ("| shape (B,T,D,H) | GFLOP | ours ms | ours GFLOP/s | PyTorch ms "
-                "| speed-up | share of GEMM ceiling | compile ms |\n"
-                "|---|---:|---:|---:|---:|---:|---:|---:|")
+                "| speed-up | share of GEMM ceiling | compile ms | ORT ms "
+                "| vs ORT | verdict |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 
 
 def print_header(results, args):
     """What is known before measuring: the date, the machine, the table's
     head. Rows follow as shapes are measured (print_row)."""
     model, _ = cpu_model()
-    print("## mha layer vs PyTorch\n")
+    print("## mha layer vs PyTorch and ONNX Runtime\n")
     print(f"{results['date']} · CPU: {model} ({os.cpu_count()} logical CPUs)"
           f" · {args.threads} threads · {args.rounds} "
           f"round{'s' if args.rounds > 1 else ''} × "
@@ -359,8 +373,23 @@ def print_row(row):
              ours_gflops, format_ms(s["torch_ms"]) + slow,
              format_speedup(s["speedup"]),
              format_share(s["ceiling_share"]),
-             format_ms(s["compile_ms"])]
+             format_ms(s["compile_ms"]),
+             format_ms(s["ort_ms"]), format_speedup(s["ort_speedup"]),
+             verdict(s)]
     print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def verdict(summary):
+    """Which peers the row beat ("mha 1.21× ORT") and which beat it ("ORT
+    1.10× mha"), the closest first."""
+    ratios = sorted((ratio, name) for name, ratio in (
+        ("ORT", summary["ort_speedup"]), ("PyTorch", summary["speedup"]))
+        if ratio is not None)
+    beaten = [f"{format_speedup(r)} {name}" for r, name in ratios if r >= 1]
+    lost = [f"{name} {format_speedup(1 / r)} mha" for r, name in ratios
+            if r < 1]
+    parts = lost + (["mha " + ", ".join(beaten)] if beaten else [])
+    return "; ".join(parts) or "–"
 
 
 def print_summary(results, args, notes):
@@ -375,7 +404,9 @@ def print_summary(results, args, notes):
             if args.via == "package" else
             "ours by mha-run; compile: mha-run's lowering + JIT")
     print("Speed-up: PyTorch ms / our ms in the same round, median over the "
-          "rounds; share: our GFLOP/s / the GEMM's in the same round, median."
+          "rounds; vs ORT: ONNX Runtime's ms / ours, the same way; verdict: "
+          "the peers each row beat and those that beat it, the closest "
+          "first; share: our GFLOP/s / the GEMM's in the same round, median."
           " GFLOP = 4·B·T·D² + 4·B·S·D² + 4·B·T·S·D (S = T unless given), "
           f"dense for causal shapes too. Measured: {ours}.")
     if any(row["summary"]["torch_path"] == "slow"
@@ -388,6 +419,20 @@ def print_summary(results, args, notes):
         print(f"\nPyTorch {torch_info['torch']}: nn.MultiheadAttention under "
               f"inference_mode, need_weights=False; {env_text}; "
               f"BLAS: {blas_text(torch_info['blas'])}")
+    ort_info = results.get("ort")
+    if ort_info:
+        errors = [row["ort_check"]["max_rel_err"] for row in results["shapes"]
+                  if "max_rel_err" in row.get("ort_check", {})]
+        agreed = (f"; its output within {max(errors):.1e} of ours (max "
+                  "|y_mha - y_ort| / max |y_mha|, same x and weights) at "
+                  f"{'every shape' if len(errors) > 1 else 'the shape'}"
+                  " it ran" if errors else "")
+        print(f"\nONNX Runtime {ort_info['version']} (onnxruntime-node, CPU, "
+              f"{args.threads} intra-op threads): MatMul "
+              + ("by [W_q|W_k|W_v] + Split" if ort_info["qkv"] == "fused"
+                 else "× 3")
+              + ", com.microsoft.MultiHeadAttention (biases, unidirectional "
+              f"when causal), MatMul + Add (bench/ort_mha.py){agreed}")
     gemm = [r["gflops"] for r in results["gemm"] if "gflops" in r]
     if gemm:
         blas = next(r["blas"] for r in results["gemm"] if "gflops" in r)
@@ -476,6 +521,8 @@ def main():
                         help="leave PyTorch out")
     parser.add_argument("--no-gemm", action="store_true",
                         help="leave the GEMM ceiling out")
+    parser.add_argument("--no-ort", action="store_true",
+                        help="leave ONNX Runtime out")
     parser.add_argument("--gemm-size", type=int, default=2048,
                         help="M = N = K of the ceiling GEMM "
                         "(default: %(default)s)")
@@ -512,6 +559,9 @@ def main():
     parser.add_argument("--blocks", type=int, default=4,
                         help="--via package: alternating blocks per round "
                         "(default: %(default)s)")
+    # Here: ort_peer imports this module, which must be whole by then.
+    import ort_peer
+    ort_peer.add_ort_arguments(parser)
     args = parser.parse_args()
     quick = args.quick
     for name, normal, fast in (("rounds", 3, 1), ("repeat", 20, 5),
@@ -574,6 +624,16 @@ def main():
             peers.append(peer)
         else:
             notes.append(f"{missing} ({args.python} cannot import {module}).")
+    ort = None
+    if not args.no_ort:
+        node_modules, version, reason = ort_peer.find_ort(
+            args.python, args.node_modules,
+            args.ort_dir or ort_peer.default_ort_dir(args.bin), args.install)
+        if reason:
+            notes.append(f"ONNX Runtime peer skipped: {reason}.")
+        else:
+            peers.append("ort")
+            ort = {"node_modules": node_modules, "version": version}
     for note in notes:
         print(f"layer_vs_torch.py: {note}", file=sys.stderr)
 
@@ -587,23 +647,33 @@ def main():
     print_header(results, args)
     workdir = tempfile.mkdtemp(prefix="mha-bench-")
     try:
-        for shape in shapes:
+        for number, shape in enumerate(shapes):
             graph = os.path.join(workdir, "layer.mlir")
             code, _, err = run_child([mha_gen, *shape.gen_args(), "-o", graph],
                                      None, args.timeout)
             rounds = []
+            ort_check = {}
             if code != 0:
                 failed = True
                 print(f"{shape.name()}: mha-gen failed: {last_line(err)}",
                       file=sys.stderr)
             else:
-                rounds = measure_rounds(shape, graph, peers, mha_run, env,
-                                        args, results)
+                if ort:
+                    ort_check = check_ort(
+                        shape, os.path.join(workdir, f"ort{number}"), args,
+                        ort, results)
+                    failed |= "error" in ort_check
+                rounds = measure_rounds(
+                    shape, graph, [p for p in peers if p != "ort"
+                                   or "model" in ort_check],
+                    mha_run, env, args, results,
+                    lambda: measure_ort(ort_check["model"], ort, args))
             failed |= any("error" in measured
                           for one in rounds for measured in one.values())
             results["shapes"].append({"shape": shape.spec(),
                                       "flops": shape.flops(),
                                       "rounds": rounds,
+                                      "ort_check": ort_check,
                                       "summary": summarize(shape, rounds)})
             print_row(results["shapes"][-1])
     finally:
@@ -628,10 +698,55 @@ def main():
     return 1 if failed else 0
 
 
-def measure_rounds(shape, graph, peers, mha_run, env, args, results):
+def check_ort(shape, folder, args, ort, results):
+    """ONNX Runtime's model of SHAPE in FOLDER, run once against our layer
+    on the same x and weights (ort_mha.py --prepare): the comparison and
+    "model" to time, or "error" (also when the outputs disagree), or
+    "unsupported" (the shape has no ORT peer). Keeps ORT's version and
+    model kind in `results`."""
+    code, out, err = run_child(
+        [args.python, os.path.join(HERE, "ort_mha.py"), f"--prepare={folder}",
+         f"--shape={shape.spec()}", f"--bin={args.bin}",
+         f"--node-modules={ort['node_modules']}", f"--threads={args.threads}",
+         f"--timeout={args.timeout}"], None, args.timeout)
+    try:
+        # Its exit code says whether the outputs agreed; the line says more.
+        checked = json.loads(last_line(out))
+    except ValueError:
+        checked = {"error": last_line(err or out) if code is not None
+                   else err}
+    if "unsupported" in checked:
+        print(f"{shape.name()}: no ONNX Runtime peer: "
+              f"{checked['unsupported']}", file=sys.stderr)
+        return checked
+    if "agree" not in checked:
+        checked = {"error": checked.get("error") or checked.get("skipped")
+                   or "no result"}
+    elif not checked["agree"]:
+        checked["error"] = (f"its output differs from ours by "
+                            f"{checked['max_rel_err']:.1e} of max |y|")
+        checked.pop("model", None)
+    if "error" in checked:
+        print(f"{shape.name()}: ONNX Runtime's check failed: "
+              f"{checked['error']}", file=sys.stderr)
+    else:
+        results.setdefault("ort", {"version": checked["version"],
+                                   "qkv": checked["qkv"]})
+    return checked
+
+
+def measure_ort(model, ort, args):
+    import ort_peer
+    median, error = ort_peer.run_ort(model, ort["node_modules"], args.threads,
+                                     args.repeat, args.warmup, args.timeout)
+    return {"error": error} if error else {"median_ms": median}
+
+
+def measure_rounds(shape, graph, peers, mha_run, env, args, results,
+                   run_ort=None):
     """The rounds of one shape: every peer once per round, starting with the
-    next one each round. Keeps the GEMMs and PyTorch's version in
-    `results` too."""
+    next one each round (`run_ort()` measures ONNX Runtime once). Keeps the
+    GEMMs and PyTorch's version in `results` too."""
     rounds = []
     # In one child, ours and the GEMM are one step of the round.
     together = args.via == "package"
@@ -647,6 +762,8 @@ def measure_rounds(shape, graph, peers, mha_run, env, args, results):
                     results["gemm"].append(both["gemm"])
             elif peer == "ours":
                 measured[peer] = measure_ours(mha_run, graph, args)
+            elif peer == "ort":
+                measured[peer] = run_ort()
             elif peer == "torch":
                 measured[peer] = measure_torch(shape, args, env)
                 if "torch" in measured[peer] and "torch" not in results:
@@ -671,6 +788,8 @@ def progress(peer, result):
     if peer == "torch":
         return f"PyTorch {format_ms(result['median_ms'])} ms " \
             f"({result['path']} path)"
+    if peer == "ort":
+        return f"ORT {format_ms(result['median_ms'])} ms"
     return f"GEMM {result['gflops']:.1f} GFLOP/s"
 
 

@@ -19,7 +19,7 @@ has them as initializers.
 | softcap C | + `--softcap C` | softcap = C |
 
 In R rounds (default 5) each row runs `mha-run GRAPH --inputs DIR --output
-y.npy --repeat N --warmup W --threads P` and `node bench/ort_gqa_run.js`
+y.npy --repeat N --warmup W --threads P` and `node bench/ort_run.js`
 (the same N calls after W, P intra-op threads), one process each, the order
 reversed from round to round; a ratio is ONNX Runtime's median / ours of the
 same round, the median over the rounds. The outputs of the first round are
@@ -40,10 +40,8 @@ and why, and exits 0 (the peer is skipped, not failed). Exits 1 when a run
 fails or the outputs disagree.
 """
 
-import importlib
 import json
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -54,11 +52,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from layer_vs_torch import (  # noqa: E402
     bench_argument_parser, cpu_model, last_line, run_child)
+import ort_peer  # noqa: E402
 
-ORT_VERSION = "1.30.0"
-DEBIAN = {"python3-onnx": "onnx", "nodejs": None, "npm": None}
-MEDIAN = re.compile(r"^median ([0-9.]+) ms", re.M)
-RUNNER = os.path.join(HERE, "ort_gqa_run.js")
 TARGET = 1.5
 
 
@@ -81,14 +76,7 @@ def parse_args():
     parser.add_argument("--ort-qkv", choices=("packed", "separate"),
                         default="packed", help="ONNX Runtime's projections: "
                         "one MatMul by [W_q|W_k|W_v] (default) or three")
-    parser.add_argument("--node-modules", default=os.environ.get(
-        "ORT_NODE_MODULES"), help="a node_modules folder with "
-        "onnxruntime-node (default: $ORT_NODE_MODULES, else "
-        "ORT_DIR/node_modules)")
-    parser.add_argument("--ort-dir", help="where --install puts the npm "
-                        "package (default: BIN/../onnxruntime-node)")
-    parser.add_argument("--install", action="store_true",
-                        help="install what is missing (apt-get, npm)")
+    ort_peer.add_ort_arguments(parser)
     parser.add_argument("--reference", action="store_true",
                         help="also check against a float64 NumPy layer")
     parser.add_argument("--tolerance", type=float, default=1e-4,
@@ -120,97 +108,13 @@ def parse_args():
     for tool in ("mha-gen", "mha-run"):
         if not os.access(os.path.join(args.bin, tool), os.X_OK):
             parser.error(f"no {tool} in {args.bin}")
-    args.ort_dir = args.ort_dir or os.path.join(
-        os.path.dirname(os.path.abspath(args.bin)), "onnxruntime-node")
+    args.ort_dir = args.ort_dir or ort_peer.default_ort_dir(args.bin)
     return args
 
 
 def skip(reason):
     print(f"ONNX Runtime peer skipped: {reason}", flush=True)
     sys.exit(0)
-
-
-def missing_debian():
-    """The Debian packages of DEBIAN whose module or program is missing."""
-    missing = []
-    for package, module in DEBIAN.items():
-        if module:
-            try:
-                __import__(module)
-            except ImportError:
-                missing.append(package)
-        elif not shutil.which("node" if package == "nodejs" else package):
-            missing.append(package)
-    return missing
-
-
-def install_debian(missing):
-    """apt-get installs MISSING as the Makefile's install-missing does;
-    returns None or why it could not."""
-    print(f"make bench: installing {' '.join(missing)}", file=sys.stderr,
-          flush=True)
-    sudo = [] if os.geteuid() == 0 else ["sudo"]
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for command in (sudo + ["apt-get", "update"],
-                    sudo + ["apt-get", "install", "-y",
-                            "--no-install-recommends"] + missing):
-        code, out, err = run_child(command, env, 1800)
-        if code != 0:
-            return f"{' '.join(command)}: {last_line(err or out)}"
-    return None
-
-
-def ort_package_version(node_modules):
-    try:
-        with open(os.path.join(node_modules, "onnxruntime-node",
-                               "package.json")) as file:
-            return json.load(file).get("version")
-    except (OSError, ValueError):
-        return None
-
-
-def find_ort(args):
-    """The node_modules folder holding onnxruntime-node and its version,
-    installing what is missing with --install; skips with a reason when it
-    cannot."""
-    missing = missing_debian()
-    if missing and args.install:
-        error = install_debian(missing)
-        if error:
-            skip(f"cannot install {' '.join(missing)} ({error})")
-        importlib.invalidate_caches()
-        missing = missing_debian()
-    if missing:
-        skip(f"{' '.join(missing)} missing (apt-get install "
-             f"{' '.join(missing)}, or run with --install)")
-    node_modules = args.node_modules or os.path.join(args.ort_dir,
-                                                     "node_modules")
-    version = ort_package_version(node_modules)
-    if version is None and args.install and not args.node_modules:
-        print(f"make bench: installing onnxruntime-node@{ORT_VERSION} into "
-              f"{args.ort_dir} (npm)", file=sys.stderr, flush=True)
-        os.makedirs(args.ort_dir, exist_ok=True)
-        code, out, err = run_child(
-            ["npm", "install", "--prefix", args.ort_dir, "--ignore-scripts",
-             "--no-audit", "--no-fund", f"onnxruntime-node@{ORT_VERSION}"],
-            None, 900)
-        if code != 0:
-            lines = [line for line in (err or out).splitlines()
-                     if line.strip() and "complete log" not in line]
-            skip(f"npm cannot install onnxruntime-node@{ORT_VERSION} "
-                 f"(no network?): {' / '.join(lines[:2]) or 'no output'}")
-        version = ort_package_version(node_modules)
-    if version is None:
-        skip(f"no onnxruntime-node in {node_modules} (npm install "
-             f"--ignore-scripts onnxruntime-node@{ORT_VERSION}, then "
-             "--node-modules DIR/node_modules; or run with --install)")
-    code, out, err = run_child(
-        ["node", "-e", "require('onnxruntime-node')"],
-        dict(os.environ, NODE_PATH=node_modules), 120)
-    if code != 0:
-        skip(f"onnxruntime-node {version} does not load: "
-             f"{last_line(err or out)}")
-    return node_modules, version
 
 
 def make_weights(args):
@@ -238,7 +142,8 @@ def rope_tables(T, dk):
 
 
 def write_model(path, arrays, args, row):
-    """ONNX Runtime's layer for ROW as DIR/layer.onnx, x as DIR/x.bin."""
+    """ONNX Runtime's layer for ROW as PATH/layer.onnx, with x as its
+    input (ort_peer.write_inputs)."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -287,9 +192,8 @@ def write_model(path, arrays, args, row):
     model = helper.make_model(graph, opset_imports=[
         helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
     model.ir_version = 8
-    os.makedirs(path, exist_ok=True)
+    ort_peer.write_inputs(path, {"x": arrays["x"]})
     onnx.save(model, os.path.join(path, "layer.onnx"))
-    arrays["x"].tofile(os.path.join(path, "x.bin"))
 
 
 def reference(arrays, args, row):
@@ -327,7 +231,10 @@ def reference(arrays, args, row):
 
 def main():
     args = parse_args()
-    node_modules, version = find_ort(args)
+    node_modules, version, reason = ort_peer.find_ort(
+        sys.executable, args.node_modules, args.ort_dir, args.install)
+    if reason:
+        skip(reason)
     import numpy as np
     work = args.work or tempfile.mkdtemp(prefix="ort_gqa_bench.")
     os.makedirs(work, exist_ok=True)
@@ -352,68 +259,29 @@ def main():
             sys.exit(f"ort_gqa.py: mha-gen {row}: {last_line(err or out)}")
         write_model(os.path.join(work, row), arrays, args, row)
 
-    node_env = dict(os.environ, NODE_PATH=node_modules)
+    def run(row, side):
+        folder = os.path.join(work, row)
+        if side == "mha":
+            return ort_peer.run_mha(
+                args.bin, os.path.join(work, row + ".mlir"), inputs,
+                os.path.join(folder, "y_mha.npy"), args.threads, args.repeat,
+                args.warmup, args.timeout)
+        return ort_peer.run_ort(folder, node_modules, args.threads,
+                                args.repeat, args.warmup, args.timeout)
 
-    def run_mha(row):
-        code, out, err = run_child(
-            [os.path.join(args.bin, "mha-run"),
-             os.path.join(work, row + ".mlir"), f"--inputs={inputs}",
-             f"--output={os.path.join(work, row, 'y_mha.npy')}",
-             f"--repeat={args.repeat}", f"--warmup={args.warmup}",
-             f"--threads={args.threads}"], None, args.timeout)
-        found = MEDIAN.search(out)
-        return (float(found.group(1)), None) if code == 0 and found else \
-            (None, f"mha-run: {last_line(err or out)}")
+    def check(row):
+        folder = os.path.join(work, row)
+        y_mha = np.load(os.path.join(folder, "y_mha.npy"))
+        y_ort = ort_peer.read_y_ort(folder, y_mha.shape)
+        result = ort_peer.compare(y_mha, y_ort, args.tolerance)
+        if args.reference:
+            want = reference(arrays, args, row)
+            result["mha_vs_float64"] = float(np.abs(y_mha - want).max())
+            result["ort_vs_float64"] = float(np.abs(y_ort - want).max())
+        return result
 
-    def run_ort(row):
-        code, out, err = run_child(
-            ["node", RUNNER, os.path.join(work, row), str(B), str(T), str(D),
-             str(args.threads), str(args.repeat), str(args.warmup)],
-            node_env, args.timeout)
-        found = MEDIAN.search(out)
-        return (float(found.group(1)), None) if code == 0 and found else \
-            (None, f"onnxruntime: {last_line(err or out)}")
-
-    times = {row: {"mha": [], "ort": []} for row in args.rows}
-    ratios = {row: [] for row in args.rows}
-    checks = {}
-    failed = False
-    for index in range(args.rounds):
-        print(f"ort_gqa.py: round {index + 1} of {args.rounds}",
-              file=sys.stderr, flush=True)
-        for number, row in enumerate(args.rows):
-            order = [("mha", run_mha), ("ort", run_ort)]
-            if (index + number) % 2:
-                order.reverse()
-            measured = {}
-            for side, run in order:
-                value, error = run(row)
-                if error:
-                    print(f"ort_gqa.py: {row}: {error}", file=sys.stderr)
-                    failed = True
-                    continue
-                measured[side] = value
-                times[row][side].append(value)
-            if len(measured) == 2:
-                ratios[row].append(measured["ort"] / measured["mha"])
-            if row not in checks and len(measured) == 2:
-                y_mha = np.load(os.path.join(work, row, "y_mha.npy"))
-                y_ort = np.fromfile(os.path.join(work, row, "y_ort.bin"),
-                                    np.float32).reshape(y_mha.shape)
-                size = float(np.abs(y_mha).max()) or 1.0
-                check = {"max_abs_diff": float(np.abs(y_mha - y_ort).max()),
-                         "max_abs_y": size}
-                if args.reference:
-                    want = reference(arrays, args, row)
-                    check["mha_vs_float64"] = float(np.abs(y_mha - want).max())
-                    check["ort_vs_float64"] = float(np.abs(y_ort - want).max())
-                check["agree"] = check["max_abs_diff"] <= args.tolerance * size
-                checks[row] = check
-                if not check["agree"]:
-                    failed = True
-                    print(f"ort_gqa.py: {row}: outputs differ: max |diff| "
-                          f"{check['max_abs_diff']:.2e}, max |y| {size:.2e}",
-                          file=sys.stderr)
+    times, ratios, checks, failed = ort_peer.alternate(
+        args.rows, run, args.rounds, check, "ort_gqa.py")
 
     print(f"mha against ONNX Runtime {version} GroupQueryAttention (CPU, "
           f"QKV {args.ort_qkv}), {time.strftime('%Y-%m-%d')}, "

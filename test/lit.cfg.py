@@ -91,6 +91,20 @@ if "amx_bf16" in cpu_flags and "amx_tile" in cpu_flags:
 import glob
 if glob.glob(os.path.join(config.mha_obj_root, "python", "mha", "_mha*.so")):
     config.available_features.add("python-mha")
+# ONNX Runtime, the optional peer of bench/ort_mha.py and
+# layer_vs_torch.py: node, Debian's python3-onnx and npm's onnxruntime-node
+# where `make bench` installs it (build/onnxruntime-node). `make test`
+# installs none of them, so test/tools/bench-ort.test is UNSUPPORTED where
+# one is missing.
+import importlib.util
+import shutil
+ort_node_modules = os.path.join(config.mha_obj_root, "onnxruntime-node",
+                                "node_modules")
+if shutil.which("node") and os.path.isfile(os.path.join(
+        ort_node_modules, "onnxruntime-node", "package.json")) and all(
+        importlib.util.find_spec(m) for m in ("onnx", "numpy")):
+    config.available_features.add("onnxruntime")
+    config.substitutions.append(("%ort_node_modules", ort_node_modules))
 # What docs/tutorial.md's `requires:` blocks may use (test/docs).
 config.substitutions.append(
     ("%doc_features",
