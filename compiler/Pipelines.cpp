@@ -9,7 +9,6 @@
 #include "compiler/Pipelines.h"
 #include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
-#include "runtime/AMXPermission.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -67,11 +66,10 @@ bool mlir::mha::hostHasAVX512BF16() {
 }
 
 bool mlir::mha::hostHasAMXBF16() {
-  // Asked once per process: the answer does not change.
+  // Read once per process: the answer does not change.
   static const bool has = [] {
     llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    return features.lookup("amx-tile") && features.lookup("amx-bf16") &&
-           ::mha::runtime::requestAMXTileData().empty();
+    return features.lookup("amx-tile") && features.lookup("amx-bf16");
   }();
   return has;
 }

@@ -34,9 +34,9 @@ enum class BF16Precision { Accurate, Fast };
 /// Whether this machine's CPU has AVX512_BF16, the JIT's target.
 bool hostHasAVX512BF16();
 
-/// Whether this machine's CPU has AMX-BF16 (and AMX-TILE) and Linux lets
-/// this process use the tile data: asks for it (runtime/AMXPermission.h)
-/// on the first call.
+/// Whether this machine's CPU has AMX-BF16 (and AMX-TILE). Whether Linux
+/// lets a process use the tile data is for the tools that run the code to
+/// ask (runtime/AMXPermission.h); the compiler reads the CPU only.
 bool hostHasAMXBF16();
 
 /// Whether the CPU named `cpuName` (LLVM's names: "znver4") issues
@@ -246,8 +246,11 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
       llvm::cl::init("static")};
 
   /// Whether the target of the compiled code has AMX-BF16, which `auto`
-  /// reads: this machine's (the JIT's target, hostHasAMXBF16) unless a
-  /// tool compiles for another CPU (mha-compile's --cpu sets it).
+  /// reads: this machine's CPU (the JIT's target, hostHasAMXBF16) unless a
+  /// tool compiles for another CPU (mha-compile's --cpu sets it). A tool
+  /// that runs the code in its own process (mha-run, the Python module)
+  /// clears it where Linux refuses that process the AMX tile data
+  /// (runtime/AMXPermission.h).
   bool targetHasAMX = hostHasAMXBF16();
 
   /// Whether the target runs vdpbf16ps at the f32 FMA's instruction rate

@@ -12,6 +12,7 @@
 
 #include "compiler/Registration.h"
 #include "dialects/MhaDialect.h"
+#include "runtime/AMXPermission.h"
 #include "runtime/GraphSignature.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -41,6 +42,9 @@ Layer::Layer(const std::string &source, bool isText,
   }
   if (auto error = pipelineOptions.validate())
     throw py::value_error(message(std::move(error)));
+  // The compiled code runs in this process: `bf16-dot=auto` takes AMX only
+  // where Linux lets this process use the tile data.
+  pipelineOptions.targetHasAMX = processMayUseAMX(pipelineOptions.targetHasAMX);
 
   mlir::DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);

@@ -5,10 +5,11 @@
 // request: until `arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`
 // succeeds, an AMX instruction raises SIGILL. Granted once, it holds for
 // every thread of the process. The JIT runtime asks before it runs code
-// with AMX instructions, and the compiler (MhaPipelineOptions) before it
-// picks AMX for `bf16-dot=auto`; header-only, for both libraries. The
-// request itself is AMXTileData.h's, in C, which the C wrapper of
-// mha-compile's libraries compiles in too.
+// with AMX instructions, and the tools that run the compiled code in their
+// own process (mha-run, the Python module) before they let `bf16-dot=auto`
+// pick AMX (processMayUseAMX); the compiler itself decides from the target
+// alone. Header-only. The request itself is AMXTileData.h's, in C, which
+// the C wrapper of mha-compile's libraries compiles in too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,14 @@ inline std::string requestAMXTileData() {
 #else
   return "AMX needs Linux on x86-64";
 #endif
+}
+
+/// Whether this process may run code with AMX instructions on a CPU that
+/// has AMX-BF16 (`cpuHasAMX`): false without it, else whether Linux grants
+/// the tile data (requestAMXTileData). A tool whose JIT targets this machine
+/// sets MhaPipelineOptions::targetHasAMX from it.
+inline bool processMayUseAMX(bool cpuHasAMX) {
+  return cpuHasAMX && requestAMXTileData().empty();
 }
 
 } // namespace mha::runtime

@@ -6,11 +6,11 @@
  * every thread of the process.
  *
  * The one copy of that request: C, header-only and static, because two
- * kinds of code ask. The JIT runtime and the compiler include it through
- * AMXPermission.h; the C wrapper of each of mha-compile's libraries has it
- * compiled in (mha-compile embeds this file), since a library depends on
- * nothing of mha at run time. Static, so that two libraries in one process
- * keep their own.
+ * kinds of code ask. The JIT runtime and the tools that run its code
+ * include it through AMXPermission.h; the C wrapper of each of
+ * mha-compile's libraries has it compiled in (mha-compile embeds this
+ * file), since a library depends on nothing of mha at run time. Static,
+ * so that two libraries in one process keep their own.
  *
  *===----------------------------------------------------------------------===*/
 

@@ -179,7 +179,7 @@ private:
                          "AVX512_BF16; this one has none"),
              kBadInput;
     if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Amx &&
-        !mlir::mha::hostHasAMXBF16())
+        !::mha::runtime::processMayUseAMX(mlir::mha::hostHasAMXBF16()))
       return reportError("--bf16-dot=amx needs a CPU with AMX-BF16 and a "
                          "kernel that lets this process use the AMX tile "
                          "data; this one has not: " +
@@ -543,12 +543,16 @@ static int run(int argc, char **argv) {
   // The compiler's options (--attention, --query-tile, ...), declared once
   // in compiler/Pipelines.h, with the defaults of a runtime that prepares
   // the weights.
-  const mlir::mha::MhaPipelineOptions &pipelineOptions =
+  mlir::mha::MhaPipelineOptions &pipelineOptions =
       registerPipelineOptions(runCategory);
   if (!parseCommandLine(
           argc, argv,
           "mha-run: compile a multi-head attention graph and run it\n"))
     return kBadInput;
+  // The JIT runs the code in this process: `bf16-dot=auto` takes AMX only
+  // where Linux lets this process use the tile data.
+  pipelineOptions.targetHasAMX =
+      ::mha::runtime::processMayUseAMX(pipelineOptions.targetHasAMX);
   return Run(threads, pipelineOptions)();
 }
 
