@@ -1,5 +1,4 @@
-//===- DropArgumentResults.cpp - Results that are arguments updated in place
-//-===//
+//===- DropArgumentResults.cpp - Results updated in place -----------------===//
 //
 // A graph that appends to key/value caches returns the caches it was given,
 // updated in place (mha.cache_append is destination-style on them). After
@@ -8,8 +7,10 @@
 // functions (a public function's signature is its ABI); the graphs' entry
 // points are public, and their callers (the runtime, the libraries of
 // mha-compile) expect exactly this ABI: the caches are arguments that the
-// call updates, and only the other results are returned. This pass can go
-// once upstream's pass takes an option to include public functions.
+// call updates, and only the other results are returned.
+//
+// Retired by: an option of upstream's drop-equivalent-buffer-results that
+// includes public functions.
 //
 //===----------------------------------------------------------------------===//
 

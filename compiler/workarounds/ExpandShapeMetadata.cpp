@@ -7,6 +7,8 @@
 // dynamic. This pattern rewrites such an expand_shape the way the fixed
 // upstream pass does, reading every size from `output_shape`.
 //
+// Retired by: LLVM 23's expand-strided-metadata, once the minimum LLVM is 23.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"

@@ -7,7 +7,10 @@
 // fails translation. This pass reads such elements with memref.load first,
 // together with upstream's rewrite of one-element transfers
 // (vector::populateScalarVectorTransferLoweringPatterns, which no upstream
-// pass applies). It can go once vector-to-llvm lowers such reads itself.
+// pass applies).
+//
+// Retired by: convert-vector-to-llvm lowering a one-element read from a
+// memref whose last dimension is strided.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,8 +47,8 @@ struct BroadcastReadAsLoad : OpRewritePattern<vector::TransferReadOp> {
       return rewriter.notifyMatchFailure(read, "transfers a dimension");
     Value element = memref::LoadOp::create(rewriter, read.getLoc(),
                                            read.getBase(), read.getIndices());
-    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
-        read, read.getVectorType(), element);
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(read, read.getVectorType(),
+                                                     element);
     return success();
   }
 };

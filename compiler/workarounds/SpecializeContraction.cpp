@@ -1,4 +1,11 @@
-//===- SpecializeContraction.cpp - Named ops from generics, checked -------===//
+//===- SpecializeContraction.cpp - Named ops from generics ----------------===//
+//
+// See SpecializeContraction.h.
+//
+// Retired by: linalg::specializeGenericOp keeping a transposed operand's
+// indexing map (or leaving such a generic as it is).
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/workarounds/SpecializeContraction.h"
 
@@ -36,8 +43,8 @@ static bool sameUpToLoopOrder(linalg::LinalgOp generic,
       continue;
     bool mapsMatch = true;
     for (auto [genericMap, namedMap] : llvm::zip_equal(genericMaps, namedMaps))
-      mapsMatch &= genericMap.replaceDimsAndSymbols(renamed, {}, numLoops,
-                                                    0) == namedMap;
+      mapsMatch &= genericMap.replaceDimsAndSymbols(renamed, {}, numLoops, 0) ==
+                   namedMap;
     if (mapsMatch)
       return true;
   } while (std::next_permutation(perm.begin(), perm.end()));
@@ -56,8 +63,7 @@ mlir::mha::specializeGenericOpChecked(RewriterBase &rewriter,
     rewriter.eraseOp(clone);
     return failure();
   }
-  if (named->getOperation()->getNumOperands() !=
-          generic->getNumOperands() ||
+  if (named->getOperation()->getNumOperands() != generic->getNumOperands() ||
       !sameUpToLoopOrder(generic, *named)) {
     rewriter.eraseOp(*named);
     return failure();

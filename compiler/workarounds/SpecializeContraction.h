@@ -1,4 +1,4 @@
-//===- SpecializeContraction.h - Named ops from generics, checked -*- C++ -*-===//
+//===- SpecializeContraction.h - Named ops from generics --------*- C++ -*-===//
 //
 // LLVM 22's `linalg::specializeGenericOp` turns a contraction whose operand
 // is read transposed, e.g. `C[m, n] += A[k, m] · B[k, n]`, into a plain
@@ -7,8 +7,10 @@
 // generic shows it). Our tiles meet that form when a dimension of 1 is
 // dropped, e.g. the output projection of heads of width 1. This wrapper
 // keeps the generic unless the named op has its indexing maps (up to the
-// order of the loops); drop it once upstream specializes transposed
-// contractions correctly.
+// order of the loops).
+//
+// Retired by: linalg::specializeGenericOp keeping a transposed operand's
+// indexing map (or leaving such a generic as it is).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +26,8 @@ namespace mlir::mha {
 /// (`linalg::specializeGenericOp`) when that op computes the same thing, i.e.
 /// has the same indexing maps up to the order of its loops; otherwise leaves
 /// `generic` as it is and fails.
-FailureOr<linalg::LinalgOp> specializeGenericOpChecked(RewriterBase &rewriter,
-                                                      linalg::GenericOp generic);
+FailureOr<linalg::LinalgOp>
+specializeGenericOpChecked(RewriterBase &rewriter, linalg::GenericOp generic);
 
 } // namespace mlir::mha
 

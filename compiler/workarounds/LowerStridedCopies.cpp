@@ -1,10 +1,13 @@
-//===- LowerCopies.cpp - Buffer copies as loops, not runtime calls --------===//
+//===- LowerStridedCopies.cpp - Strided copies as loops -------------------===//
 //
 // finalize-memref-to-llvm lowers a memref.copy between buffers that are not
 // both contiguous to a call of `memrefCopy` from MLIR's C runner utilities,
 // a library neither mha-run's JIT nor mha-compile's shared libraries link.
 // Such copies (bufferization makes them for strided tiles) become
 // linalg.copy, which convert-linalg-to-loops turns into plain loops.
+//
+// Retired by: finalize-memref-to-llvm lowering a copy between buffers that
+// are not both contiguous to code of its own, not to a call of `memrefCopy`.
 //
 //===----------------------------------------------------------------------===//
 

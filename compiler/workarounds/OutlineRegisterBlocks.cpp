@@ -26,6 +26,9 @@
 // uses are cloned into it first, so that the function sees them (a padding
 // value, a bound) and takes only what varies.
 //
+// Retired by: LLVM's loop strength reduction giving a register block's loop
+// in a `?` layer's parallel region the code it gives it in a static layer.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"

@@ -12,6 +12,8 @@
 // Upstream's conversion has no option for the schedule (LLVM 22), hence
 // this pass.
 //
+// Retired by: a schedule option of convert-scf-to-openmp.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"

@@ -20,6 +20,11 @@
 // `lower-vector-multi-reduction` made them and before `convert-vector-to-
 // llvm` passes the flag to LLVM.
 //
+// Retired by: fast-math flags on vector.multi_reduction, which
+// linalg::vectorize takes from the reduction's combining op and
+// lower-vector-multi-reduction passes on: the attention math's `maxnumf`
+// could then say `nnan` itself.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
