@@ -20,7 +20,7 @@ using namespace mlir::mha;
 
 MutableOperandRange OnlineAttentionOp::getDpsInitsMutable() {
   // The destinations are the operands from `max` to the last scratch.
-  unsigned begin = getODSOperandIndexAndLength(11).first;
+  unsigned begin = getODSOperandIndexAndLength(10).first;
   return MutableOperandRange(getOperation(), begin,
                              getOperation()->getNumOperands() - begin);
 }
@@ -79,26 +79,25 @@ LogicalResult OnlineAttentionOp::verify() {
       failed(check.dim("sum size (tq)", queries,
                        getSum().getType().getDimSize(0))))
     return failure();
-  if (getCausalOffset() && !getCausal() && !getWindow() && !getSlope())
+  if (getCausalOffset() && !getCausal() && !getWindow() &&
+      !getScoreModRegion(*this))
     return emitOpError() << "expects causal_offset only together with causal, "
-                            "window or slope, got causal_offset alone";
-  if (Value bias = getBias()) {
-    ArrayRef<int64_t> shape = cast<RankedTensorType>(bias.getType()).getShape();
+                            "window or score_mod, got causal_offset alone";
+  for (Value input : getScoreInputs()) {
+    ArrayRef<int64_t> shape = tensorType(input).getShape();
     if (shape.size() != 2)
-      return emitOpError() << "expects bias to have rank 2 ([tq or 1, n]), got "
-                              "rank "
+      return emitOpError() << "expects each score input to have rank 2 ([tq "
+                              "or 1, n]), got rank "
                            << shape.size();
     if ((shape[0] != 1 &&
-         failed(check.dim("bias rows (tq or 1)", queries, shape[0]))) ||
-        failed(check.dim("bias length (n)", keys, shape[1])))
+         failed(check.dim("score input rows (tq or 1)", queries, shape[0]))) ||
+        failed(check.dim("score input length (n)", keys, shape[1])))
       return failure();
   }
-  if (std::optional<APFloat> cap = getSoftcap()) {
-    double value = cap->convertToDouble();
-    if (!std::isfinite(value) || value <= 0)
-      return emitOpError() << "expects softcap to be positive and finite, got "
-                           << value;
-  }
+  if (!getScoreInputs().empty() && !getScoreModRegion(*this))
+    return emitOpError() << "expects score_inputs only with a score_mod "
+                            "region, got "
+                         << getScoreInputs().size() << " without one";
   double scale = getScale().convertToDouble();
   if (!std::isfinite(scale) || scale <= 0)
     return emitOpError() << "expects scale to be positive and finite, got "
@@ -121,6 +120,16 @@ LogicalResult OnlineAttentionOp::verify() {
                            << needed << " columns, got " << columns;
   }
   return success();
+}
+
+LogicalResult OnlineAttentionOp::verifyRegions() {
+  // The score, each score input's element, the query's and the key's
+  // positions.
+  Type f32 = Float32Type::get(getContext()),
+       index = IndexType::get(getContext());
+  SmallVector<Type> arguments(1 + getScoreInputs().size(), f32);
+  arguments.append({index, index});
+  return verifyScoreModRegion(*this, arguments);
 }
 
 //===----------------------------------------------------------------------===//
@@ -205,10 +214,14 @@ LogicalResult SdpaSplitOp::verify() {
   if (!std::isfinite(scale) || scale <= 0)
     return emitOpError() << "expects scale to be positive and finite, got "
                          << scale;
-  ScoreSteps steps{getAttnBias(), getAlibiSlopes(), Value(), getWindowAttr(),
-                   getSoftcapAttr()};
+  ScoreSteps steps{getAttnBias(),   getAlibiSlopes(), Value(),
+                   getWindowAttr(), getSoftcapAttr(), getScoreModRegion(*this)};
   return verifyScoreSteps(*this, check, steps, getCausal(), q[0], q[1], q[2],
                           keys);
+}
+
+LogicalResult SdpaSplitOp::verifyRegions() {
+  return verifyScoreModRegion(*this, getScoreModArgumentTypes(getContext()));
 }
 
 #define GET_OP_CLASSES

@@ -57,16 +57,19 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       sees key `j` when `key_start + j ≤ query_start + i + causal_offset`
       (0 when absent). Without `causal`, `window` or `slope` they are not
       read.
-    - The score steps of `mha.sdpa`, on the query at position
+    - The score steps, on the query at position
       `p_i = query_start + i + causal_offset` and the key at
-      `key_start + j`: with any of `softcap(c)`, `slope(%a)` (f32, the
-      head's ALiBi slope) and `bias(%b)` (`[tq or 1, n]` f32, the tile's
-      rows of the score bias), each score becomes
-      `steps(s · scale)` and the state's exponentials are those of the
-      modified scores (base 2 of `(s' − max) · log2(e)`, and `max` their
-      maximum); `window(%w)` (index) lets key `j` be seen only when
-      `p_i − w < key_start + j`, in every block. A row whose allowed scores
-      are all −inf (a bias) keeps `max = −inf` and weighs nothing.
+      `key_start + j`: with a `score_mod` region, each score becomes
+      `score_mod(s · scale, x..., p_i, key_start + j)` with `x` the score's
+      elements of the `score_inputs` (`[tq or 1, n]` f32 each, sliced with
+      the keys: the tile's rows of a bias), and the state's exponentials
+      are those of the modified scores (base 2 of `(s' − max) · log2(e)`,
+      and `max` their maximum). The region is where `mha-tile-attention`
+      puts mha.sdpa's softcap, ALiBi, bias and `score_mod` steps, and may
+      read values defined above it (the head's ALiBi slope). `window(%w)`
+      (index) lets key `j` be seen only when `p_i − w < key_start + j`,
+      in every block. A row whose allowed scores are all −inf keeps
+      `max = −inf` and weighs nothing.
     - `outs`: `max [tq]`, `sum [tq]`, `acc [tq, dv]`, all f32, the state
       before and (the first three results) after the keys.
     - `scratch`: the per-block buffers `scores [BQ, BK]`, `keys [dk, BK]`
@@ -97,9 +100,8 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       Optional<RankedTensorOf<[F32]>>:$keys_t,
       Optional<RankedTensorOf<[I1]>>:$mask, Index:$query_start,
       Index:$key_start, Optional<Index>:$causal_offset,
-      Optional<RankedTensorOf<[F32]>>:$bias, Optional<F32>:$slope,
-      Optional<Index>:$window, F64Attr:$scale, OptionalAttr<F64Attr>:$softcap,
-      UnitAttr:$causal, UnitAttr:$packed, RankedTensorOf<[F32]>:$max,
+      Variadic<RankedTensorOf<[F32]>>:$score_inputs,
+      Optional<Index>:$window, F64Attr:$scale, UnitAttr:$causal, UnitAttr:$packed, RankedTensorOf<[F32]>:$max,
       RankedTensorOf<[F32]>:$sum, RankedTensorOf<[F32]>:$acc,
       RankedTensorOf<[F32]>:$scores, RankedTensorOf<[F32]>:$keys_scratch,
       RankedTensorOf<[F32]>:$new_max, RankedTensorOf<[F32]>:$correction,
@@ -110,20 +112,22 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     (`keys_t` `(` $keys_t^ `)`)? (`mask` `(` $mask^ `)`)?
     `query_start` `(` $query_start `)` `key_start` `(` $key_start `)`
     (`causal_offset` `(` $causal_offset^ `)`)? `scale` `(` $scale `)`
-    (`softcap` `(` $softcap^ `)`)? (`slope` `(` $slope^ `)`)?
-    (`bias` `(` $bias^ `)`)? (`window` `(` $window^ `)`)?
+    (`score_inputs` `(` $score_inputs^ `)`)? (`window` `(` $window^ `)`)?
     (`causal` $causal^)? (`packed` $packed^)?
     `outs` `(` $max `,` $sum `,` $acc `)`
     `scratch` `(` $scores `,` $keys_scratch `,` $new_max `,` $correction
     (`,` $widened_scratch^)? `)`
+    (`score_mod` $score_mod^)?
     attr-dict `:` functional-type(operands, results)
   }];
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$score_mod);
   let extraClassDeclaration = [{
     /// max, sum, acc and the scratch are the destinations
     /// (DestinationStyleOpInterface), in this order.
     MutableOperandRange getDpsInitsMutable();
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -148,7 +152,8 @@ def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
     where the scores `s = Q · Kᵀ · scale · log2(e)` are those `mha.sdpa`
     computes, in base 2 as `mha.online_attention` has them, with the same
     operands and flags (`mask`, `causal`, `causal_bottom_right`,
-    `positions` and the score steps `softcap`, `alibi`, `bias`, `window`;
+    `positions` and the score steps `softcap`, `alibi`, `bias`, `window`,
+    `score_mod`;
     with any of the first three the states are over the modified scores,
     scale 1; a sink joins the merge, not the splits), and query head `h`
     reads key/value head `h / (H / Hkv)`. The merge of the splits' states, in split order, is
@@ -206,13 +211,16 @@ def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
     (`bias` `(` $attn_bias^ `)`)? (`window` `(` $window^ `)`)?
     (`causal` $causal^)? (`causal_bottom_right` $causal_bottom_right^)?
     `outs` `(` $acc `,` $max `,` $sum `)`
+    (`score_mod` $score_mod^)?
     attr-dict `:` functional-type(operands, results)
   }];
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$score_mod);
   let extraClassDeclaration = [{
     /// acc, max and sum are the destinations (DestinationStyleOpInterface).
     MutableOperandRange getDpsInitsMutable();
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 #endif // MHA_ONLINE_ATTENTION_TD

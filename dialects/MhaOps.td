@@ -7,6 +7,7 @@ include "dialects/MhaAttributes.td"
 include "dialects/MhaDialect.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -246,14 +247,25 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     4. `bias(%b)` (`[B or 1, H or 1, T or 1, S]`, f32, −inf allowed):
        `s ← s + b[b, h, i, j]`, each dimension of 1 broadcast (a float
        attention mask, T5's relative bias, a padding mask);
-    5. `mask`, `causal` and `window(W)` (with `causal`: key `j` is seen
+    5. `score_mod`: a region that receives the score with its indices,
+       `^bb0(%s: f32, %b: index, %h: index, %p: index, %j: index)` (the
+       batch element, the query head, the query's position `p_i` and the
+       key), and yields the new score with `mha.yield` (FlexAttention's
+       `score_mod`): any variant the clauses do not name, in a few lines of
+       IR. Its ops must have no side effects; it may read values defined
+       above it (a table through `tensor.extract`), and −inf removes a key;
+    6. `mask`, `causal` and `window(W)` (with `causal`: key `j` is seen
        only when `p_i − W < j`, W keys including the query's own): keys
        that fail any of them are not attended;
-    6. `sinks(%s)` (`[H]`): a logit per head that joins each row's softmax
+    7. `sinks(%s)` (`[H]`): a logit per head that joins each row's softmax
        denominator and weighs no value,
        `p_j = e^(s_j) / (Σ_k e^(s_k) + e^(s[h]))` (gpt-oss).
 
-    A row with no finite score after step 5 gives zeros, sinks or not.
+    A row with no finite score after step 6 gives zeros, sinks or not.
+    Every path computes the same steps: the fused one applies them (the
+    region cloned into each key block) to one block of scores at a time,
+    and skips the key blocks that `causal` and `window` rule out; the
+    decomposed one to the whole score matrix.
 
     ```mlir
     %o = mha.sdpa %q, %k, %v mask(%m) causal scale(0.125)
@@ -265,6 +277,18 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     %c = mha.sdpa %q1, %kc, %vc causal positions(%len)
         : (tensor<4x8x1x64xf32>, tensor<4x8x4096x64xf32>,
            tensor<4x8x4096x64xf32>, tensor<4xi64>) -> tensor<4x8x1x64xf32>
+    // A learned bias per head and distance back to the key (distances past
+    // 31 share the last entry), read from a table defined above the op.
+    %r = mha.sdpa %q, %k, %v causal score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %p: index, %j: index):
+      %back = arith.subi %p, %j : index
+      %c31 = arith.constant 31 : index
+      %bucket = arith.minui %back, %c31 : index
+      %bias = tensor.extract %table[%h, %bucket] : tensor<8x32xf32>
+      %t = arith.addf %s, %bias : f32
+      mha.yield %t : f32
+    } : (tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>,
+         tensor<2x8x16x64xf32>) -> tensor<2x8x16x64xf32>
     ```
   }];
   let arguments = (ins Mha_HeadsTensor:$query, Mha_HeadsTensor:$key,
@@ -278,11 +302,13 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
                        OptionalAttr<Mha_WindowAttr>:$window,
                        OptionalAttr<F32Attr>:$softcap);
   let results = (outs Mha_FloatTensor:$result);
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$score_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value
     custom<AttentionClauses>($mask, $causal, $causal_bottom_right, $positions,
                              $scale, $attn_bias, $alibi_slopes, $sinks,
                              $window, $softcap)
+    (`score_mod` $score_mod^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
@@ -297,7 +323,9 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
             steps.attnBias, steps.alibiSlopes, steps.sinks,
             causal ? $_builder.getUnitAttr() : nullptr,
             causalBottomRight ? $_builder.getUnitAttr() : nullptr, scale,
-            steps.window, steps.softcap);
+            steps.window, steps.softcap, steps.scoreMod ? 1 : 0);
+      if (steps.scoreMod)
+        steps.cloneScoreModInto(*$_state.regions.front());
     }]>
   ];
   let extraClassDeclaration = [{
@@ -309,6 +337,7 @@ def Mha_SdpaOp : Mha_Op<"sdpa", [Pure, AttrSizedOperandSegments,
     double getEffectiveScale();
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -349,11 +378,13 @@ def Mha_AttentionWeightsOp
                        OptionalAttr<Mha_WindowAttr>:$window,
                        OptionalAttr<F32Attr>:$softcap);
   let results = (outs Mha_FloatTensor:$result);
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$score_mod);
   let assemblyFormat = [{
     $query `,` $key
     custom<AttentionClauses>($mask, $causal, $causal_bottom_right, $positions,
                              $scale, $attn_bias, $alibi_slopes, $sinks,
                              $window, $softcap)
+    (`score_mod` $score_mod^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
@@ -364,7 +395,10 @@ def Mha_AttentionWeightsOp
             sdpa.getMask(), sdpa.getPositions(), sdpa.getAttnBias(),
             sdpa.getAlibiSlopes(), sdpa.getSinks(), sdpa.getCausalAttr(),
             sdpa.getCausalBottomRightAttr(), sdpa.getScaleAttr(),
-            sdpa.getWindowAttr(), sdpa.getSoftcapAttr());
+            sdpa.getWindowAttr(), sdpa.getSoftcapAttr(),
+            sdpa->getNumRegions());
+      if (Region *scoreMod = getScoreModRegion(sdpa))
+        ScoreSteps::of(sdpa).cloneScoreModInto(*$_state.regions.front());
     }]>
   ];
   let extraClassDeclaration = [{
@@ -376,6 +410,7 @@ def Mha_AttentionWeightsOp
     double getEffectiveScale();
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -536,6 +571,7 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments,
                        OptionalAttr<F64Attr>:$rope_mscale,
                        OptionalAttr<F64Attr>:$qk_norm_eps);
   let results = (outs Mha_FloatTensor:$result);
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$score_mod);
   let assemblyFormat = [{
     $query (`kv` `(` $kv^ `)`)? (`mask` `(` $mask^ `)`)?
     `weights` `(` $w_q `,` $w_k `,` $w_v `,` $w_o `)`
@@ -550,6 +586,7 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments,
     (`rope_base` `(` $rope_base^ `)`)? (`rope_scale` `(` $rope_scale^ `)`)?
     (`rope_mscale` `(` $rope_mscale^ `)`)?
     (`rope_inv_freq` `(` $rope_inv_freq^ `)`)?
+    (`score_mod` $score_mod^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
@@ -571,6 +608,7 @@ def Mha_AttentionOp : Mha_Op<"attention", [Pure, AttrSizedOperandSegments,
     }
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -616,6 +654,25 @@ def Mha_CacheAppendOp : Mha_Op<"cache_append", [
     MutableOperandRange getDpsInitsMutable() { return getCacheMutable(); }
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mha.yield
+//===----------------------------------------------------------------------===//
+
+def Mha_YieldOp : Mha_Op<"yield", [Pure, ReturnLike, Terminator]> {
+  let summary = "the value a score-modification region yields";
+  let description = [{
+    Ends the `score_mod` region of an attention op with its one result, the
+    modified score (f32). The op that holds the region checks the count and
+    the type.
+
+    ```mlir
+    mha.yield %r : f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
 
 #endif // MHA_OPS_TD

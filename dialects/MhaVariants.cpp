@@ -13,7 +13,7 @@ using namespace mlir;
 using namespace mlir::mha;
 
 bool ScoreSteps::readsHeads() const {
-  if (alibiSlopes || sinks)
+  if (alibiSlopes || sinks || scoreMod)
     return true;
   return attnBias &&
          cast<RankedTensorType>(attnBias.getType()).getDimSize(1) != 1;

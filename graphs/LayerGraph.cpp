@@ -588,7 +588,7 @@ OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,
       kvHeads, c.causal ? builder.getUnitAttr() : UnitAttr(),
       c.causalBottomRight ? builder.getUnitAttr() : UnitAttr(), attrs.scale,
       attrs.window, attrs.softcap, attrs.rope, attrs.rotaryDim, attrs.ropeBase,
-      attrs.ropeScale, attrs.ropeMscale, qkNormEps);
+      attrs.ropeScale, attrs.ropeMscale, qkNormEps, /*score_modCount=*/0);
   func::ReturnOp::create(builder, loc, y);
   return module;
 }

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -142,7 +143,8 @@ Value mlir::mha::buildQueryPosition(OpBuilder &builder, Location loc,
 Value mlir::mha::buildScoreSteps(OpBuilder &builder, Location loc, Value score,
                                  Value scale, Value softcap, Value slope,
                                  Value bias, Value key, Value position) {
-  score = arith::MulFOp::create(builder, loc, score, scale);
+  if (scale)
+    score = arith::MulFOp::create(builder, loc, score, scale);
   if (softcap) {
     // Divided, not multiplied by 1/c, as the models (and the reference)
     // compute it. math.tanh lowers to llvm.intr.tanh: saturates to ±1, no
@@ -165,6 +167,16 @@ Value mlir::mha::buildScoreSteps(OpBuilder &builder, Location loc, Value score,
   if (bias)
     score = arith::AddFOp::create(builder, loc, score, bias);
   return score;
+}
+
+Value mlir::mha::buildScoreMod(OpBuilder &builder, Region &region,
+                               ValueRange arguments) {
+  Block &body = region.front();
+  IRMapping mapping;
+  mapping.map(body.getArguments(), arguments);
+  for (Operation &op : body.without_terminator())
+    builder.clone(op, mapping);
+  return mapping.lookup(body.getTerminator()->getOperand(0));
 }
 
 double mlir::mha::getLog2Scale(double scale) {

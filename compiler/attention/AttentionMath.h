@@ -105,7 +105,8 @@ Value buildQueryPosition(OpBuilder &builder, Location loc, Value query,
                          Value causalOffset);
 
 /// The score steps of mha.sdpa (dialects/MhaOps.td) on one raw score
-/// `score` = q·k, in the ops' order: s·`scale` (an f32 value); with
+/// `score` = q·k, in the ops' order: s·`scale` (an f32 value; none where
+/// null, the score already scaled); with
 /// `softcap` (f32 c, or null) c·tanh(s / c); with `slope` (f32, or null)
 /// + slope·(key - position) (`key` and `position` index values, the
 /// distance exact in f32 up to 2^24 keys); with `bias` (f32, or null)
@@ -115,6 +116,13 @@ Value buildQueryPosition(OpBuilder &builder, Location loc, Value query,
 Value buildScoreSteps(OpBuilder &builder, Location loc, Value score,
                       Value scale, Value softcap, Value slope, Value bias,
                       Value key, Value position);
+
+/// The value that a `score_mod` region (dialects/ScoreModRegion.cpp)
+/// yields for `arguments`, its block's arguments: its ops cloned at the
+/// builder's insertion point. Every path that applies the region (the fused
+/// key blocks, the decomposed score matrix, the attention maps) inlines it
+/// here.
+Value buildScoreMod(OpBuilder &builder, Region &region, ValueRange arguments);
 
 //===----------------------------------------------------------------------===//
 // The softmax steps (scalar bodies of linalg.generic ops)

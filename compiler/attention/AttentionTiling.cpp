@@ -37,6 +37,7 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
       window(op.getWindow()), queryTile(queryTile), keyTile(keyTile) {
   if (std::optional<APFloat> cap = op.getSoftcap())
     softcap = cap->convertToDouble();
+  scoreMod = getScoreModRegion(op);
   // Keys and values of a cache (positions) widened from bf16 are read in
   // bf16, one key block at a time, and widened inside the tile
   // (OnlineSoftmax.cpp): half the bytes, and no f32 copy of the whole cache
@@ -61,6 +62,7 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaSplitOp op, int64_t queryTile)
       queryTile(queryTile), keyTile(op.getKeyBlock()) {
   if (std::optional<APFloat> cap = op.getSoftcap())
     softcap = cap->convertToDouble();
+  scoreMod = getScoreModRegion(op);
   readSizes(builder);
 }
 
@@ -464,6 +466,11 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
   if (window)
     tile.window = arith::ConstantIndexOp::create(builder, loc, *window);
   tile.softcap = softcap;
+  if (scoreMod) {
+    tile.scoreMod = scoreMod;
+    tile.batchIndex = b;
+    tile.headIndex = hIndex;
+  }
   return tile;
 }
 

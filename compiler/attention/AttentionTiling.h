@@ -165,6 +165,8 @@ struct SdpaTiling {
   Value attnBias, alibiSlopes, sinks;
   std::optional<int64_t> window;
   std::optional<double> softcap;
+  /// Its `score_mod` region; null without one.
+  Region *scoreMod = nullptr;
   /// The offset of the causal diagonal, S - T, when bottom-right aligned
   /// (a constant when T and S are static); null otherwise (offset 0).
   Value causalOffset;

@@ -14,6 +14,7 @@
 #include "compiler/attention/TileTensors.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOnlineAttention.h"
+#include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -83,10 +84,12 @@ class BlockUpdate {
 public:
   BlockUpdate(OpBuilder &b, Location loc, const AttentionTile &tile,
               const OnlineSoftmaxState &state, Value keyStart,
-              OpFoldResult numKeys, bool causal)
+              OpFoldResult numKeys, bool causal, ValueRange scoreInputs,
+              Region *scoreMod)
       : b(b), loc(loc), ops(b, loc), tile(tile), state(state),
         keyStart(keyStart), numKeys(numKeys), causal(causal),
-        zero(b.getIndexAttr(0)), rows(tile.numQueries),
+        scoreInputs(scoreInputs), scoreMod(scoreMod), zero(b.getIndexAttr(0)),
+        rows(tile.numQueries),
         keyDim(cast<RankedTensorType>(tile.key.getType()).getDimSize(1)),
         valueDim(cast<RankedTensorType>(tile.value.getType()).getDimSize(1)),
         dk(b.getIndexAttr(keyDim)), dv(b.getIndexAttr(valueDim)),
@@ -105,7 +108,7 @@ private:
   Value queryIndex(OpBuilder &nb, Location nloc) const;
   Value keyIndex(OpBuilder &nb, Location nloc) const;
 
-  /// The score steps (softcap, ALiBi, bias) on the block's scores, in place.
+  /// The `score_mod` region on the block's scaled scores, in place.
   Value modifyScores(Value scores);
 
   /// `block` ([numKeys, `width`] bf16) widened into the widened scratch.
@@ -138,14 +141,19 @@ private:
   Value keyStart;
   OpFoldResult numKeys;
   bool causal;
+  /// The op's score inputs ([tq or 1, n] each) and region (null: the
+  /// scores are not modified).
+  ValueRange scoreInputs;
+  Region *scoreMod;
   OpFoldResult zero, rows;
   int64_t keyDim, valueDim;
   OpFoldResult dk, dv;
 
   SoftmaxConstants constants;
-  /// The block's keys, values, mask and bias, with static shapes where the
-  /// block size is static.
-  Value keys, values, mask, bias;
+  /// The block's keys, values, mask and score inputs, with static shapes
+  /// where the block size is static.
+  Value keys, values, mask;
+  SmallVector<Value> blockInputs;
   /// The widened scratch: a bf16 block of keys, then one of values.
   Value widened;
   /// What the step writes, in the state's order.
@@ -181,30 +189,26 @@ Value BlockUpdate::allowed(OpBuilder &nb, Location nloc,
 }
 
 Value BlockUpdate::modifyScores(Value scores) {
-  // s <- steps(s·scale) in place, before the block's maximum reads them.
-  SmallVector<Value> inputs;
+  // s <- score_mod(s·scale, inputs..., p_i, j) in place, before the block's
+  // maximum reads them.
   SmallVector<AffineMap> maps;
-  if (bias) {
-    // A bias row shared by the tile's queries is read along the keys only.
-    bool sharedRow = cast<RankedTensorType>(bias.getType()).getDimSize(0) == 1;
-    inputs.push_back(bias);
+  for (Value input : blockInputs) {
+    // An input row shared by the tile's queries is read along the keys only.
+    bool sharedRow = cast<RankedTensorType>(input.getType()).getDimSize(0) == 1;
     maps.push_back(sharedRow ? ops.affineMap(2, {ops.constantExpr(0), ops.d(1)})
                              : ops.map(2, {0, 1}));
   }
   maps.push_back(ops.map(2, {0, 1}));
   Value scale = ops.f32Constant(tile.scale);
-  Value softcap = tile.softcap ? ops.f32Constant(*tile.softcap) : Value();
-  return ops.generic(inputs, scores, maps, {kParallel, kParallel},
+  return ops.generic(blockInputs, scores, maps, {kParallel, kParallel},
                      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                       Value key, position;
-                       if (tile.slope) {
-                         key = keyIndex(nb, nloc);
-                         position = buildQueryPosition(
-                             nb, nloc, queryIndex(nb, nloc), tile.causalOffset);
-                       }
-                       return buildScoreSteps(
-                           nb, nloc, args.back(), scale, softcap, tile.slope,
-                           bias ? args[0] : Value(), key, position);
+                       SmallVector<Value> arguments = {
+                           arith::MulFOp::create(nb, nloc, args.back(), scale)};
+                       llvm::append_range(arguments, args.drop_back());
+                       arguments.push_back(buildQueryPosition(
+                           nb, nloc, queryIndex(nb, nloc), tile.causalOffset));
+                       arguments.push_back(keyIndex(nb, nloc));
+                       return buildScoreMod(nb, *scoreMod, arguments);
                      });
 }
 
@@ -352,9 +356,8 @@ Value BlockUpdate::computeWeights(Value scores) {
         // The mask is args[1], as in the maximum's body; the score is last.
         // A bias may leave every allowed score of a row at -inf, whose
         // weights are then 0, not exp(-inf + inf).
-        Value rowMax = tile.modifiesScores()
-                           ? buildFiniteMax(nb, nloc, constants, args[0])
-                           : args[0];
+        Value rowMax =
+            scoreMod ? buildFiniteMax(nb, nloc, constants, args[0]) : args[0];
         return buildMaskedExp(nb, nloc, constants, args.back(), rowMax,
                               [&] { return allowed(nb, nloc, args); });
       });
@@ -392,7 +395,7 @@ Value BlockUpdate::accumulate(Value weights) {
 OnlineSoftmaxState BlockUpdate::run() {
   // Modified scores already carry the scale.
   constants.log2Scale =
-      ops.f32Constant(getLog2Scale(tile.modifiesScores() ? 1.0 : tile.scale));
+      ops.f32Constant(getLog2Scale(scoreMod ? 1.0 : tile.scale));
   constants.zero = ops.f32Constant(0.0);
   constants.one = ops.f32Constant(1.0);
   keys = sliceUnlessWhole(b, loc, tile.key, {zero, zero}, {numKeys, dk});
@@ -400,12 +403,12 @@ OnlineSoftmaxState BlockUpdate::run() {
   if (tile.maskRows)
     mask =
         sliceUnlessWhole(b, loc, tile.maskRows, {zero, zero}, {rows, numKeys});
-  if (tile.biasRows)
-    bias = sliceUnlessWhole(b, loc, tile.biasRows, {zero, zero},
-                            {getSize(b, loc, tile.biasRows, 0), numKeys});
+  for (Value input : scoreInputs)
+    blockInputs.push_back(sliceUnlessWhole(
+        b, loc, input, {zero, zero}, {getSize(b, loc, input, 0), numKeys}));
 
   Value scores = computeScores();
-  if (tile.modifiesScores())
+  if (scoreMod)
     scores = modifyScores(scores);
   updateMax(scores);
   Value weights = computeWeights(scores);
@@ -444,11 +447,10 @@ mlir::mha::decomposeOnlineAttention(OpBuilder &b, OnlineAttentionOp op) {
   tile.causalOffset = op.getCausalOffset();
   tile.numQueries = getSize(b, loc, op.getQuery());
   tile.scale = op.getScale().convertToDouble();
-  tile.biasRows = withStaticSizes(b, loc, op.getBias());
-  tile.slope = op.getSlope();
   tile.window = op.getWindow();
-  if (std::optional<APFloat> softcap = op.getSoftcap())
-    tile.softcap = softcap->convertToDouble();
+  SmallVector<Value> scoreInputs;
+  for (Value input : op.getScoreInputs())
+    scoreInputs.push_back(withStaticSizes(b, loc, input));
   OpFoldResult numKeys = getSize(b, loc, tile.key);
   // The block must fit the scratch.
   auto fitsScratch = [&](Value scratch, unsigned dim) {
@@ -461,8 +463,9 @@ mlir::mha::decomposeOnlineAttention(OpBuilder &b, OnlineAttentionOp op) {
     return op.emitOpError("expects a block of at most as many keys as the "
                           "scores scratch has columns");
   OnlineSoftmaxState state = OnlineSoftmaxState::fromRange(op.getDpsInits());
+  Region *scoreMod = getScoreModRegion(op);
   return BlockUpdate(b, loc, tile, state, op.getKeyStart(), numKeys,
-                     op.getCausal())
+                     op.getCausal(), scoreInputs, scoreMod)
       .run()
       .asRange();
 }

@@ -50,8 +50,8 @@ struct OnlineAttentionTilingInterface
   }
 
   /// The same update by the keys [offset, offset + size): views of the
-  /// keys, values, Kᵀ, mask and bias, the first key's position moved; the
-  /// destinations are the whole state (which tiling has made the loop's).
+  /// keys, values, Kᵀ, mask and score inputs, the first key's position moved;
+  /// the destinations are the whole state (which tiling has made the loop's).
   FailureOr<TilingResult>
   getTiledImplementation(Operation *op, OpBuilder &b,
                          ArrayRef<OpFoldResult> offsets,
@@ -75,13 +75,15 @@ struct OnlineAttentionTilingInterface
     Value key = update.getKey(), value = update.getValue();
     Value keys = sliceOf(key, {offset, zero}, {size, dim(key, 1)});
     Value values = sliceOf(value, {offset, zero}, {size, dim(value, 1)});
-    Value keysT, mask, bias;
+    Value keysT, mask;
+    SmallVector<Value> scoreInputs;
     if (Value whole = update.getKeysT())
       keysT = sliceOf(whole, {zero, offset}, {dim(whole, 0), size});
     if (Value whole = update.getMask())
       mask = sliceOf(whole, {zero, offset}, {getSize(b, loc, whole, 0), size});
-    if (Value whole = update.getBias())
-      bias = sliceOf(whole, {zero, offset}, {getSize(b, loc, whole, 0), size});
+    for (Value whole : update.getScoreInputs())
+      scoreInputs.push_back(
+          sliceOf(whole, {zero, offset}, {getSize(b, loc, whole, 0), size}));
     AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
     Value keyStart = getValueOrCreateConstantIndexOp(
         b, loc,
@@ -94,8 +96,7 @@ struct OnlineAttentionTilingInterface
       tiled.getKeysTMutable().assign(keysT);
     if (mask)
       tiled.getMaskMutable().assign(mask);
-    if (bias)
-      tiled.getBiasMutable().assign(bias);
+    tiled.getScoreInputsMutable().assign(scoreInputs);
     tiled.getKeyStartMutable().assign(keyStart);
     return TilingResult{
         {tiled}, SmallVector<Value>(tiled->getResults()), slices};

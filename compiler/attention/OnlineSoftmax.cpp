@@ -40,8 +40,10 @@
 #include "compiler/attention/GenericBuilder.h"
 #include "compiler/attention/TileTensors.h"
 #include "dialects/MhaOnlineAttention.h"
+#include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -145,6 +147,40 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
   return state;
 }
 
+/// Fills the empty `score_mod` region of `update` with the score steps of
+/// `tile`, in mha.sdpa's order: softcap, ALiBi (the head's slope, read
+/// above the op), the bias (the update's one score input), then mha.sdpa's
+/// own region, whose batch and head arguments are the tile's. The score it
+/// receives is already scaled (decomposeOnlineAttention).
+static void buildTileScoreMod(OpBuilder &builder, Location loc,
+                              OnlineAttentionOp update,
+                              const AttentionTile &tile) {
+  OpBuilder::InsertionGuard guard(builder);
+  Type f32 = builder.getF32Type(), index = builder.getIndexType();
+  SmallVector<Type> types = {f32};
+  if (tile.biasRows)
+    types.push_back(f32);
+  types.append({index, index});
+  Block *body = builder.createBlock(&update.getScoreMod().front(), {}, types,
+                                    SmallVector<Location>(types.size(), loc));
+  Value score = body->getArgument(0);
+  Value position = body->getArgument(types.size() - 2);
+  Value key = body->getArgument(types.size() - 1);
+  Value softcap =
+      tile.softcap ? arith::ConstantOp::create(
+                         builder, loc, builder.getF32FloatAttr(*tile.softcap))
+                         .getResult()
+                   : Value();
+  score = buildScoreSteps(
+      builder, loc, score, /*scale=*/Value(), softcap, tile.slope,
+      tile.biasRows ? body->getArgument(1) : Value(), key, position);
+  if (tile.scoreMod)
+    score =
+        buildScoreMod(builder, *tile.scoreMod,
+                      {score, tile.batchIndex, tile.headIndex, position, key});
+  YieldOp::create(builder, loc, score);
+}
+
 OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
     RewriterBase &rewriter, const OnlineSoftmaxState &state, OpFoldResult begin,
     OpFoldResult count, bool causal) {
@@ -156,7 +192,8 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
       sliceUnlessWhole(rewriter, loc, tile.key, {begin, zero}, {count, dk});
   Value values =
       sliceUnlessWhole(rewriter, loc, tile.value, {begin, zero}, {count, dv});
-  Value keysT, mask, bias;
+  Value keysT, mask;
+  SmallVector<Value> scoreInputs;
   if (tile.keyT)
     keysT =
         sliceUnlessWhole(rewriter, loc, tile.keyT, {zero, begin}, {dk, count});
@@ -164,23 +201,26 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
     mask = sliceUnlessWhole(rewriter, loc, tile.maskRows, {zero, begin},
                             {tile.numQueries, count});
   if (tile.biasRows)
-    bias = sliceUnlessWhole(rewriter, loc, tile.biasRows, {zero, begin},
-                            {getSize(rewriter, loc, tile.biasRows, 0), count});
-  // The window and ALiBi measure from the query's position in every block,
-  // not only in those that cross the diagonal.
-  bool positioned = causal || tile.window || tile.slope;
+    scoreInputs.push_back(
+        sliceUnlessWhole(rewriter, loc, tile.biasRows, {zero, begin},
+                         {getSize(rewriter, loc, tile.biasRows, 0), count}));
+  // The window and the score steps read the query's position in every
+  // block, not only in those that cross the diagonal.
+  bool positioned = causal || tile.window || tile.modifiesScores();
   SmallVector<Value> inits = state.asRange();
-  return OnlineAttentionOp::create(
+  auto update = OnlineAttentionOp::create(
       rewriter, loc, ValueRange(inits).getTypes(), tile.query, keys, values,
       keysT, mask, tile.queryStart,
       getValueOrCreateConstantIndexOp(rewriter, loc, begin),
-      positioned ? tile.causalOffset : Value(), bias, tile.slope, tile.window,
+      positioned ? tile.causalOffset : Value(), scoreInputs, tile.window,
       rewriter.getF64FloatAttr(tile.scale),
-      tile.softcap ? rewriter.getF64FloatAttr(*tile.softcap) : FloatAttr(),
       causal ? rewriter.getUnitAttr() : nullptr,
       tile.packed ? rewriter.getUnitAttr() : nullptr, inits[0], inits[1],
       inits[2], inits[3], inits[4], inits[5], inits[6],
-      state.widened ? state.widened : Value());
+      state.widened ? state.widened : Value(), tile.modifiesScores() ? 1 : 0);
+  if (tile.modifiesScores())
+    buildTileScoreMod(rewriter, loc, update, tile);
+  return update;
 }
 
 OnlineSoftmaxState OnlineSoftmaxBuilder::updateByKeys(

@@ -60,9 +60,17 @@ struct AttentionTile {
   /// step.
   Value biasRows, slope, sink, window;
   std::optional<double> softcap;
-  /// Whether the scores are modified (softcap, ALiBi or bias): the state
-  /// is then over steps(s·scale), its exponentials with a scale of 1.
-  bool modifiesScores() const { return biasRows || slope || softcap; }
+  /// mha.sdpa's `score_mod` region (null without one), and the batch
+  /// element and head of the tile that its arguments receive.
+  Region *scoreMod = nullptr;
+  Value batchIndex, headIndex;
+  /// Whether the scores are modified (softcap, ALiBi, bias or the region):
+  /// the state is then over steps(s·scale), its exponentials with a scale
+  /// of 1. mha.online_attention carries them all as one `score_mod` region
+  /// (buildTileScoreMod).
+  bool modifiesScores() const {
+    return biasRows || slope || softcap || scoreMod;
+  }
 
   /// A tile of one (static) query without a transposed view of its keys:
   /// the scores are dot products along each key row.

@@ -215,7 +215,9 @@ struct SdpaPartialReduction
         b.getF64FloatAttr(tiling->scale), sdpa.getWindowAttr(),
         sdpa.getSoftcapAttr(), tiling->causal ? b.getUnitAttr() : nullptr,
         tiling->causalBottomRight ? b.getUnitAttr() : nullptr, parts[0],
-        parts[1], parts[2]);
+        parts[1], parts[2], sdpa->getNumRegions());
+    if (tiling->scoreMod)
+      ScoreSteps::of(sdpa).cloneScoreModInto(split.getScoreMod().front());
     return TilingResult{{split}, SmallVector<Value>(split->getResults()), {}};
   }
 
@@ -232,7 +234,8 @@ struct SdpaPartialReduction
         sizes.queries, b.getIndexAttr(sdpa.getType().getDimSize(3))};
     Value init = tensor::EmptyOp::create(b, loc, resultSizes, b.getF32Type());
     // The splits' states are over the modified scores (scale 1) where the
-    // op has softcap, ALiBi or a bias, as each tile's are (OnlineSoftmax.h).
+    // op has softcap, ALiBi, a bias or a score_mod region, as each tile's
+    // are (OnlineSoftmax.h).
     ScoreSteps steps = ScoreSteps::of(sdpa);
     Value merged = combineKeySplits(
         b, loc, partialReduce[0], partialReduce[1], partialReduce[2], init,

@@ -31,8 +31,8 @@ struct LowerAttentionWeights : OpConversionPattern<AttentionWeightsOp> {
         adaptor.getMask(), adaptor.getPositions(), op.getCausal(),
         op.getCausalBottomRight(), op.getEffectiveScale(),
         ScoreSteps{adaptor.getAttnBias(), adaptor.getAlibiSlopes(),
-                   adaptor.getSinks(), op.getWindowAttr(),
-                   op.getSoftcapAttr()});
+                   adaptor.getSinks(), op.getWindowAttr(), op.getSoftcapAttr(),
+                   ScoreSteps::of(op).scoreMod});
     // The declared type may know sizes that the operands leave open.
     rewriter.replaceOp(op, LinalgBuilder(rewriter, op.getLoc())
                                .castTo(probabilities, op.getType()));

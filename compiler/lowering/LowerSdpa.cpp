@@ -74,8 +74,8 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
           });
     };
     ScoreSteps steps = {adaptor.getAttnBias(), adaptor.getAlibiSlopes(),
-                        adaptor.getSinks(), op.getWindowAttr(),
-                        op.getSoftcapAttr()};
+                        adaptor.getSinks(),    op.getWindowAttr(),
+                        op.getSoftcapAttr(),   ScoreSteps::of(op).scoreMod};
     return buildSoftmax(b, query, key, mask, adaptor.getPositions(),
                         op.getCausal(), op.getCausalBottomRight(),
                         op.getEffectiveScale(), steps, sizes, b.index(valueDim),
@@ -258,8 +258,9 @@ private:
     Value window;
   };
 
-  /// The scores after mha.sdpa's score steps (buildScoreSteps): scaled,
-  /// soft-capped, with ALiBi's slope·(key - query position) and the bias
+  /// The scores after mha.sdpa's score steps (buildScoreSteps, then the
+  /// `score_mod` region, buildScoreMod): scaled, soft-capped, with ALiBi's
+  /// slope·(key - query position) and the bias
   /// `[B or 1, H or 1, T or 1, S]`, whose dimensions of static size 1 read
   /// index 0 (broadcast; the verifier makes any other size the full one).
   /// The query position is that of the causal rule (S - T bottom-right,
@@ -285,7 +286,9 @@ private:
       inputs.push_back(steps.attnBias);
       maps.push_back(b.affineMap(4, biasIndex));
     }
-    bool readsPosition = steps.alibiSlopes && causality.positions;
+    // ALiBi and the region measure from the query's position.
+    bool positioned = steps.alibiSlopes || steps.scoreMod;
+    bool readsPosition = positioned && causality.positions;
     if (steps.alibiSlopes) {
       inputs.push_back(steps.alibiSlopes);
       maps.push_back(b.affineMap(4, {d1}));
@@ -295,26 +298,32 @@ private:
       maps.push_back(b.affineMap(4, {d0}));
     }
     maps.push_back(b.affineMap(4, {d0, d1, d2, d3}));
-    return b.generic(inputs, b.empty(scoreSizes), maps,
-                     SmallVector<IteratorType>(4, kParallel),
-                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                       unsigned next = 1;
-                       Value bias = steps.attnBias ? args[next++] : Value();
-                       Value slope = steps.alibiSlopes ? args[next++] : Value();
-                       Value key, position;
-                       if (slope) {
-                         key = linalg::IndexOp::create(nb, nloc, 3);
-                         Value offset = causality.offset;
-                         if (readsPosition)
-                           offset = arith::IndexCastOp::create(
-                               nb, nloc, nb.getIndexType(), args[next++]);
-                         position = buildQueryPosition(
-                             nb, nloc, linalg::IndexOp::create(nb, nloc, 2),
-                             offset);
-                       }
-                       return buildScoreSteps(nb, nloc, args[0], scale, softcap,
-                                              slope, bias, key, position);
-                     });
+    return b.generic(
+        inputs, b.empty(scoreSizes), maps,
+        SmallVector<IteratorType>(4, kParallel),
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          unsigned next = 1;
+          Value bias = steps.attnBias ? args[next++] : Value();
+          Value slope = steps.alibiSlopes ? args[next++] : Value();
+          Value key, position;
+          if (positioned) {
+            key = linalg::IndexOp::create(nb, nloc, 3);
+            Value offset = causality.offset;
+            if (readsPosition)
+              offset = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(),
+                                                  args[next++]);
+            position = buildQueryPosition(
+                nb, nloc, linalg::IndexOp::create(nb, nloc, 2), offset);
+          }
+          Value score = buildScoreSteps(nb, nloc, args[0], scale, softcap,
+                                        slope, bias, key, position);
+          if (!steps.scoreMod)
+            return score;
+          return buildScoreMod(nb, *steps.scoreMod,
+                               {score, linalg::IndexOp::create(nb, nloc, 0),
+                                linalg::IndexOp::create(nb, nloc, 1), position,
+                                key});
+        });
   }
 
   /// Whether the key of this iteration may be attended: the mask element

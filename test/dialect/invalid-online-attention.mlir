@@ -148,7 +148,7 @@ func.func @sum_size(%q: tensor<16x8xf32>, %k: tensor<32x8xf32>, %v: tensor<32x6x
 
 // The diagonal's offset means nothing without causal.
 func.func @causal_offset_without_causal(%q: tensor<16x8xf32>, %k: tensor<32x8xf32>, %v: tensor<32x6xf32>, %i: index, %j: index, %o: index, %m: tensor<16xf32>, %l: tensor<16xf32>, %acc: tensor<16x6xf32>, %s: tensor<16x8xf32>, %kt: tensor<8x8xf32>, %nm: tensor<16xf32>, %c: tensor<16xf32>) {
-  // expected-error @+1 {{'mha.online_attention' op expects causal_offset only together with causal, window or slope, got causal_offset alone}}
+  // expected-error @+1 {{'mha.online_attention' op expects causal_offset only together with causal, window or score_mod, got causal_offset alone}}
   %r:7 = mha.online_attention ins(%q, %k, %v) query_start(%i) key_start(%j) causal_offset(%o) scale(0.125) outs(%m, %l, %acc) scratch(%s, %kt, %nm, %c) : (tensor<16x8xf32>, tensor<32x8xf32>, tensor<32x6xf32>, index, index, index, tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>)
   return
 }

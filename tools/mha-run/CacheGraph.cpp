@@ -386,6 +386,10 @@ llvm::Expected<AttentionShape> describeLayer(func::FuncOp entry,
         "--check compares a decoder with the reference of one attention "
         "layer, but @{0} has {1} mha.sdpa ops",
         entry.getSymName(), sdpas.size()));
+  if (mlir::mha::getScoreModRegion(sdpas.front()))
+    return createError("--check of a decoder has no reference for a "
+                       "score_mod region; use --expect with a result "
+                       "computed elsewhere");
   auto query = cast<RankedTensorType>(sdpas.front().getQuery().getType());
   AttentionShape shape;
   shape.numHeads = query.getDimSize(1);

@@ -1,5 +1,5 @@
 """Runs mha.sdpa and mha.attention_weights with the score steps (softcap,
-ALiBi, bias, window, sinks) through mha-run and compares them with a float64
+ALiBi, bias, the score_mod region, window, sinks) through mha-run and compares them with a float64
 NumPy reference written from the ops' description (dialects/MhaOps.td): one
 line per case and op, `<case> <op>: ok` or what differs.
 
@@ -16,8 +16,10 @@ RTOL = ATOL = 1e-5
 
 def reference(q, k, v, scale, causal=False, bottom_right=False,
               positions=None, mask=None, bias=None, slopes=None, sinks=None,
-              window=None, softcap=None):
-    """The outputs [B, H, T, dv] and the probabilities [B, H, T, S]."""
+              window=None, softcap=None, score_mod=None):
+    """The outputs [B, H, T, dv] and the probabilities [B, H, T, S].
+    `score_mod(s, b, h, p, j)` (b [B, 1, 1], p [B, T, 1], j [1, 1, S]
+    arrays, h an int) is the region's formula."""
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     B, H, T, _ = q.shape
     Hkv, S = k.shape[1], k.shape[2]
@@ -48,6 +50,10 @@ def reference(q, k, v, scale, causal=False, bottom_right=False,
         if bias is not None:
             b = np.asarray(bias, np.float64)
             s = s + np.broadcast_to(b[:, min(h, b.shape[1] - 1)], (B, T, S))
+        if score_mod is not None:
+            s = np.broadcast_to(
+                score_mod(s, np.arange(B)[:, None, None], h, pos, j),
+                (B, T, S))
         s = np.where(allowed, s, -np.inf)
         finite = np.isfinite(s)
         m = np.where(finite, s, -np.inf).max(-1, keepdims=True)
@@ -69,25 +75,28 @@ def ttype(shape, element="f32"):
     return "tensor<%sx%s>" % ("x".join(str(d) for d in shape), element)
 
 
-def graph(op, args, clauses, result_shape):
+def graph(op, args, clauses, result_shape, region="", captured=()):
     """A function of the named arguments (name, array, element) returning
-    one `op`."""
+    one `op`, with `region` (a `score_mod` clause) after its clauses, which
+    reads the arguments `captured` (not operands of the op)."""
     params = ", ".join('%%%s: %s {mha.name = "%s"}' % (n, ttype(a.shape, e), n)
-                       for n, a, e in args)
+                       for n, a, e in list(args) + list(captured))
     operands = [n for n, _, _ in args]
     types = ", ".join(ttype(a.shape, e) for _, a, e in args)
     head = ", ".join("%" + n for n in operands[:3 if op == "sdpa" else 2])
     result = ttype(result_shape)
     return ("func.func @f(%s) -> %s {\n"
-            "  %%o = mha.%s %s %s : (%s) -> %s\n"
+            "  %%o = mha.%s %s %s %s : (%s) -> %s\n"
             "  return %%o : %s\n}\n" % (params, result, op, head, clauses,
-                                        types, result, result))
+                                        region, types, result, result))
 
 
 def run_case(mha_run, work, options, name, B, H, Hkv, T, S, d, seed,
              scale=None, q_gain=1.0, causal=False, bottom_right=False,
              positions=None, mask=None, bias=None, slopes=False, sinks=False,
-             window=None, softcap=None):
+             window=None, softcap=None, score_mod=None):
+    """`score_mod` is (MLIR body, NumPy formula, [(name, array, element)]
+    of the function arguments the body reads)."""
     rng = np.random.default_rng(seed)
     q = (rng.standard_normal((B, H, T, d)) * q_gain).astype(np.float32)
     k = rng.standard_normal((B, Hkv, S, d)).astype(np.float32)
@@ -102,7 +111,8 @@ def run_case(mha_run, work, options, name, B, H, Hkv, T, S, d, seed,
     ref_out, ref_probs = reference(
         q, k, v, np.float64(np.float32(eff_scale)), causal, bottom_right, pos,
         mask, bias, slope_values, sink_values, window,
-        None if softcap is None else np.float64(np.float32(softcap)))
+        None if softcap is None else np.float64(np.float32(softcap)),
+        None if score_mod is None else score_mod[1])
 
     clauses = []
     extra = []  # (name, array, element) after q, k (and v), in operand order
@@ -130,6 +140,11 @@ def run_case(mha_run, work, options, name, B, H, Hkv, T, S, d, seed,
         clauses.append("window(%d)" % window)
     if softcap is not None:
         clauses.append("softcap(%r)" % float(np.float32(softcap)))
+    region, captured = "", []
+    if score_mod is not None:
+        captured = score_mod[2]
+        region = ("score_mod {\n^bb0(%s: f32, %b: index, %h: index, "
+                  "%p: index, %j: index):\n" + score_mod[0] + "\n}")
 
     ok = True
     for op, expect in (("sdpa", ref_out), ("attention_weights", ref_probs)):
@@ -139,9 +154,10 @@ def run_case(mha_run, work, options, name, B, H, Hkv, T, S, d, seed,
         args += extra
         base = os.path.join(work, "%s_%s" % (name, op))
         with open(base + ".mlir", "w") as f:
-            f.write(graph(op, args, " ".join(clauses), expect.shape))
+            f.write(graph(op, args, " ".join(clauses), expect.shape, region,
+                          captured))
         command = [mha_run, base + ".mlir", "--output", base + ".out.npy"]
-        for arg_name, array, _ in args:
+        for arg_name, array, _ in args + captured:
             path = "%s.%s.npy" % (base, arg_name)
             np.save(path, array)
             command += ["--input", "%s=%s" % (arg_name, path)]
@@ -167,6 +183,56 @@ def run_case(mha_run, work, options, name, B, H, Hkv, T, S, d, seed,
         else:
             print("%s %s: ok" % (name, op))
     return ok
+
+
+# The score_mod regions of the region cases and their NumPy formulas.
+TABLE = np.array([[0.5, -0.25, 1.0, -1.5], [2.0, 0.75, -0.5, 0.0]],
+                 np.float32)
+DISTANCE_TABLE_BODY = """\
+  %back = arith.subi %p, %j : index
+  %c3 = arith.constant 3 : index
+  %bucket = arith.minui %back, %c3 : index
+  %bias = tensor.extract %table[%h, %bucket] : tensor<2x4xf32>
+  %r = arith.addf %s, %bias : f32
+  mha.yield %r : f32"""
+
+
+def distance_table(s, b, h, p, j):
+    back = p - j
+    bucket = np.where(back < 0, 3, np.minimum(back, 3))
+    return s + TABLE.astype(np.float64)[h][bucket]
+
+
+INDICES_BODY = """\
+  %c2 = arith.constant 2 : index
+  %odd = arith.remui %j, %c2 : index
+  %hb = arith.addi %h, %b : index
+  %t = arith.addi %hb, %odd : index
+  %ti = arith.index_cast %t : index to i64
+  %tf = arith.sitofp %ti : i64 to f32
+  %quarter = arith.constant 0.25 : f32
+  %w = arith.mulf %tf, %quarter : f32
+  %one = arith.constant 1.0 : f32
+  %g = arith.addf %w, %one : f32
+  %r = arith.mulf %s, %g : f32
+  mha.yield %r : f32"""
+
+
+def indices_formula(s, b, h, p, j):
+    return s * (1.0 + 0.25 * (h + b + j % 2))
+
+
+FAR_KEYS_BODY = """\
+  %c3 = arith.constant 3 : index
+  %edge = arith.addi %j, %c3 : index
+  %far = arith.cmpi ult, %edge, %p : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %r = arith.select %far, %ninf, %s : f32
+  mha.yield %r : f32"""
+
+
+def far_keys_formula(s, b, h, p, j):
+    return np.where(j + 3 < p, -np.inf, s)
 
 
 def main():
@@ -233,6 +299,34 @@ def main():
                            softcap=3.0, slopes=True,
                            bias=bias_of((2, 1, 5, 8), 5), window=3,
                            sinks=True)),
+        # The region: a table of one bias per head and distance back to the
+        # key, read from a function argument (distances past 3, and the
+        # keys after the query, which it also sees, read the last entry).
+        ("region-distance-table", dict(
+            B=2, H=2, Hkv=1, T=6, S=6, d=8, causal=True,
+            score_mod=(DISTANCE_TABLE_BODY, distance_table,
+                       [("table", TABLE, "f32")]))),
+        # Every argument: the batch element, the head, the key's parity.
+        ("region-indices", dict(B=2, H=3, Hkv=3, T=4, S=7, d=8,
+                                score_mod=(INDICES_BODY, indices_formula,
+                                           []))),
+        # −inf from the region removes keys (those more than 3 before the
+        # query: a window written as IR), with a cache's positions and one
+        # query per sequence (the decoding shapes whose keys are split),
+        # and sinks.
+        ("region-far-keys-positions", dict(
+            B=3, H=4, Hkv=2, T=1, S=10, d=8, causal=True,
+            positions=[0, 4, 9], sinks=True,
+            score_mod=(FAR_KEYS_BODY, far_keys_formula, []))),
+        ("region-causal-positions", dict(
+            B=2, H=2, Hkv=2, T=3, S=9, d=8, causal=True, positions=[2, 6],
+            score_mod=(INDICES_BODY, indices_formula, []))),
+        # After every other step and before the window.
+        ("region-after-steps", dict(
+            B=2, H=4, Hkv=2, T=5, S=8, d=8, q_gain=3.0, causal=True,
+            bottom_right=True, scale=0.3, softcap=3.0, slopes=True,
+            bias=bias_of((2, 1, 5, 8), 6), window=3, sinks=True,
+            score_mod=(INDICES_BODY, indices_formula, []))),
     ]
     failed = 0
     for seed, (name, kwargs) in enumerate(cases):
