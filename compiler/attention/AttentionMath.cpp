@@ -173,7 +173,9 @@ Value mlir::mha::buildScoreMod(OpBuilder &builder, Region &region,
                                ValueRange arguments) {
   Block &body = region.front();
   IRMapping mapping;
-  mapping.map(body.getArguments(), arguments);
+  for (auto [argument, value] : llvm::zip_equal(body.getArguments(), arguments))
+    if (value)
+      mapping.map(argument, value);
   for (Operation &op : body.without_terminator())
     builder.clone(op, mapping);
   return mapping.lookup(body.getTerminator()->getOperand(0));

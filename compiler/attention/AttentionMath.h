@@ -118,8 +118,8 @@ Value buildScoreSteps(OpBuilder &builder, Location loc, Value score,
                       Value key, Value position);
 
 /// The value that a `score_mod` region (dialects/ScoreModRegion.cpp)
-/// yields for `arguments`, its block's arguments: its ops cloned at the
-/// builder's insertion point. Every path that applies the region (the fused
+/// yields for `arguments`, its block's arguments (null for one the region
+/// does not use): its ops cloned at the builder's insertion point. Every path that applies the region (the fused
 /// key blocks, the decomposed score matrix, the attention maps) inlines it
 /// here.
 Value buildScoreMod(OpBuilder &builder, Region &region, ValueRange arguments);

@@ -200,16 +200,24 @@ Value BlockUpdate::modifyScores(Value scores) {
   }
   maps.push_back(ops.map(2, {0, 1}));
   Value scale = ops.f32Constant(tile.scale);
-  return ops.generic(blockInputs, scores, maps, {kParallel, kParallel},
-                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                       SmallVector<Value> arguments = {
-                           arith::MulFOp::create(nb, nloc, args.back(), scale)};
-                       llvm::append_range(arguments, args.drop_back());
-                       arguments.push_back(buildQueryPosition(
-                           nb, nloc, queryIndex(nb, nloc), tile.causalOffset));
-                       arguments.push_back(keyIndex(nb, nloc));
-                       return buildScoreMod(nb, *scoreMod, arguments);
-                     });
+  // The positions only where the region reads them: a body without
+  // linalg.index stays an elementwise op for every later pass.
+  Block &body = scoreMod->front();
+  unsigned positionArgument = body.getNumArguments() - 2;
+  bool readsPosition = !body.getArgument(positionArgument).use_empty();
+  bool readsKey = !body.getArgument(positionArgument + 1).use_empty();
+  auto modify = [&](OpBuilder &nb, Location nloc, ValueRange args) {
+    SmallVector<Value> arguments = {
+        arith::MulFOp::create(nb, nloc, args.back(), scale)};
+    llvm::append_range(arguments, args.drop_back());
+    arguments.push_back(readsPosition
+                            ? buildQueryPosition(nb, nloc, queryIndex(nb, nloc),
+                                                 tile.causalOffset)
+                            : Value());
+    arguments.push_back(readsKey ? keyIndex(nb, nloc) : Value());
+    return buildScoreMod(nb, *scoreMod, arguments);
+  };
+  return ops.generic(blockInputs, scores, maps, {kParallel, kParallel}, modify);
 }
 
 Value BlockUpdate::widenBlock(Value block, OpFoldResult width) {
