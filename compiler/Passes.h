@@ -69,6 +69,11 @@ void populateAttentionWeightsToLinalgPatterns(RewritePatternSet &patterns);
 /// `function`: `<function>_attention_weights`.
 std::string getAttentionWeightsFunctionName(llvm::StringRef function);
 
+/// The attribute `mha-split-heads` puts on an argument it narrowed to one
+/// rank's heads: `mha.shard = array<i64: dim, offset, size>`, the part of
+/// the full argument along `dim` that the rank is given.
+llvm::StringRef getShardAttrName();
+
 /// For each argument of `function`, whether `mha-prepare-weights` treats it
 /// as a weight: every use of it, through pure ops outside the mha dialect,
 /// ends as a weight or bias operand of an mha op (a projection's, or

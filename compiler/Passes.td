@@ -960,4 +960,35 @@ def MhaOmpSchedule : Pass<"mha-omp-schedule", "func::FuncOp"> {
   let dependentDialects = ["omp::OpenMPDialect"];
 }
 
+def MhaSplitHeads : Pass<"mha-split-heads", "ModuleOp"> {
+  let summary = "Keep one rank's share of the heads of each mha.attention";
+  let description = [{
+    Megatron-style head parallelism (docs/distributed.md): rank `rank` of
+    `ranks` keeps the query heads `[rank·H/ranks, (rank+1)·H/ranks)` of each
+    `mha.attention`, the key/value heads they read (a key/value head is
+    replicated on every rank whose query heads read it when there are fewer
+    than ranks), the columns of `w_q`, `w_k`, `w_v` and their biases that
+    project those heads, the rows of `w_o` they multiply, and their entries
+    of `alibi_slopes`, `sinks` and a per-head `attn_bias`. The output bias
+    stays on rank 0 only, so the ranks' results add up to the layer's: the
+    caller sums them (`mha-run --parallel heads`, one MPI all-reduce).
+
+    A weight that is an argument used by the layer alone becomes an
+    argument of the rank's shape with `mha.shard = array<i64: dim, offset,
+    size>` (the part of the full argument the rank is given); any other is
+    sliced in the graph (`tensor.extract_slice`). Refused with an error:
+    heads that do not divide among the ranks, shares that would cut a group
+    of query heads sharing a key/value head, split-first layers, a layer
+    whose result feeds other ops, and other mha ops (graphs written step by
+    step or with a key/value cache).
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"0",
+           "This rank, from 0 to ranks - 1">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "The number of ranks the heads are split among">,
+  ];
+  let dependentDialects = ["mha::MhaDialect", "tensor::TensorDialect"];
+}
+
 #endif // MHA_COMPILER_PASSES_TD

@@ -105,6 +105,13 @@ cl::opt<std::string> decodeLengths(
              "(ragged batches; default: all T)"),
     cl::value_desc("l0,l1,..."), cl::cat(runCategory));
 
+cl::opt<std::string> parallelMode(
+    "parallel",
+    cl::desc("Split the layer by heads across the ranks of an MPI job "
+             "(`mpirun -np N mha-run ... --parallel heads`): each rank "
+             "computes its share of the heads, one all-reduce adds them up"),
+    cl::value_desc("heads"), cl::cat(runCategory));
+
 llvm::Error checkDecodeOptions(bool decoding) {
   if (!decoding)
     return llvm::Error::success();

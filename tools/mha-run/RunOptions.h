@@ -47,6 +47,9 @@ extern llvm::cl::opt<std::string> dumpAttentionDir, tokens;
 /// `--prefill`, `--steps`, `--lengths`.
 extern llvm::cl::opt<int64_t> prefillTokens, decodeSteps;
 extern llvm::cl::opt<std::string> decodeLengths;
+/// `--parallel heads`: the layer split by heads across the ranks of an MPI
+/// job (tools/mha-run/ParallelRun.h).
+extern llvm::cl::opt<std::string> parallelMode;
 
 /// `--threads N`. libLLVM already registers a hidden option called
 /// "threads"; ours replaces it, so it is created in main() after the other

@@ -26,6 +26,7 @@
 #include "tools/mha-run/AttentionDump.h"
 #include "tools/mha-run/Decode.h"
 #include "tools/mha-run/InputBinding.h"
+#include "tools/mha-run/ParallelRun.h"
 #include "tools/mha-run/PipelinePrinting.h"
 #include "tools/mha-run/RunOptions.h"
 #include "tools/support/PipelineOptions.h"
@@ -125,18 +126,24 @@ public:
   static constexpr int kContinue = -1;
 
   Run(cl::opt<int> &threads,
-      const mlir::mha::MhaPipelineOptions &pipelineOptions)
-      : threads(threads), pipelineOptions(pipelineOptions) {}
+      const mlir::mha::MhaPipelineOptions &pipelineOptions,
+      llvm::ArrayRef<const char *> args)
+      : threads(threads), pipelineOptions(pipelineOptions), args(args) {}
 
-  /// The whole run: the steps in order.
+  /// The whole run: the steps in order; a rank of a split run ends with
+  /// the others (ParallelRun.h).
   int operator()() {
+    int code = kContinue;
     for (int (Run::*step)() :
          {&Run::checkOptions, &Run::loadGraph, &Run::buildPipeline,
           &Run::decodeIfAsked, &Run::bindInputs, &Run::describeReference,
-          &Run::compile, &Run::callAndTime, &Run::writeOutputs})
-      if (int code = (this->*step)(); code != kContinue)
-        return code;
-    return compareResults();
+          &Run::splitForRank, &Run::compile, &Run::callAndTime,
+          &Run::reduceAcrossRanks, &Run::writeOutputs})
+      if (code = (this->*step)(); code != kContinue)
+        break;
+    if (code == kContinue)
+      code = compareResults();
+    return parallel ? parallel->finish(code) : code;
   }
 
 private:
@@ -198,6 +205,10 @@ private:
                decodeLengths.getNumOccurrences();
     if (auto error = checkDecodeOptions(decoding))
       return fail(std::move(error), kBadInput);
+    auto started = HeadParallelRun::startIfAsked(args, decoding);
+    if (!started)
+      return fail(started.takeError(), kBadInput);
+    parallel = std::move(*started);
     return kContinue;
   }
 
@@ -310,7 +321,7 @@ private:
   int describeReference() {
     if (!checkWithReference && repeat == 0)
       return kContinue;
-    auto described = describeAttention(graph.entry, inputs);
+    auto described = describeReference(graph.entry, inputs);
     if (described)
       problem = std::move(*described);
     else if (checkWithReference)
@@ -329,11 +340,20 @@ private:
     return kContinue;
   }
 
+  /// --parallel: this rank's graph and its slices of the weights.
+  int splitForRank() {
+    if (auto error = parallel ? parallel->split(graph, inputPointers)
+                              : llvm::Error::success())
+      return fail(std::move(error), kBadInput);
+    return kContinue;
+  }
+
   /// Lowers a copy with the named pipeline, JIT-compiles it and prepares
   /// the packed weights once: every call reuses them.
   int compile() {
     auto compileStart = std::chrono::steady_clock::now();
-    OwningOpRef<ModuleOp> lowered = graph.module->clone();
+    OwningOpRef<ModuleOp> lowered =
+        (parallel ? parallel->module() : *graph.module).clone();
     // --mlir-timing: the passes and the JIT, printed once compiled.
     DefaultTimingManager timingManager;
     applyDefaultTimingManagerCLOptions(timingManager);
@@ -406,6 +426,14 @@ private:
       llvm::outs() << llvm::formatv(", {0:F1} GFLOP/s",
                                     problem->flops() / (median * 1e6));
     llvm::outs() << "\n";
+    return kContinue;
+  }
+
+  /// --parallel: the ranks' partial outputs added up, on every rank.
+  int reduceAcrossRanks() {
+    if (auto error =
+            parallel ? parallel->reduce(result) : llvm::Error::success())
+      return fail(std::move(error), kBadInput);
     return kContinue;
   }
 
@@ -491,7 +519,7 @@ private:
   /// reference of the inputs as given and `rounded`, that of the rounded
   /// inputs.
   bool checkFastBF16(const NpyArray &rounded) {
-    auto described = describeAttention(graph.entry, givenInputs);
+    auto described = describeReference(graph.entry, givenInputs);
     if (!described) {
       llvm::consumeError(described.takeError());
       return false;
@@ -508,10 +536,14 @@ private:
 
   cl::opt<int> &threads;
   const mlir::mha::MhaPipelineOptions &pipelineOptions;
+  /// The command line without the program, which the ranks compare.
+  llvm::ArrayRef<const char *> args;
   bool decoding = false;
   DialectRegistry registry;
   std::unique_ptr<MLIRContext> context;
   LoadedGraph graph;
+  /// --parallel; its graph lives in `context`, so it goes first.
+  std::unique_ptr<HeadParallelRun> parallel;
   std::unique_ptr<PassManager> pm;
   std::string pipelineText;
   std::string weightsEntry;
@@ -553,7 +585,8 @@ static int run(int argc, char **argv) {
   // where Linux lets this process use the tile data.
   pipelineOptions.targetHasAMX =
       ::mha::runtime::processMayUseAMX(pipelineOptions.targetHasAMX);
-  return Run(threads, pipelineOptions)();
+  return Run(threads, pipelineOptions,
+             llvm::ArrayRef<const char *>(argv, argc).drop_front())();
 }
 
 int main(int argc, char **argv) {
