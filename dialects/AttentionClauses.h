@@ -1,8 +1,8 @@
 //===- AttentionClauses.h - The attention ops' optional clauses -*- C++ -*-===//
 //
 // The custom<AttentionClauses> and custom<CausalAndScale> directives of
-// dialects/MhaOps.td: the optional clauses after an attention op's operands,
-// each at most once and in any order, printed in one order.
+// dialects/MhaAttentionOps.td: the optional clauses after an attention op's
+// operands, each at most once and in any order, printed in one order.
 //
 //===----------------------------------------------------------------------===//
 

@@ -104,7 +104,7 @@ Value buildAllowed(OpBuilder &builder, Location loc, Value maskElement,
 Value buildQueryPosition(OpBuilder &builder, Location loc, Value query,
                          Value causalOffset);
 
-/// The score steps of mha.sdpa (dialects/MhaOps.td) on one raw score
+/// The score steps of mha.sdpa (dialects/MhaAttentionOps.td) on one raw score
 /// `score` = q·k, in the ops' order: s·`scale` (an f32 value; none where
 /// null, the score already scaled); with
 /// `softcap` (f32 c, or null) c·tanh(s / c); with `slope` (f32, or null)
@@ -119,9 +119,9 @@ Value buildScoreSteps(OpBuilder &builder, Location loc, Value score,
 
 /// The value that a `score_mod` region (dialects/ScoreModRegion.cpp)
 /// yields for `arguments`, its block's arguments (null for one the region
-/// does not use): its ops cloned at the builder's insertion point. Every path that applies the region (the fused
-/// key blocks, the decomposed score matrix, the attention maps) inlines it
-/// here.
+/// does not use): its ops cloned at the builder's insertion point. Every path
+/// that applies the region (the fused key blocks, the decomposed score matrix,
+/// the attention maps) inlines it here.
 Value buildScoreMod(OpBuilder &builder, Region &region, ValueRange arguments);
 
 //===----------------------------------------------------------------------===//

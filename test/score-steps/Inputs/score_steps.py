@@ -1,7 +1,8 @@
 """Runs mha.sdpa and mha.attention_weights with the score steps (softcap,
-ALiBi, bias, the score_mod region, window, sinks) through mha-run and compares them with a float64
-NumPy reference written from the ops' description (dialects/MhaOps.td): one
-line per case and op, `<case> <op>: ok` or what differs.
+ALiBi, bias, the score_mod region, window, sinks) through mha-run and
+compares them with a float64 NumPy reference written from the ops'
+description (dialects/MhaAttentionOps.td): one line per case and op,
+`<case> <op>: ok` or what differs.
 
 usage: score_steps.py MHA_RUN WORK_DIR [mha-run options...]
 """
