@@ -21,10 +21,12 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/TransformOps/FuncTransformOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -33,12 +35,16 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/TransformOps/TensorTransformOps.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/Transforms/Passes.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
@@ -67,6 +73,17 @@ void mlir::mha::registerMhaDialects(DialectRegistry &registry) {
   registerSdpaTilingInterfaceExternalModels(registry);
   registerAttentionBatchTilingExternalModels(registry);
   registerOnlineAttentionTilingInterfaceExternalModels(registry);
+  // Their tiles and decompositions build ops of these dialects (scratch as
+  // bufferization.alloc_tensor, the online softmax as linalg, math and
+  // scf): loaded with mha, as upstream's external models load what they
+  // build, so that a driver that loads only its own dialects (the
+  // transform interpreter) can run them.
+  registry.addExtension(+[](MLIRContext *context, MhaDialect *) {
+    context->loadDialect<affine::AffineDialect, arith::ArithDialect,
+                         bufferization::BufferizationDialect,
+                         linalg::LinalgDialect, math::MathDialect,
+                         scf::SCFDialect, tensor::TensorDialect>();
+  });
 
   // One-shot bufferization of linalg on tensors and of function boundaries.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -123,4 +140,16 @@ void mlir::mha::registerMhaPasses() {
   registerReconcileUnrealizedCastsPass();
   registerSCFForallToParallelLoopPass();
   registerSCFToControlFlowPass();
+}
+
+void mlir::mha::registerMhaTransformDialect(DialectRegistry &registry) {
+  // Scripts tile mha's ops through their interfaces (registerMhaDialects
+  // attaches them) with linalg's structured transform ops, and match,
+  // simplify and clean up with scf's, tensor's and func's.
+  registry.insert<transform::TransformDialect>();
+  linalg::registerTransformDialectExtension(registry);
+  scf::registerTransformDialectExtension(registry);
+  tensor::registerTransformDialectExtension(registry);
+  func::registerTransformDialectExtension(registry);
+  transform::registerInterpreterPass();
 }

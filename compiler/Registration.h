@@ -16,6 +16,13 @@ void registerMhaDialects(DialectRegistry &registry);
 /// pipelines use, so that each stage can be run on its own in `mha-opt`.
 void registerMhaPasses();
 
+/// Adds the transform dialect with the extensions that drive mha's op
+/// interfaces from transform scripts (linalg's structured ops; scf, tensor
+/// and func), and registers `--transform-interpreter`: what `mha-opt` needs
+/// to test the interfaces as upstream does, which the compiling tools do
+/// not.
+void registerMhaTransformDialect(DialectRegistry &registry);
+
 } // namespace mha
 } // namespace mlir
 

@@ -50,6 +50,8 @@ static int run(int argc, char **argv) {
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
   mlir::mha::registerMhaPasses();
+  // Transform scripts drive the ops' interfaces in test/transforms.
+  mlir::mha::registerMhaTransformDialect(registry);
 
   // What mlir::registerAndParseCLIOptions does, with our error handling.
   static cl::opt<std::string> inputFilename(
