@@ -120,7 +120,8 @@ def MhaFoldHeadLayouts : Pass<"mha-fold-head-layouts", "func::FuncOp"> {
     users keeps its split, and heads concatenated for anything but an
     output projection keep their concat.
   }];
-  let dependentDialects = ["mha::MhaDialect", "tensor::TensorDialect"];
+  let dependentDialects = ["arith::ArithDialect", "mha::MhaDialect",
+                           "tensor::TensorDialect"];
 }
 
 def MhaFuseProjections : Pass<"mha-fuse-projections", "func::FuncOp"> {
@@ -988,7 +989,8 @@ def MhaSplitHeads : Pass<"mha-split-heads", "ModuleOp"> {
     Option<"ranks", "ranks", "int64_t", /*default=*/"1",
            "The number of ranks the heads are split among">,
   ];
-  let dependentDialects = ["mha::MhaDialect", "tensor::TensorDialect"];
+  let dependentDialects = ["arith::ArithDialect", "mha::MhaDialect",
+                           "tensor::TensorDialect"];
 }
 
 #endif // MHA_COMPILER_PASSES_TD

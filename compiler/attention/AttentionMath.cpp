@@ -2,6 +2,7 @@
 
 #include "compiler/attention/AttentionMath.h"
 #include "compiler/attention/GenericBuilder.h"
+#include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -179,6 +180,18 @@ Value mlir::mha::buildScoreMod(OpBuilder &builder, Region &region,
   for (Operation &op : body.without_terminator())
     builder.clone(op, mapping);
   return mapping.lookup(body.getTerminator()->getOperand(0));
+}
+
+void mlir::mha::offsetScoreModArgument(OpBuilder &builder, Operation *op,
+                                       unsigned argument, Value offset) {
+  Region *region = getScoreModRegion(op);
+  if (!region)
+    return;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&region->front());
+  BlockArgument local = region->front().getArgument(argument);
+  Value whole = arith::AddIOp::create(builder, op->getLoc(), local, offset);
+  local.replaceAllUsesExcept(whole, whole.getDefiningOp());
 }
 
 double mlir::mha::getLog2Scale(double scale) {

@@ -124,6 +124,13 @@ Value buildScoreSteps(OpBuilder &builder, Location loc, Value score,
 /// the attention maps) inlines it here.
 Value buildScoreMod(OpBuilder &builder, Region &region, ValueRange arguments);
 
+/// Adds `offset` (an index value defined above `op`) to argument `argument`
+/// of `op`'s `score_mod` region, where it has one: the batch element or head
+/// of a rewrite that gives `op` a slice of its sequences or heads, so that
+/// the region still receives the whole op's.
+void offsetScoreModArgument(OpBuilder &builder, Operation *op,
+                            unsigned argument, Value offset);
+
 //===----------------------------------------------------------------------===//
 // The softmax steps (scalar bodies of linalg.generic ops)
 //===----------------------------------------------------------------------===//

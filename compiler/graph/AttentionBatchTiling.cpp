@@ -15,22 +15,6 @@
 using namespace mlir;
 using namespace mlir::mha;
 
-/// The score_mod region of `tiled`, a chunk of sequences from `offset`,
-/// receives the batch element of the whole op: its chunk's index plus the
-/// offset.
-static void offsetRegionBatch(OpBuilder &b, Location loc, AttentionOp tiled,
-                              OpFoldResult offset) {
-  Region *region = getScoreModRegion(tiled);
-  if (!region || isConstantIntValue(offset, 0))
-    return;
-  Value offsetValue = getValueOrCreateConstantIndexOp(b, loc, offset);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&region->front());
-  BlockArgument batch = region->front().getArgument(1);
-  Value whole = arith::AddIOp::create(b, loc, batch, offsetValue);
-  batch.replaceAllUsesExcept(whole, whole.getDefiningOp());
-}
-
 namespace {
 /// Sequences [offset, offset + size) of `value`, a tensor whose first
 /// dimension is the batch.
@@ -114,7 +98,10 @@ struct AttentionBatchTiling
       tiled.getMaskMutable().assign(mask);
     if (attnBias)
       tiled.getAttnBiasMutable().assign(attnBias);
-    offsetRegionBatch(b, loc, tiled, offsets[0]);
+    // The region receives each sequence's batch element in the whole op.
+    if (!isConstantIntValue(offsets[0], 0))
+      offsetScoreModArgument(
+          b, tiled, 1, getValueOrCreateConstantIndexOp(b, loc, offsets[0]));
     SmallVector<int64_t> shape(attention.getType().getShape());
     shape[0] = getConstantIntValue(sizes[0]).value_or(ShapedType::kDynamic);
     tiled.getResult().setType(attention.getType().clone(shape));

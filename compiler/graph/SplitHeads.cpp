@@ -7,8 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/attention/AttentionMath.h"
 #include "dialects/MhaOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
@@ -98,7 +100,8 @@ void narrow(func::FuncOp func, OpOperand &operand, int64_t dim, int64_t offset,
 /// whose result the function returns as it is, for the caller to add up.
 LogicalResult checkSplittable(func::FuncOp func) {
   WalkResult walk = func.walk([](Operation *op) {
-    if (!isa_and_nonnull<MhaDialect>(op->getDialect()))
+    // mha.yield ends a layer's score_mod region, which moves with the layer.
+    if (!isa_and_nonnull<MhaDialect>(op->getDialect()) || isa<YieldOp>(op))
       return WalkResult::advance();
     auto attention = dyn_cast<AttentionOp>(op);
     if (!attention) {
@@ -159,7 +162,12 @@ LogicalResult splitAttention(func::FuncOp func, AttentionOp op,
   }
   if (rank != 0)
     op.getBOMutable().clear();
-  Builder builder(op.getContext());
+  // The score_mod region receives the head of the whole layer.
+  OpBuilder builder(op);
+  if (share.query != 0)
+    offsetScoreModArgument(
+        builder, op, 2,
+        arith::ConstantIndexOp::create(builder, op.getLoc(), share.query));
   op.setNumHeadsAttr(builder.getI64IntegerAttr(share.heads));
   if (op.getNumKvHeads() || share.kvHeads != share.heads)
     op.setNumKvHeadsAttr(builder.getI64IntegerAttr(share.kvHeads));
