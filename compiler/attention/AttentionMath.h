@@ -197,7 +197,7 @@ using AllowedBuilder = function_ref<Value()>;
 /// so the body stays a plain max-reduction that the vectorizer recognizes.
 /// The max is `arith.maxnumf`, the one of the attention math:
 /// mha-no-nan-row-max lets LLVM reduce it without NaN checks
-/// (compiler/codegen/NoNaNRowMax.cpp says why no result changes).
+/// (compiler/workarounds/NoNaNRowMax.cpp says why no result changes).
 Value buildMaskedMax(OpBuilder &builder, Location loc,
                      const SoftmaxConstants &constants, Value score,
                      AllowedBuilder allowed, Value runningMax);

@@ -1,8 +1,9 @@
 //===- WorkaroundPasses.td - Passes for LLVM 22's gaps -----*- tablegen -*-===//
 //
-// The passes that make up for what LLVM 22 lacks (each file says which
-// upstream change retires it). Included by compiler/Passes.td, so that
-// one generated header declares every pass.
+// The passes that make up for what LLVM 22 lacks; each pass's source file
+// says, on its "Retired by:" line, which upstream change lets it go.
+// Included by compiler/Passes.td, so that one generated header declares
+// every pass.
 //
 //===----------------------------------------------------------------------===//
 
