@@ -149,9 +149,6 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
                                       const AttentionOperands &operands,
                                       float *y, float *probabilities) {
   assert(!llvm::errorToBool(verifyAttentionShape(shape)) && "invalid shape");
-  assert((!operands.mask || operands.maskBatch == 1 ||
-          operands.maskBatch == shape.batch) &&
-         "mask batch must be 1 or the batch size");
   const int64_t b = shape.batch, t = shape.seqLen, s = shape.kvSeqLen;
   const int64_t h = shape.numHeads, hkv = shape.numKvHeads;
   const int64_t dk = shape.headDim, dv = shape.valueDim;
@@ -182,93 +179,163 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
     applyRope(k, b, s, hkv, dk, /*offset=*/0, shape, operands.ropeInvFreq);
   }
 
-  // The heads' outputs, concatenated per row: [B, T, H·dv]. Rows that may
-  // attend no key keep their zeros.
-  std::vector<double> heads(b * t * h * dv, 0.0);
-  if (probabilities)
-    std::fill(probabilities, probabilities + b * h * t * s, 0.0f);
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> scores(s);
-  std::vector<bool> allowed(s);
-  for (int64_t bi = 0; bi < b; ++bi) {
-    const uint8_t *mask =
-        operands.mask
-            ? operands.mask + (operands.maskBatch == 1 ? 0 : bi) * t * s
-            : nullptr;
-    for (int64_t hi = 0; hi < h; ++hi) {
-      const int64_t kvHead = hi / (h / hkv);
-      for (int64_t ti = 0; ti < t; ++ti) {
-        const double *qRow = &q[((bi * t + ti) * h + hi) * dk];
-        const int64_t position = ti + queryOffset;
-        const float *biasRow = nullptr;
-        if (operands.attnBias) {
-          const int64_t *dims = operands.attnBiasDims;
-          biasRow =
-              operands.attnBias +
-              (((dims[0] == 1 ? 0 : bi) * dims[1] + (dims[1] == 1 ? 0 : hi)) *
-                   dims[2] +
-               (dims[2] == 1 ? 0 : ti)) *
-                  s;
-        }
-        double maxScore = -inf;
-        bool any = false;
-        for (int64_t si = 0; si < s; ++si) {
-          // The last key `causal` lets this query see is its own position
-          // (below 0: none); the window keeps the W keys up to it.
-          allowed[si] = (!shape.causal || si <= position) &&
-                        (!shape.window || si > position - shape.window) &&
-                        (!mask || mask[ti * s + si] != 0);
-          if (!allowed[si])
-            continue;
-          const double *kRow = &k[((bi * s + si) * hkv + kvHead) * dk];
-          double dot = 0.0;
-          for (int64_t d = 0; d < dk; ++d)
-            dot += qRow[d] * kRow[d];
-          double score = dot * shape.scale;
-          if (shape.softcap > 0)
-            score = shape.softcap * std::tanh(score / shape.softcap);
-          if (operands.alibiSlopes)
-            score += double(operands.alibiSlopes[hi]) * double(si - position);
-          if (biasRow)
-            score += double(biasRow[si]);
-          // A bias of −inf takes the key out like the mask does (a NaN
-          // score stays in: NaN inputs propagate, as in the compiled code).
-          if (score == -inf) {
-            allowed[si] = false;
-            continue;
-          }
-          scores[si] = score;
-          maxScore = std::max(maxScore, score);
-          any = true;
-        }
-        // A row with no finite score attends to nothing, sink or not.
-        if (!any)
-          continue;
-        const double sink = operands.sinks ? operands.sinks[hi] : -inf;
-        maxScore = std::max(maxScore, sink);
-        // Subtracting the row maximum keeps exp() finite for large logits.
-        double sum = operands.sinks ? std::exp(sink - maxScore) : 0.0;
-        for (int64_t si = 0; si < s; ++si)
-          if (allowed[si])
-            sum += (scores[si] = std::exp(scores[si] - maxScore));
-        double *out = &heads[((bi * t + ti) * h + hi) * dv];
-        for (int64_t si = 0; si < s; ++si) {
-          if (!allowed[si])
-            continue;
-          const double p = scores[si] / sum;
-          if (probabilities)
-            probabilities[((bi * h + hi) * t + ti) * s + si] = float(p);
-          const double *vRow = &v[((bi * s + si) * hkv + kvHead) * dv];
-          for (int64_t d = 0; d < dv; ++d)
-            out[d] += p * vRow[d];
-        }
-      }
-    }
-  }
+  // The heads' outputs, concatenated per row: [B, T, H·dv].
+  std::vector<double> heads(b * t * h * dv);
+  referenceHeadAttention(shape, operands, q.data(), k.data(), v.data(),
+                         heads.data(), probabilities);
 
   std::vector<double> out(b * t * shape.outDim);
   project(heads.data(), b * t, h * dv, operands.wO, operands.bO, shape.outDim,
           /*groups=*/1, out.data());
   for (size_t i = 0; i < out.size(); ++i)
     y[i] = static_cast<float>(out[i]);
+}
+
+namespace {
+/// One query row of one head: its scores through the steps, its softmax
+/// and its weighted values.
+struct AttentionRow {
+  const AttentionShape &shape;
+  const AttentionOperands &operands;
+  /// The row's scores, then its weights; the keys it attends; whether any
+  /// key is left (a NaN score is one: NaN inputs propagate).
+  std::vector<double> scores;
+  std::vector<bool> allowed;
+  bool any = false;
+
+  AttentionRow(const AttentionShape &shape, const AttentionOperands &operands)
+      : shape(shape), operands(operands), scores(shape.kvSeqLen),
+        allowed(shape.kvSeqLen) {}
+
+  /// Query `ti` of head `hi` of sequence `bi`, at `position`, with its
+  /// query `qRow` and the keys `k` of its key/value head: fills `scores`
+  /// `allowed` and `any`, and returns the largest score.
+  double score(int64_t bi, int64_t hi, int64_t ti, int64_t position,
+               const double *qRow, const double *k, int64_t kvHead);
+  /// Turns the scores into weights (the sink in the denominator), writes
+  /// them to `probabilities` [S] and adds the weighted values `v` of the
+  /// row's key/value head to `out` [dv], where given.
+  void attend(double maxScore, int64_t hi, const double *v, int64_t kvHead,
+              double *out, float *probabilities);
+};
+} // namespace
+
+double AttentionRow::score(int64_t bi, int64_t hi, int64_t ti, int64_t position,
+                           const double *qRow, const double *k,
+                           int64_t kvHead) {
+  const int64_t t = shape.seqLen, s = shape.kvSeqLen;
+  const int64_t hkv = shape.numKvHeads, dk = shape.headDim;
+  const double inf = std::numeric_limits<double>::infinity();
+  const uint8_t *mask =
+      operands.mask ? operands.mask + (operands.maskBatch == 1 ? 0 : bi) * t * s
+                    : nullptr;
+  const float *biasRow = nullptr;
+  if (operands.attnBias) {
+    const int64_t *dims = operands.attnBiasDims;
+    biasRow = operands.attnBias +
+              (((dims[0] == 1 ? 0 : bi) * dims[1] + (dims[1] == 1 ? 0 : hi)) *
+                   dims[2] +
+               (dims[2] == 1 ? 0 : ti)) *
+                  s;
+  }
+  double maxScore = -inf;
+  any = false;
+  for (int64_t si = 0; si < s; ++si) {
+    // The last key `causal` lets this query see is its own position
+    // (below 0: none); the window keeps the W keys up to it.
+    allowed[si] = (!shape.causal || si <= position) &&
+                  (!shape.window || si > position - shape.window) &&
+                  (!mask || mask[ti * s + si] != 0);
+    if (!allowed[si])
+      continue;
+    const double *kRow = &k[((bi * s + si) * hkv + kvHead) * dk];
+    double dot = 0.0;
+    for (int64_t d = 0; d < dk; ++d)
+      dot += qRow[d] * kRow[d];
+    double score = dot * shape.scale;
+    if (shape.softcap > 0)
+      score = shape.softcap * std::tanh(score / shape.softcap);
+    if (operands.alibiSlopes)
+      score += double(operands.alibiSlopes[hi]) * double(si - position);
+    if (biasRow)
+      score += double(biasRow[si]);
+    // A bias of −inf takes the key out like the mask does (a NaN
+    // score stays in: NaN inputs propagate, as in the compiled code).
+    if (score == -inf) {
+      allowed[si] = false;
+      continue;
+    }
+    scores[si] = score;
+    maxScore = std::max(maxScore, score);
+    any = true;
+  }
+  return maxScore;
+}
+
+void AttentionRow::attend(double maxScore, int64_t hi, const double *v,
+                          int64_t kvHead, double *out, float *probabilities) {
+  const int64_t s = shape.kvSeqLen, hkv = shape.numKvHeads;
+  const int64_t dv = shape.valueDim;
+  const double inf = std::numeric_limits<double>::infinity();
+  const double sink = operands.sinks ? operands.sinks[hi] : -inf;
+  maxScore = std::max(maxScore, sink);
+  // Subtracting the row maximum keeps exp() finite for large logits.
+  double sum = operands.sinks ? std::exp(sink - maxScore) : 0.0;
+  for (int64_t si = 0; si < s; ++si)
+    if (allowed[si])
+      sum += (scores[si] = std::exp(scores[si] - maxScore));
+  for (int64_t si = 0; si < s; ++si) {
+    if (!allowed[si])
+      continue;
+    const double p = scores[si] / sum;
+    if (probabilities)
+      probabilities[si] = float(p);
+    if (!out)
+      continue;
+    const double *vRow = &v[(si * hkv + kvHead) * dv];
+    for (int64_t d = 0; d < dv; ++d)
+      out[d] += p * vRow[d];
+  }
+}
+
+void mha::runtime::referenceHeadAttention(const AttentionShape &shape,
+                                          const AttentionOperands &operands,
+                                          const double *q, const double *k,
+                                          const double *v, double *heads,
+                                          float *probabilities) {
+  assert((!operands.mask || operands.maskBatch == 1 ||
+          operands.maskBatch == shape.batch) &&
+         "mask batch must be 1 or the batch size");
+  const int64_t b = shape.batch, t = shape.seqLen, s = shape.kvSeqLen;
+  const int64_t h = shape.numHeads, hkv = shape.numKvHeads;
+  const int64_t dk = shape.headDim, dv = shape.valueDim;
+  // Rows that may attend no key keep their zeros.
+  if (heads)
+    std::fill(heads, heads + b * t * h * dv, 0.0);
+  if (probabilities)
+    std::fill(probabilities, probabilities + b * h * t * s, 0.0f);
+  // Query i sits at position i, i + (S - T) bottom-right aligned, or
+  // positions[b] + i.
+  const int64_t queryOffset =
+      shape.causal && shape.causalBottomRight ? s - t : 0;
+  AttentionRow row(shape, operands);
+  for (int64_t bi = 0; bi < b; ++bi) {
+    const int64_t offset =
+        operands.positions ? operands.positions[bi] : queryOffset;
+    for (int64_t hi = 0; hi < h; ++hi) {
+      const int64_t kvHead = hi / (h / hkv);
+      for (int64_t ti = 0; ti < t; ++ti) {
+        double maxScore =
+            row.score(bi, hi, ti, ti + offset,
+                      &q[((bi * t + ti) * h + hi) * dk], k, kvHead);
+        // A row with no finite score attends to nothing, sink or not.
+        if (!row.any)
+          continue;
+        row.attend(maxScore, hi, v ? v + bi * s * hkv * dv : nullptr, kvHead,
+                   heads ? &heads[((bi * t + ti) * h + hi) * dv] : nullptr,
+                   probabilities ? probabilities + ((bi * h + hi) * t + ti) * s
+                                 : nullptr);
+      }
+    }
+  }
 }

@@ -124,6 +124,10 @@ struct AttentionOperands {
   /// before RoPE.
   const float *qNorm = nullptr;
   const float *kNorm = nullptr;
+  /// mha.sdpa's `positions` [B]: query i of sequence b sits at position
+  /// positions[b] + i (top-left `causal`); or nullptr. mha.attention has
+  /// none.
+  const int64_t *positions = nullptr;
 };
 
 /// Checks that the sizes in `shape` are positive and divide as the heads
@@ -141,6 +145,21 @@ llvm::Error verifyAttentionShape(const AttentionShape &shape);
 void referenceAttention(const AttentionShape &shape,
                         const AttentionOperands &operands, float *y,
                         float *probabilities = nullptr);
+
+/// The attention of heads already projected, in double and token-major:
+/// q [B, T, H, dk], k [B, S, Hkv, dk] and v [B, S, Hkv, dv] give
+/// heads [B, T, H, dv], each score through the steps referenceAttention
+/// applies. It reads the attention sizes and steps of `shape` (batch,
+/// seqLen, kvSeqLen, numHeads, numKvHeads, headDim, valueDim, scale,
+/// softcap, causal and its alignment, window) and the score operands of
+/// `operands` (mask, attnBias, alibiSlopes, sinks, positions); the
+/// projections' sizes and operands are not read. `v` and `heads` may both be
+/// nullptr (only the probabilities); `probabilities` as in
+/// referenceAttention.
+void referenceHeadAttention(const AttentionShape &shape,
+                            const AttentionOperands &operands, const double *q,
+                            const double *k, const double *v, double *heads,
+                            float *probabilities = nullptr);
 
 } // namespace runtime
 } // namespace mha

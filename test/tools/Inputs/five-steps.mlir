@@ -1,5 +1,5 @@
-// A layer written as its five steps (no mha.attention): runs, but --check
-// has no single op to describe to the reference.
+// A layer written as its five steps (no mha.attention): runs, and --check
+// evaluates it op by op.
 func.func @mha(%x: tensor<1x8x4xf32> {mha.name = "x"},
                %w_q: tensor<4x4xf32> {mha.name = "w_q"},
                %w_k: tensor<4x4xf32> {mha.name = "w_k"},
