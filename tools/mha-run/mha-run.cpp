@@ -321,7 +321,7 @@ private:
   int describeReference() {
     if (!checkWithReference && repeat == 0)
       return kContinue;
-    auto described = describeAttention(graph.entry, inputs);
+    auto described = describeGraphReference(graph.entry, inputs);
     if (described)
       problem = std::move(*described);
     else if (checkWithReference)
@@ -519,7 +519,7 @@ private:
   /// reference of the inputs as given and `rounded`, that of the rounded
   /// inputs.
   bool checkFastBF16(const NpyArray &rounded) {
-    auto described = describeAttention(graph.entry, givenInputs);
+    auto described = describeGraphReference(graph.entry, givenInputs);
     if (!described) {
       llvm::consumeError(described.takeError());
       return false;
