@@ -47,12 +47,7 @@ AttentionShape describeAttentionShape(mlir::mha::AttentionOp op,
   shape.headDim = shape.splitFirst ? wq[2] : wq[1] / shape.numHeads;
   shape.valueDim = shape.splitFirst ? wv[2] : wv[1] / shape.numKvHeads;
   shape.outDim = op.getWO().getType().getDimSize(1);
-  shape.causal = op.getCausal();
-  shape.causalBottomRight = op.getCausal() && op.getCausalBottomRight();
-  shape.scale = op.getScale() ? op.getScale()->convertToDouble()
-                              : 1.0 / std::sqrt(double(shape.headDim));
-  shape.window = op.getWindow().value_or(0);
-  shape.softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
+  readAttentionClauses(op, shape);
   if (std::optional<StringRef> rope = op.getRope())
     shape.rope = *rope == "interleaved" ? AttentionShape::Rope::Interleaved
                                         : AttentionShape::Rope::Half;

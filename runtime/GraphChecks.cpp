@@ -1,6 +1,7 @@
 //===- GraphChecks.cpp - Graphs the compiled code cannot run --------------===//
 
 #include "runtime/GraphChecks.h"
+#include "runtime/ReferenceGraphOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -21,18 +22,7 @@ using llvm::createStringError;
 
 namespace mha::runtime {
 
-/// Where `op` is in the graph's text, `FILE:LINE:COL`, for messages that
-/// name one op among several alike.
-static std::string placeOf(Operation *op) {
-  if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
-    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
-                         file.getLine(), file.getColumn())
-        .str();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  op->getLoc().print(os);
-  return text;
-}
+using graphref::placeOf;
 
 static std::string nameOf(Operation *function) {
   return ("@" + SymbolTable::getSymbolName(function).getValue()).str();

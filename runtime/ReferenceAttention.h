@@ -11,6 +11,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <cmath>
 #include <cstdint>
 
 namespace mha {
@@ -79,6 +80,19 @@ struct AttentionShape {
     return rotaryDim > 0 ? rotaryDim : headDim;
   }
 };
+
+/// Reads the clauses that mha.attention, mha.sdpa and mha.attention_weights
+/// share into `shape`: causal and its alignment, the scale (1/√dk when
+/// absent, so `shape.headDim` must be set), the window and the softcap.
+template <typename OpTy>
+void readAttentionClauses(OpTy op, AttentionShape &shape) {
+  shape.causal = op.getCausal();
+  shape.causalBottomRight = op.getCausal() && op.getCausalBottomRight();
+  shape.scale = op.getScale() ? op.getScale()->convertToDouble()
+                              : 1.0 / std::sqrt(double(shape.headDim));
+  shape.window = op.getWindow().value_or(0);
+  shape.softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
+}
 
 /// The tensors of one multi-head attention: C-order float32 (mask: one byte
 /// per element, nonzero = may attend). An absent (nullptr) operand means:

@@ -123,12 +123,7 @@ static Error evaluateHeads(OpTy op, Value value, OpContext &context,
   shape.numKvHeads = k.shape[1];
   shape.kvSeqLen = k.shape[2];
   shape.valueDim = v ? v->shape[3] : 1;
-  shape.causal = op.getCausal();
-  shape.causalBottomRight = op.getCausal() && op.getCausalBottomRight();
-  shape.scale = op.getScale() ? op.getScale()->convertToDouble()
-                              : 1.0 / std::sqrt(double(shape.headDim));
-  shape.window = op.getWindow().value_or(0);
-  shape.softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
+  readAttentionClauses(op, shape);
   BoundOperands bound;
   if (auto error =
           bindScoreOperands(op, context, shape, op.getMask(), op.getAttnBias(),
