@@ -185,18 +185,20 @@ RankedTensorType SplitHeadsOp::inferResultType() {
 // CacheAppendOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult CacheAppendOp::verify() {
-  ShapeChecker check(*this);
-  if (failed(check.isStatic(getCache(), "cache", 1, "head count")) ||
-      failed(check.isStatic(getCache(), "cache", 3, "row width")) ||
-      failed(check.isStatic(getUpdate(), "update", 1, "head count")) ||
-      failed(check.isStatic(getUpdate(), "update", 3, "row width")))
+LogicalResult mlir::mha::verifyCacheAppendShapes(Operation *op, Value update,
+                                                 Value cache, Value lengths,
+                                                 StringRef cacheName) {
+  ShapeChecker check(op);
+  if (failed(check.isStatic(cache, cacheName, 1, "head count")) ||
+      failed(check.isStatic(cache, cacheName, 3, "row width")) ||
+      failed(check.isStatic(update, "update", 1, "head count")) ||
+      failed(check.isStatic(update, "update", 3, "row width")))
     return failure();
-  ArrayRef<int64_t> u = getUpdate().getType().getShape();
-  ArrayRef<int64_t> c = getCache().getType().getShape();
-  int64_t lengths = getLengths().getType().getDimSize(0);
+  ArrayRef<int64_t> u = cast<RankedTensorType>(update.getType()).getShape();
+  ArrayRef<int64_t> c = cast<RankedTensorType>(cache.getType()).getShape();
+  int64_t count = cast<RankedTensorType>(lengths.getType()).getDimSize(0);
   if (failed(check.dim("update batch", c[0], u[0])) ||
-      failed(check.dim("lengths size (B)", refineDim(c[0], u[0]), lengths)) ||
+      failed(check.dim("lengths size (B)", refineDim(c[0], u[0]), count)) ||
       failed(check.dim("update heads (Hkv)", c[1], u[1])) ||
       failed(check.dim("update row width (d)", c[3], u[3])))
     return failure();
@@ -204,10 +206,15 @@ LogicalResult CacheAppendOp::verify() {
   // rows a sequence already has is only known at run time.
   if (!ShapedType::isDynamic(u[2]) && !ShapedType::isDynamic(c[2]) &&
       u[2] > c[2])
-    return emitOpError() << "expects the update length (T = " << u[2]
-                         << ") to be at most the cache capacity (C = " << c[2]
-                         << ")";
+    return op->emitOpError() << "expects the update length (T = " << u[2]
+                             << ") to be at most the " << cacheName
+                             << " capacity (C = " << c[2] << ")";
   return success();
+}
+
+LogicalResult CacheAppendOp::verify() {
+  return verifyCacheAppendShapes(*this, getUpdate(), getCache(), getLengths(),
+                                 "cache");
 }
 
 //===----------------------------------------------------------------------===//

@@ -65,6 +65,14 @@ LogicalResult verifyScoreModRegion(Operation *op, TypeRange argumentTypes);
 /// the score (f32), then the batch element, query head, query position and
 /// key (index).
 SmallVector<Type> getScoreModArgumentTypes(MLIRContext *context);
+
+/// The shape rules of an append of `update [B, Hkv, T, d]` into `cache
+/// [B, Hkv, C, d]` at `lengths [B]` (mha.cache_append, and the codes of
+/// mha.cache_append_quantized): static Hkv and d that agree, B that agrees
+/// with the lengths, T <= C where both are static. `cacheName` names the
+/// cache in messages.
+LogicalResult verifyCacheAppendShapes(Operation *op, Value update, Value cache,
+                                      Value lengths, StringRef cacheName);
 } // namespace mha
 } // namespace mlir
 

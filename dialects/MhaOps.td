@@ -320,6 +320,7 @@ def Mha_CacheAppendOp : Mha_Op<"cache_append", [
   let hasVerifier = 1;
 }
 
+include "dialects/MhaQuantizedCache.td"
 include "dialects/MhaAttentionOps.td"
 
 #endif // MHA_OPS_TD

@@ -168,6 +168,21 @@ void populateSdpaToLinalgPatterns(RewritePatternSet &patterns);
 /// The lowering of `mha.rms_norm` and `mha.rope` (LowerRopeAndNorm.cpp).
 void populateRopeAndNormToLinalgPatterns(RewritePatternSet &patterns);
 
+/// The lowering of `mha.cache_append_quantized` and `mha.dequantize`
+/// (LowerQuantizedCache.cpp).
+void populateQuantizedCacheToLinalgPatterns(RewritePatternSet &patterns);
+
+/// An `scf.for` over the sequences that writes each one's new rows of
+/// `updates` ([B, Hkv, T, ...]) into the matching `caches` ([B, Hkv, C,
+/// ...]) at row `lengths[b]` (`linalg.copy` into the slice, written back in
+/// place), carrying the caches; a sequence whose rows do not fit (length <
+/// 0 or length + T > C, with T and C those of the first pair) is skipped,
+/// so that a wrong length never writes outside a cache. Returns the caches
+/// after the loop. Every cache append lowers to it.
+SmallVector<Value> buildCacheAppendLoop(OpBuilder &builder, Location loc,
+                                        Value lengths, ValueRange updates,
+                                        ValueRange caches);
+
 } // namespace mha
 } // namespace mlir
 

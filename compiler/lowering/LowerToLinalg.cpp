@@ -6,7 +6,8 @@
 // the heads, and the two contractions of attention, whose key/value operand
 // reads head `h floordiv (H / Hkv)` so that grouped-query attention never
 // copies keys or values. This file holds the projections, the heads, the
-// cache appends and the pass; attention is LowerSdpa.cpp's.
+// cache appends and the pass (the int8 caches are LowerQuantizedCache.cpp's);
+// attention is LowerSdpa.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,84 +164,17 @@ struct LowerSplitHeads : F32Pattern<SplitHeadsOp> {
 // mha.cache_append
 //===----------------------------------------------------------------------===//
 
-/// An `scf.for` over the sequences that inserts each one's new rows into the
-/// cache at its own length (`tensor.insert_slice` at a dynamic offset),
-/// carrying the cache: bufferized, every insert writes the cache's buffer in
-/// place. A sequence whose rows do not fit (length < 0 or length + T > C) is
-/// skipped (`scf.if`), so that a wrong length never writes outside the
-/// cache; the tools check the lengths before a call and say so.
+/// The loop over the sequences that every cache append shares
+/// (buildCacheAppendLoop); the tools check the lengths before a call and
+/// say so where a sequence has no room.
 struct LowerCacheAppend : F32Pattern<CacheAppendOp> {
   using F32Pattern::F32Pattern;
 
   Value lower(CacheAppendOp op, OpAdaptor adaptor,
               LinalgBuilder &b) const override {
-    OpBuilder &builder = b.builder;
-    Location loc = b.loc;
-    Value update = adaptor.getUpdate(), cache = adaptor.getCache(),
-          lengths = adaptor.getLengths();
-    auto cacheType = cast<RankedTensorType>(cache.getType());
-    int64_t heads = cacheType.getDimSize(1), width = cacheType.getDimSize(3);
-    Value batch = getValueOrCreateConstantIndexOp(
-        builder, loc,
-        getKnownSize(builder, loc, {{cache, 0}, {update, 0}, {lengths, 0}}));
-    OpFoldResult rows = b.dim(update, 2);
-    // C - T in i64: the largest length after which the rows still fit.
-    Type i64 = builder.getI64Type();
-    auto asI64 = [&](OpFoldResult size) -> Value {
-      Value index = getValueOrCreateConstantIndexOp(builder, loc, size);
-      return arith::IndexCastOp::create(builder, loc, i64, index);
-    };
-    Value room = arith::SubIOp::create(builder, loc, asI64(b.dim(cache, 2)),
-                                       asI64(rows));
-    Value zeroI64 = arith::ConstantIntOp::create(builder, loc, i64, 0);
-    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
-    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-    SmallVector<OpFoldResult> sizes = {builder.getIndexAttr(1),
-                                       builder.getIndexAttr(heads), rows,
-                                       builder.getIndexAttr(width)};
-    SmallVector<OpFoldResult> strides(4, builder.getIndexAttr(1));
-    auto loop = scf::ForOp::create(
-        builder, loc, zero, batch, one, ValueRange{cache},
-        [&](OpBuilder &nb, Location nloc, Value seq, ValueRange carried) {
-          Value length =
-              tensor::ExtractOp::create(nb, nloc, lengths, ValueRange{seq});
-          Value notNegative = arith::CmpIOp::create(
-              nb, nloc, arith::CmpIPredicate::sge, length, zeroI64);
-          Value fits = arith::CmpIOp::create(
-              nb, nloc, arith::CmpIPredicate::sle, length, room);
-          Value ok = arith::AndIOp::create(nb, nloc, notNegative, fits);
-          auto ifOp = scf::IfOp::create(
-              nb, nloc, ok,
-              [&](OpBuilder &tb, Location tloc) {
-                Value offset = arith::IndexCastOp::create(
-                    tb, tloc, tb.getIndexType(), length);
-                OpFoldResult zeroAttr = tb.getIndexAttr(0);
-                Value rowsOfSeq = tensor::ExtractSliceOp::create(
-                    tb, tloc, update,
-                    ArrayRef<OpFoldResult>{seq, zeroAttr, zeroAttr, zeroAttr},
-                    sizes, strides);
-                // A linalg.copy into the cache's slice, not the bare
-                // insert_slice: mha-vectorize makes it whole-row vector
-                // reads and writes, where the insert_slice bufferized to a
-                // memref.copy that became scalar loops. The slice is
-                // written back where it was taken, in place.
-                SmallVector<OpFoldResult> at = {seq, zeroAttr, offset,
-                                                zeroAttr};
-                Value target = tensor::ExtractSliceOp::create(
-                    tb, tloc, carried[0], at, sizes, strides);
-                Value copied =
-                    linalg::CopyOp::create(tb, tloc, rowsOfSeq, target)
-                        .getResult(0);
-                Value written = tensor::InsertSliceOp::create(
-                    tb, tloc, copied, carried[0], at, sizes, strides);
-                scf::YieldOp::create(tb, tloc, written);
-              },
-              [&](OpBuilder &eb, Location eloc) {
-                scf::YieldOp::create(eb, eloc, carried[0]);
-              });
-          scf::YieldOp::create(nb, nloc, ifOp.getResult(0));
-        });
-    return loop.getResult(0);
+    return buildCacheAppendLoop(b.builder, b.loc, adaptor.getLengths(),
+                                adaptor.getUpdate(), adaptor.getCache())
+        .front();
   }
 };
 
@@ -338,4 +272,5 @@ void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
   populateSdpaToLinalgPatterns(patterns);
   populateRopeAndNormToLinalgPatterns(patterns);
   populateAttentionWeightsToLinalgPatterns(patterns);
+  populateQuantizedCacheToLinalgPatterns(patterns);
 }

@@ -1,0 +1,203 @@
+//===- LowerQuantizedCache.cpp - int8 caches to linalg on tensors ---------===//
+//
+// mha.cache_append_quantized becomes two generics over the new rows (each
+// row's scale, max|x| / 127, then its codes) and the loop over the sequences
+// that every cache append shares, here with two caches: the codes and the
+// scales. mha.dequantize becomes one elementwise generic; the fused
+// attention never reaches it (it reads the codes and scales per key block).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/attention/AttentionMath.h"
+#include "compiler/lowering/LinalgBuilder.h"
+#include "compiler/lowering/QuantizedCache.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::mha;
+
+Value mlir::mha::buildDequantizedElement(OpBuilder &builder, Location loc,
+                                         Value code, Value scale) {
+  Value wide =
+      arith::SIToFPOp::create(builder, loc, builder.getF32Type(), code);
+  return arith::MulFOp::create(builder, loc, wide, scale);
+}
+
+Value mlir::mha::buildQuantizedCode(OpBuilder &builder, Location loc, Value x,
+                                    Value scale) {
+  Type f32 = builder.getF32Type();
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(builder, loc, f32,
+                                     builder.getF32FloatAttr(value));
+  };
+  // A row of zeros has scale 0: its codes are 0, not 0/0.
+  Value zero = constant(0.0);
+  Value isZero = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
+                                       scale, zero);
+  Value quotient = arith::DivFOp::create(builder, loc, x, scale);
+  Value rounded = math::RoundEvenOp::create(builder, loc, quotient);
+  Value clamped = arith::MaximumFOp::create(
+      builder, loc,
+      arith::MinimumFOp::create(builder, loc, rounded,
+                                constant(kInt8CacheMaxCode)),
+      constant(-kInt8CacheMaxCode));
+  Value code = arith::SelectOp::create(builder, loc, isZero, zero, clamped);
+  return arith::FPToSIOp::create(builder, loc, builder.getI8Type(), code);
+}
+
+SmallVector<Value> mlir::mha::buildCacheAppendLoop(OpBuilder &builder,
+                                                   Location loc, Value lengths,
+                                                   ValueRange updates,
+                                                   ValueRange caches) {
+  assert(!updates.empty() && updates.size() == caches.size() &&
+         "expects one update per cache");
+  Value update = updates.front(), cache = caches.front();
+  Value batch = getValueOrCreateConstantIndexOp(
+      builder, loc,
+      getKnownSize(builder, loc, {{cache, 0}, {update, 0}, {lengths, 0}}));
+  OpFoldResult rows = tensor::getMixedSize(builder, loc, update, 2);
+  // C - T in i64: the largest length after which the rows still fit.
+  Type i64 = builder.getI64Type();
+  auto asI64 = [&](OpFoldResult size) -> Value {
+    Value index = getValueOrCreateConstantIndexOp(builder, loc, size);
+    return arith::IndexCastOp::create(builder, loc, i64, index);
+  };
+  Value room = arith::SubIOp::create(
+      builder, loc, asI64(tensor::getMixedSize(builder, loc, cache, 2)),
+      asI64(rows));
+  Value zeroI64 = arith::ConstantIntOp::create(builder, loc, i64, 0);
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  auto loop = scf::ForOp::create(
+      builder, loc, zero, batch, one, caches,
+      [&](OpBuilder &nb, Location nloc, Value seq, ValueRange carried) {
+        Value length =
+            tensor::ExtractOp::create(nb, nloc, lengths, ValueRange{seq});
+        Value notNegative = arith::CmpIOp::create(
+            nb, nloc, arith::CmpIPredicate::sge, length, zeroI64);
+        Value fits = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sle,
+                                           length, room);
+        Value ok = arith::AndIOp::create(nb, nloc, notNegative, fits);
+        auto ifOp = scf::IfOp::create(
+            nb, nloc, ok,
+            [&](OpBuilder &tb, Location tloc) {
+              Value offset = arith::IndexCastOp::create(
+                  tb, tloc, tb.getIndexType(), length);
+              SmallVector<Value> written;
+              for (auto [rowsOf, into] : llvm::zip_equal(updates, carried)) {
+                // [1, Hkv, T, (d)] of sequence `seq`, at (seq, 0, length,
+                // (0)) in the cache.
+                int64_t rank = cast<RankedTensorType>(into.getType()).getRank();
+                OpFoldResult zeroAttr = tb.getIndexAttr(0);
+                SmallVector<OpFoldResult> from(rank, zeroAttr),
+                    at(rank, zeroAttr);
+                from[0] = at[0] = seq;
+                at[2] = offset;
+                SmallVector<OpFoldResult> sizes =
+                    tensor::getMixedSizes(tb, tloc, rowsOf);
+                sizes[0] = tb.getIndexAttr(1);
+                sizes[2] = rows;
+                SmallVector<OpFoldResult> strides(rank, tb.getIndexAttr(1));
+                Value rowsOfSeq = tensor::ExtractSliceOp::create(
+                    tb, tloc, rowsOf, from, sizes, strides);
+                // A linalg.copy into the cache's slice, not the bare
+                // insert_slice: mha-vectorize makes it whole-row vector
+                // reads and writes, where the insert_slice bufferized to a
+                // memref.copy that became scalar loops. The slice is
+                // written back where it was taken, in place.
+                Value target = tensor::ExtractSliceOp::create(
+                    tb, tloc, into, at, sizes, strides);
+                Value copied =
+                    linalg::CopyOp::create(tb, tloc, rowsOfSeq, target)
+                        .getResult(0);
+                written.push_back(tensor::InsertSliceOp::create(
+                    tb, tloc, copied, into, at, sizes, strides));
+              }
+              scf::YieldOp::create(tb, tloc, written);
+            },
+            [&](OpBuilder &eb, Location eloc) {
+              scf::YieldOp::create(eb, eloc, carried);
+            });
+        scf::YieldOp::create(nb, nloc, ifOp.getResults());
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+namespace {
+/// Each new row's scale, then its codes, appended by the sequences' loop.
+struct LowerCacheAppendQuantized : OpConversionPattern<CacheAppendQuantizedOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CacheAppendQuantizedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    LinalgBuilder b(rewriter, op.getLoc());
+    Value update = adaptor.getUpdate();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, op.getLoc(), update); // [B, Hkv, T, d]
+    SmallVector<OpFoldResult> rowSizes(ArrayRef(sizes).take_front(3));
+    // (batch, head, token, feature)
+    SmallVector<utils::IteratorType> reduceRow = {kParallel, kParallel,
+                                                  kParallel, kReduction};
+    SmallVector<utils::IteratorType> elementwise(4, kParallel);
+    AffineMap all = b.map(4, {0, 1, 2, 3}), row = b.map(4, {0, 1, 2});
+    Value maxAbs = b.generic(
+        update, b.zeros(rowSizes), {all, row}, reduceRow,
+        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          Value magnitude = math::AbsFOp::create(nb, nloc, args[0]);
+          return arith::MaximumFOp::create(nb, nloc, args[1], magnitude);
+        });
+    Value scales = b.generic(
+        maxAbs, b.empty(rowSizes), {b.map(3, {0, 1, 2}), b.map(3, {0, 1, 2})},
+        {kParallel, kParallel, kParallel},
+        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          Value divisor = arith::ConstantOp::create(
+              nb, nloc, nb.getF32Type(), nb.getF32FloatAttr(kInt8CacheMaxCode));
+          return arith::DivFOp::create(nb, nloc, args[0], divisor);
+        });
+    Value codes = b.generic(
+        ValueRange{update, scales}, b.empty(sizes, rewriter.getI8Type()),
+        {all, row, all}, elementwise,
+        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          return buildQuantizedCode(nb, nloc, args[0], args[1]);
+        });
+    SmallVector<Value> appended = buildCacheAppendLoop(
+        rewriter, op.getLoc(), adaptor.getLengths(), ValueRange{codes, scales},
+        ValueRange{adaptor.getCodes(), adaptor.getScales()});
+    rewriter.replaceOp(op, appended);
+    return success();
+  }
+};
+
+/// codes · scale, elementwise.
+struct LowerDequantize : OpConversionPattern<DequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    LinalgBuilder b(rewriter, op.getLoc());
+    Value codes = adaptor.getCodes();
+    Value result = b.generic(
+        ValueRange{codes, adaptor.getScales()},
+        b.empty(tensor::getMixedSizes(rewriter, op.getLoc(), codes)),
+        {b.map(4, {0, 1, 2, 3}), b.map(4, {0, 1, 2}), b.map(4, {0, 1, 2, 3})},
+        SmallVector<utils::IteratorType>(4, kParallel),
+        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          return buildDequantizedElement(nb, nloc, args[0], args[1]);
+        });
+    rewriter.replaceOp(op, b.castTo(result, op.getType()));
+    return success();
+  }
+};
+} // namespace
+
+void mlir::mha::populateQuantizedCacheToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerCacheAppendQuantized, LowerDequantize>(
+      patterns.getContext());
+}
