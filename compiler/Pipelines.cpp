@@ -44,20 +44,19 @@ MhaPipelineOptions::getTileProjectionsOptions() const {
 }
 
 MhaStrategyOptions MhaPipelineOptions::getStrategyOptions() const {
-  CodegenStrategy strategy = deriveCodegenStrategy(target);
+  // What is not set here (0; -1 for the projection tiles) the strategy
+  // takes from the module's target.
   MhaStrategyOptions sizes;
-  sizes.queryTile =
-      queryTile > 0 ? int64_t(queryTile) : strategy.attentionQueryTile;
-  sizes.keyTile = keyTile > 0 ? int64_t(keyTile) : strategy.attentionKeyTile;
+  sizes.queryTile = queryTile;
+  sizes.keyTile = keyTile;
   sizes.keySplits = keySplits;
-  sizes.lanes = strategy.lanes;
-  sizes.registerRows = registerRows > 0 ? int64_t(registerRows) : strategy.rows;
-  sizes.registerCols = registerCols > 0 ? int64_t(registerCols) : strategy.cols;
-  sizes.registerUnroll =
-      registerUnroll > 0 ? int64_t(registerUnroll) : strategy.reductionUnroll;
-  sizes.maxVectorLength = strategy.maxVectorLength;
-  sizes.projectionRowTile = projectionRowTile;
-  sizes.projectionColTile = projectionColTile;
+  sizes.registerRows = registerRows;
+  sizes.registerCols = registerCols;
+  sizes.registerUnroll = registerUnroll;
+  sizes.projectionRowTile =
+      projectionRowTile.hasValue() ? int64_t(projectionRowTile) : -1;
+  sizes.projectionColTile =
+      projectionColTile.hasValue() ? int64_t(projectionColTile) : -1;
   return sizes;
 }
 
@@ -155,7 +154,9 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
     pm.addPass(createMhaWeightLayouts());
   // The projections' contractions become parallel tiles (scf.forall), of
   // the sizes in mha.codegen.
-  if (options.projectionRowTile > 0 || options.projectionColTile > 0) {
+  if (!options.projectionRowTile.hasValue() ||
+      !options.projectionColTile.hasValue() || options.projectionRowTile > 0 ||
+      options.projectionColTile > 0) {
     OpPassManager &tilePm = pm.nest<func::FuncOp>();
     tilePm.addPass(createMhaTileProjections());
     tilePm.addPass(createCanonicalizerPass());
@@ -165,16 +166,21 @@ static void buildTilingAndLinalgPipeline(OpPassManager &pm,
 
 void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
                                          const MhaPipelineOptions &options) {
+  // The target first, where the module has none, and the sizes for it on
+  // each function (mha.codegen): mha-batch-chunks reads its cache bytes
+  // and rows there.
+  MhaSetTargetOptions target;
+  target.cpu = options.cpu;
+  pm.addPass(createMhaSetTarget(target));
+  pm.addPass(createMhaStrategy(options.getStrategyOptions()));
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // The whole layer per chunk of sequences, before it is expanded, so that
   // every pass below sees the chunk's shapes.
-  if (options.batchChunk != 0)
-    funcPm.addPass(createMhaBatchChunks(MhaBatchChunksOptions{
-        options.batchChunk, options.target.l2Bytes,
-        // Each projection of a chunk has 8 row tiles at least.
-        8 * (options.projectionRowTile > 0
-                 ? int64_t(options.projectionRowTile)
-                 : deriveCodegenStrategy(options.target).projectionRowTile)}));
+  if (options.batchChunk != 0) {
+    MhaBatchChunksOptions chunks;
+    chunks.chunk = options.batchChunk;
+    funcPm.addPass(createMhaBatchChunks(chunks));
+  }
   funcPm.addPass(createMhaExpand());
   funcPm.addPass(createCanonicalizerPass());
   // Projections write and read the head layout in place and those of one
@@ -194,10 +200,9 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   // own; the passes below lower those functions too.
   if (options.prepareWeights)
     pm.addPass(createMhaPrepareWeights());
-  // The strategy step: the sizes for the target, recorded on each function,
-  // the layer's and its prepare functions' (mha.codegen: register blocks,
-  // projection tiles), and on each attention (mha.tiles), for the passes
-  // below to read.
+  // The strategy step again, for what exists now: the prepare functions'
+  // mha.codegen and each attention's mha.tiles, for the passes below to
+  // read (the layer's mha.codegen is kept).
   pm.addPass(createMhaStrategy(options.getStrategyOptions()));
   // bf16 projections whose weights were just prepared read them packed in
   // K pairs, for the bf16 dot products (lowered by mha-bf16-dot below).
@@ -217,8 +222,10 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   buildTilingAndLinalgPipeline(pm, options);
 }
 
-void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
-                                        const MhaPipelineOptions &options) {
+/// `mha-to-loops` but for mha-drop-codegen-sizes, which runs after the
+/// last pass that reads the records.
+static void buildLoopsPipeline(OpPassManager &pm,
+                               const MhaPipelineOptions &options) {
   buildMhaToLinalgPipeline(pm, options);
 
   // Static tiles become register-blocked vector code while they are still
@@ -231,9 +238,7 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
     // first, so that mha-vectorize sees only the f32 ops. Their tiles and
     // the register blocks are the function's mha.codegen.
     if (options.getBF16Path() == BF16Path::Amx) {
-      MhaBF16AmxOptions amx;
-      amx.l1Bytes = options.target.l1Bytes;
-      funcPm.addPass(createMhaBF16Amx(amx));
+      funcPm.addPass(createMhaBF16Amx());
     } else if (options.getBF16Path() == BF16Path::Avx512)
       funcPm.addPass(createMhaBF16Dot());
     funcPm.addPass(createMhaVectorize());
@@ -301,18 +306,24 @@ void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
   // registers per instruction: both paths need AVX512_BF16, which has it.
   if (options.getBF16Path() != BF16Path::F32)
     pm.addNestedPass<func::FuncOp>(createMhaBF16PairConversion());
+}
+
+void mlir::mha::buildMhaToLoopsPipeline(OpPassManager &pm,
+                                        const MhaPipelineOptions &options) {
+  buildLoopsPipeline(pm, options);
   // Every pass that reads mha.codegen has run; upstream tools that read
-  // what follows do not know the attribute.
+  // what follows do not know the attributes.
   pm.addPass(createMhaDropCodegenSizes());
 }
 
 void mlir::mha::buildMhaToLLVMPipeline(OpPassManager &pm,
                                        const MhaPipelineOptions &options) {
-  buildMhaToLoopsPipeline(pm, options);
+  buildLoopsPipeline(pm, options);
 
   // Register blocks' loops compiled apart from the layer's other values.
   if (options.vectorize && options.outlineRegisterBlocks)
     pm.addPass(createMhaOutlineRegisterBlocks());
+  pm.addPass(createMhaDropCodegenSizes());
   pm.addNestedPass<func::FuncOp>(createMhaEmitCInterface());
   // Vector transfers of 2-D blocks become unrolled rows of 1-D loads and
   // stores while the memrefs are still memrefs.

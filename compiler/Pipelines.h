@@ -122,16 +122,22 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "extra arguments"),
       llvm::cl::init(false)};
   /// Rows per parallel tile of the projections (`mha-tile-projections`);
-  /// 0 with projection-col-tile=0 leaves the projections sequential.
+  /// 0 with projection-col-tile=0 leaves the projections sequential. Where
+  /// it is not set, the target's (mha-strategy); the default shown is that
+  /// of the default description (an AVX-512 core).
   Option<int64_t> projectionRowTile{
       *this, "projection-row-tile",
-      llvm::cl::desc("Rows per parallel tile of the projections (0: all)"),
-      llvm::cl::init(hostCodegenStrategy().projectionRowTile)};
+      llvm::cl::desc("Rows per parallel tile of the projections (0: all; "
+                     "default: the target's)"),
+      llvm::cl::init(
+          deriveCodegenStrategy(TargetDescription()).projectionRowTile)};
   /// Columns per parallel tile of the projections.
   Option<int64_t> projectionColTile{
       *this, "projection-col-tile",
-      llvm::cl::desc("Columns per parallel tile of the projections (0: all)"),
-      llvm::cl::init(hostCodegenStrategy().projectionColTile)};
+      llvm::cl::desc("Columns per parallel tile of the projections (0: all; "
+                     "default: the target's)"),
+      llvm::cl::init(
+          deriveCodegenStrategy(TargetDescription()).projectionColTile)};
   /// Rows and columns of a contraction's register block (`mha-vectorize`);
   /// 0 takes them from the target (deriveCodegenStrategy).
   Option<int64_t> registerRows{
@@ -263,19 +269,17 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
   /// or vectorize.
   BF16Path getBF16Path() const;
 
-  /// The options of `mha-strategy`: the rule of deriveCodegenStrategy for
-  /// `target`, with the tiles, register blocks and key splits where they
-  /// are set; and the options of `mha-tile-attention` and
-  /// `mha-tile-projections`.
+  /// The options of `mha-strategy`: the tiles, register blocks and key
+  /// splits that are set (the others left to the module's target); and
+  /// the options of `mha-tile-attention` and `mha-tile-projections`.
   MhaStrategyOptions getStrategyOptions() const;
   MhaTileAttentionOptions getTileAttentionOptions() const;
   MhaTileProjectionsOptions getTileProjectionsOptions() const;
 
-  /// The CPU the code is compiled for: the host (the JIT's), or the
-  /// `--cpu` of mha-compile, which sets it (and the projection tiles that
-  /// its command line leaves at their defaults) before it builds the
-  /// pipeline.
-  TargetDescription target = TargetDescription::host();
+  /// The CPU the code is compiled for where the module carries no
+  /// `mha.target`: `mha-set-target`'s `cpu`, which the pipelines run
+  /// first. "host" (the JIT's) unless mha-compile's `--cpu` names another.
+  std::string cpu = "host";
 
   /// Checks every numeric option against its range (compiler/OptionRanges.h):
   /// batch-chunk in [-1, 2^20], query-tile and key-tile in [0, 4096],

@@ -49,7 +49,18 @@ def Mha_CodegenSizesAttr : AttrDef<Mha_Dialect, "CodegenSizes"> {
     - `max_vector_length`: the longest vector along the last loop of any
       other op, 1 to 4096;
     - `projection_rows`, `projection_cols`: the projections' parallel
-      tile, 0 (the whole dimension) to 4096.
+      tile, 0 (the whole dimension) to 4096;
+
+    and the sizes of single passes, each 0 where not recorded (the pass
+    then takes its option's default):
+
+    - `chunk_bytes`, `chunk_rows`: `mha-batch-chunks`' `cache-bytes` and
+      `min-rows`;
+    - `amx_rows`, `amx_k_chunk`, `l1_bytes`: `mha-bf16-amx`'s `row-tile`
+      (a multiple of 16), `k-chunk` and `l1-bytes`;
+    - `bf16_lanes`: f32 lanes of `mha-bf16-dot`'s vectors, 4, 8 or 16;
+    - `stack_bytes`: `mha-stack-scratch`'s `max-bytes`;
+    - `outline_steps`: `mha-outline-register-blocks`' `min-steps`.
 
     ```mlir
     func.func @layer(...) attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = 128>}
@@ -58,9 +69,56 @@ def Mha_CodegenSizesAttr : AttrDef<Mha_Dialect, "CodegenSizes"> {
   let parameters = (ins "int64_t":$lanes, "int64_t":$register_rows,
                         "int64_t":$register_cols, "int64_t":$register_unroll,
                         "int64_t":$max_vector_length,
-                        "int64_t":$projection_rows, "int64_t":$projection_cols);
+                        "int64_t":$projection_rows, "int64_t":$projection_cols,
+                        DefaultValuedParameter<"int64_t", "0">:$chunk_bytes,
+                        DefaultValuedParameter<"int64_t", "0">:$chunk_rows,
+                        DefaultValuedParameter<"int64_t", "0">:$amx_rows,
+                        DefaultValuedParameter<"int64_t", "0">:$amx_k_chunk,
+                        DefaultValuedParameter<"int64_t", "0">:$l1_bytes,
+                        DefaultValuedParameter<"int64_t", "0">:$bf16_lanes,
+                        DefaultValuedParameter<"int64_t", "0">:$stack_bytes,
+                        DefaultValuedParameter<"int64_t", "0">:$outline_steps);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def Mha_TargetAttr : AttrDef<Mha_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "The CPU a module is compiled for";
+  let description = [{
+    What the code generation needs to know of the CPU the module is
+    compiled for, recorded on the module as `mha.target` by
+    `mha-set-target` (the named pipelines run it first) and read by one
+    pass, `mha-strategy`, which turns it into the sizes of
+    `#mha.codegen_sizes` and `#mha.attention_tiles`:
+
+    - `cpu`: LLVM's name of the CPU (`"sapphirerapids"`), or `""`;
+    - `features`: the target features that change the code, LLVM's names,
+      each at most once: `"avx2"`, `"fma"`, `"avx512f"`, `"avx512bf16"`,
+      `"amx-tile"`, `"amx-bf16"` (`avx512bf16` needs `avx512f`, `amx-bf16`
+      needs `amx-tile`);
+    - `vector_bits`: the widest float vector register, 128, 256 or 512
+      (512 with `avx512f` and only then);
+    - `vector_registers`: 8 to 32 (32 with `avx512f`);
+    - `l1_bytes`, `l2_bytes`: one core's data caches, 1 KiB to 1 GiB, the
+      L2 at least the L1; `l3_bytes`: the shared cache, 0 when unknown;
+    - `cores`: 0 when unknown.
+
+    ```mlir
+    module attributes {mha.target = #mha.target<cpu = "haswell", features = ["avx2", "fma"], vector_bits = 256, vector_registers = 16, l1_bytes = 32768, l2_bytes = 262144, l3_bytes = 0, cores = 0>} {...}
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"LLVM's CPU name">:$cpu,
+                        "::mlir::ArrayAttr":$features,
+                        "int64_t":$vector_bits, "int64_t":$vector_registers,
+                        "int64_t":$l1_bytes, "int64_t":$l2_bytes,
+                        "int64_t":$l3_bytes, "int64_t":$cores);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether `features` holds `name`.
+    bool hasFeature(::llvm::StringRef name) const;
+  }];
 }
 
 #endif // MHA_ATTRIBUTES_TD

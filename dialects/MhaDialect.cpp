@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -123,6 +124,14 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
                              << " to be an #mha.codegen_sizes, got " << value;
     return success();
   }
+  if (name == TargetAttrHelper::getNameStr()) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "expects " << name << " on a module";
+    if (!isa<TargetAttr>(value))
+      return op->emitError()
+             << "expects " << name << " to be an #mha.target, got " << value;
+    return success();
+  }
   if (name == NameAttrHelper::getNameStr())
     return op->emitError() << "expects " << name
                            << " on a function argument, not an operation";
@@ -156,11 +165,42 @@ AttentionTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    kMaxAttentionKeySplits);
 }
 
-// The ranges of the pipeline options that set them (compiler/Pipelines.h).
+/// Fails unless `value` is 0 (not recorded) or in [min, max].
+static LogicalResult checkRecorded(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef name, int64_t value, int64_t min,
+                                   int64_t max) {
+  if (value == 0)
+    return success();
+  return checkSize(emitError, name, value, min, max);
+}
+
+// The ranges of the pipeline options that set them (compiler/Pipelines.h);
+// the single passes' sizes are 0 where the record has none.
 LogicalResult CodegenSizesAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t lanes,
     int64_t registerRows, int64_t registerCols, int64_t registerUnroll,
-    int64_t maxVectorLength, int64_t projectionRows, int64_t projectionCols) {
+    int64_t maxVectorLength, int64_t projectionRows, int64_t projectionCols,
+    int64_t chunkBytes, int64_t chunkRows, int64_t amxRows, int64_t amxKChunk,
+    int64_t l1Bytes, int64_t bf16Lanes, int64_t stackBytes,
+    int64_t outlineSteps) {
+  constexpr int64_t kGiB = int64_t(1) << 30;
+  if (failed(checkRecorded(emitError, "chunk_bytes", chunkBytes, 1, kGiB)) ||
+      failed(checkRecorded(emitError, "chunk_rows", chunkRows, 1,
+                           int64_t(1) << 20)) ||
+      failed(checkRecorded(emitError, "amx_rows", amxRows, 16,
+                           kMaxAttentionTile)) ||
+      failed(checkRecorded(emitError, "amx_k_chunk", amxKChunk, 1, 64)) ||
+      failed(checkRecorded(emitError, "l1_bytes", l1Bytes, 1024, kGiB)) ||
+      failed(checkRecorded(emitError, "stack_bytes", stackBytes, 1, kGiB)) ||
+      failed(checkRecorded(emitError, "outline_steps", outlineSteps, 1,
+                           int64_t(1) << 20)))
+    return failure();
+  if (amxRows % 16 != 0)
+    return emitError() << "expects amx_rows to be a multiple of 16, got "
+                       << amxRows;
+  if (!llvm::is_contained({0, 4, 8, 16}, bf16Lanes))
+    return emitError() << "expects bf16_lanes to be 4, 8 or 16, got "
+                       << bf16Lanes;
   return success(
       succeeded(checkSize(emitError, "lanes", lanes, 1, kMaxRegisterBlock)) &&
       succeeded(checkSize(emitError, "register_rows", registerRows, 1,
@@ -175,4 +215,60 @@ LogicalResult CodegenSizesAttr::verify(
                           kMaxAttentionTile)) &&
       succeeded(checkSize(emitError, "projection_cols", projectionCols, 0,
                           kMaxAttentionTile)));
+}
+
+bool TargetAttr::hasFeature(StringRef name) const {
+  return llvm::any_of(getFeatures(), [&](Attribute feature) {
+    return cast<StringAttr>(feature).getValue() == name;
+  });
+}
+
+// What mha-strategy reads must be consistent, or its sizes would be for a
+// CPU that does not exist (32 zmm registers of 256 bits).
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef cpu, ArrayAttr features,
+                                 int64_t vectorBits, int64_t vectorRegisters,
+                                 int64_t l1Bytes, int64_t l2Bytes,
+                                 int64_t l3Bytes, int64_t cores) {
+  static constexpr StringLiteral kFeatures[] = {
+      "avx2", "fma", "avx512f", "avx512bf16", "amx-tile", "amx-bf16"};
+  llvm::SmallDenseSet<StringRef> seen;
+  for (Attribute feature : features) {
+    auto name = dyn_cast<StringAttr>(feature);
+    if (!name)
+      return emitError() << "expects the features to be strings, got "
+                         << feature;
+    if (!llvm::is_contained(kFeatures, name.getValue()))
+      return emitError() << "unknown feature " << name << " (known: "
+                         << llvm::join(std::begin(kFeatures),
+                                       std::end(kFeatures), ", ")
+                         << ")";
+    if (!seen.insert(name.getValue()).second)
+      return emitError() << "expects each feature once, got " << name
+                         << " twice";
+  }
+  bool avx512 = seen.contains("avx512f");
+  if (seen.contains("avx512bf16") && !avx512)
+    return emitError() << "expects avx512f with avx512bf16";
+  if (seen.contains("amx-bf16") && !seen.contains("amx-tile"))
+    return emitError() << "expects amx-tile with amx-bf16";
+  if (!llvm::is_contained({128, 256, 512}, vectorBits))
+    return emitError() << "expects vector_bits to be 128, 256 or 512, got "
+                       << vectorBits;
+  if (avx512 != (vectorBits == 512))
+    return emitError() << "expects vector_bits = 512 exactly with avx512f, "
+                          "got "
+                       << vectorBits;
+  if (failed(checkSize(emitError, "vector_registers", vectorRegisters, 8, 32)))
+    return failure();
+  if (avx512 && vectorRegisters != 32)
+    return emitError() << "expects 32 vector_registers with avx512f, got "
+                       << vectorRegisters;
+  constexpr int64_t kGiB = int64_t(1) << 30;
+  if (failed(checkSize(emitError, "l1_bytes", l1Bytes, 1024, kGiB)) ||
+      failed(checkSize(emitError, "l2_bytes", l2Bytes, l1Bytes, kGiB)) ||
+      failed(checkSize(emitError, "l3_bytes", l3Bytes, 0, 64 * kGiB)) ||
+      failed(checkSize(emitError, "cores", cores, 0, 1 << 16)))
+    return failure();
+  return success();
 }

@@ -63,7 +63,9 @@ def Mha_Dialect : Dialect {
   //   read by `mha-tile-attention` and mha.sdpa's `TilingInterface`;
   // - `mha.codegen`, an `#mha.codegen_sizes` on a function: the register
   //   blocks and projection tiles of its code, chosen by
-  //   `mha-strategy`, read by the code generation passes.
+  //   `mha-strategy`, read by the code generation passes;
+  // - `mha.target`, an `#mha.target` on a module: the CPU it is compiled
+  //   for, set by `mha-set-target`, read by `mha-strategy` alone.
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$projection,
     "::mlir::UnitAttr":$register_block,
@@ -75,10 +77,12 @@ def Mha_Dialect : Dialect {
     "::mlir::ArrayAttr":$prepare_functions,
     "::mlir::StringAttr":$name,
     "::mlir::mha::AttentionTilesAttr":$tiles,
-    "::mlir::mha::CodegenSizesAttr":$codegen
+    "::mlir::mha::CodegenSizesAttr":$codegen,
+    "::mlir::mha::TargetAttr":$target
   );
   let hasOperationAttrVerify = 1;
-  // `#mha.attention_tiles<...>`, `#mha.codegen_sizes<...>` (MhaAttributes.td).
+  // `#mha.attention_tiles<...>`, `#mha.codegen_sizes<...>`, `#mha.target<...>`
+  // (MhaAttributes.td).
   let useDefaultAttributePrinterParser = 1;
 }
 

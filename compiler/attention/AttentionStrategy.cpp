@@ -80,6 +80,5 @@ AttentionTilesAttr mlir::mha::getAttentionTiles(SdpaOp op) {
   if (AttentionTilesAttr tiles =
           MhaDialect::TilesAttrHelper(op.getContext()).getAttr(op))
     return tiles;
-  return chooseAttentionTiles(op, AttentionTileRequest(),
-                              TargetDescription::host());
+  return chooseAttentionTiles(op, AttentionTileRequest(), TargetDescription());
 }

@@ -52,7 +52,8 @@ AttentionTilesAttr chooseAttentionTiles(SdpaOp op,
                                         const TargetDescription &target);
 
 /// The tiles recorded on `op` (`mha.tiles`), else those the strategy
-/// chooses for the host with the default request.
+/// chooses for the default description (an AVX-512 core, never this
+/// machine's) with the default request.
 AttentionTilesAttr getAttentionTiles(SdpaOp op);
 
 } // namespace mha

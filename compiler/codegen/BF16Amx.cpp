@@ -393,16 +393,28 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
   using MhaBF16AmxBase::MhaBF16AmxBase;
 
   void runOnOperation() override {
+    // Each size: the option where set, else the record (mha-strategy),
+    // else the sizes of one Sapphire Rapids core.
+    CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation());
+    auto pick = [](int64_t option, int64_t recorded, int64_t fallback) {
+      if (option != 0)
+        return option;
+      return recorded > 0 ? recorded : fallback;
+    };
+    int64_t rowTile = pick(this->rowTile, sizes ? sizes.getAmxRows() : 0, 64);
+    int64_t kChunk = pick(this->kChunk, sizes ? sizes.getAmxKChunk() : 0, 16);
+    int64_t l1Bytes =
+        pick(this->l1Bytes, sizes ? sizes.getL1Bytes() : 0, 48 * 1024);
     if (rowTile < kAmxTile || rowTile % kAmxTile != 0 || colTile < 1 ||
         kChunk < 1) {
       getOperation().emitError()
           << "mha-bf16-amx expects a row-tile that is a multiple of 16, "
              "col-tile >= 1 and k-chunk >= 1, got row-tile="
-          << int64_t(rowTile) << " col-tile=" << int64_t(colTile)
-          << " k-chunk=" << int64_t(kChunk);
+          << rowTile << " col-tile=" << int64_t(colTile)
+          << " k-chunk=" << kChunk;
       return signalPassFailure();
     }
-    // The columns recorded; the rows stay the option's whole 16s.
+    // The columns recorded; the rows stay whole 16s (amx_rows).
     int64_t colTile =
         getBF16Tiles(getOperation(), rowTile, this->colTile).second;
     replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,

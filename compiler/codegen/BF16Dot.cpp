@@ -209,21 +209,19 @@ void mlir::mha::replaceBF16Projections(
 }
 
 namespace {
-/// f32 lanes of one vector (a zmm register). A block is two vectors wide
-/// (32 columns), or one where the columns (per tileLoop.head) are an odd number
-/// of vectors.
-constexpr int64_t kLanes = 16;
-
+/// A block is two vectors of `lanes` f32 lanes wide (16 in a zmm
+/// register: 32 columns), or one where the columns (per tileLoop.head) are
+/// an odd number of vectors.
 class KernelBuilder {
 public:
   KernelBuilder(ImplicitLocOpBuilder &b, BF16Projection p, int64_t rowTile,
-                int64_t colTile, int64_t blockRows)
-      : b(b), p(p), rowTile(rowTile), blockRows(blockRows), pairs(p.pairs),
-        headColumns(p.headColumns) {
-    vectors = headColumns % (2 * kLanes) == 0 ? 2 : 1;
-    tileColumns = bf16ColumnTile(headColumns, colTile, vectors * kLanes);
-    f32Vector = VectorType::get({kLanes}, b.getF32Type());
-    bf16Vector = VectorType::get({2 * kLanes}, b.getBF16Type());
+                int64_t colTile, int64_t blockRows, int64_t lanes)
+      : b(b), p(p), rowTile(rowTile), blockRows(blockRows), lanes(lanes),
+        pairs(p.pairs), headColumns(p.headColumns) {
+    vectors = headColumns % (2 * lanes) == 0 ? 2 : 1;
+    tileColumns = bf16ColumnTile(headColumns, colTile, vectors * lanes);
+    f32Vector = VectorType::get({lanes}, b.getF32Type());
+    bf16Vector = VectorType::get({2 * lanes}, b.getBF16Type());
   }
 
   Value build() {
@@ -270,7 +268,7 @@ private:
   /// The blocks of `count` rows from tile row `row` across the tile.
   Value columnLoop(Value row, int64_t count, Value tile) {
     auto loop = scf::ForOp::create(b, index(0), index(tileColumns),
-                                   index(vectors * kLanes), ValueRange{tile});
+                                   index(vectors * lanes), ValueRange{tile});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value next =
@@ -301,7 +299,7 @@ private:
   Value block(Value row, Value column, int64_t count, Value tile) {
     SmallVector<Value> columnsOf;
     for (int64_t v = 0; v < vectors; ++v)
-      columnsOf.push_back(arith::AddIOp::create(b, column, index(v * kLanes)));
+      columnsOf.push_back(arith::AddIOp::create(b, column, index(v * lanes)));
     // The accumulators start at the bias of their columns (or the fill).
     SmallVector<Value> inits;
     for (int64_t v = 0; v < vectors; ++v) {
@@ -338,7 +336,7 @@ private:
       Value k = arith::MulIOp::create(b, kk, index(2));
       auto pairType = VectorType::get({2}, b.getBF16Type());
       auto oneI32 = VectorType::get({1}, b.getI32Type());
-      auto i32Vector = VectorType::get({kLanes}, b.getI32Type());
+      auto i32Vector = VectorType::get({lanes}, b.getI32Type());
       SmallVector<Value> next;
       for (int64_t r = 0; r < count; ++r) {
         Value pair =
@@ -367,7 +365,7 @@ private:
 
   ImplicitLocOpBuilder &b;
   BF16Projection p;
-  int64_t rowTile, blockRows;
+  int64_t rowTile, blockRows, lanes;
   int64_t pairs, headColumns, tileColumns, vectors;
   VectorType f32Vector, bf16Vector;
   /// The tile loop, set by build().
@@ -386,12 +384,26 @@ struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {
           << " rows=" << int64_t(rows);
       return signalPassFailure();
     }
+    // The lanes: the option where set, else the record (mha-strategy),
+    // else a zmm register's 16.
+    int64_t vectorLanes = lanes;
+    if (vectorLanes == 0) {
+      CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation());
+      vectorLanes =
+          sizes && sizes.getBf16Lanes() > 0 ? sizes.getBf16Lanes() : 16;
+    }
+    if (!llvm::is_contained({4, 8, 16}, vectorLanes)) {
+      getOperation().emitError()
+          << "mha-bf16-dot expects lanes 4, 8 or 16, got " << vectorLanes;
+      return signalPassFailure();
+    }
     int64_t rowTile, colTile;
     std::tie(rowTile, colTile) =
         getBF16Tiles(getOperation(), this->rowTile, this->colTile);
     replaceBF16Projections(getOperation(), [&](ImplicitLocOpBuilder &b,
                                                BF16Projection &projection) {
-      return KernelBuilder(b, projection, rowTile, colTile, rows).build();
+      return KernelBuilder(b, projection, rowTile, colTile, rows, vectorLanes)
+          .build();
     });
   }
 };

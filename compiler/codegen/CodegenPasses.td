@@ -34,6 +34,9 @@ def MhaBF16Dot : Pass<"mha-bf16-dot", "func::FuncOp"> {
            "32 that divides the columns, per head)">,
     Option<"rows", "rows", "int64_t", /*default=*/"8",
            "Rows of a register block (2 accumulators each)">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"0",
+           "f32 lanes of a vector: 4, 8 or 16 (0: mha.codegen's "
+           "bf16_lanes, else 16)">,
   ];
   let dependentDialects = [
     "arith::ArithDialect",
@@ -62,21 +65,23 @@ def MhaBF16Amx : Pass<"mha-bf16-amx", "func::FuncOp"> {
     amx-bf16, and the process the kernel's permission for the tile data.
   }];
   let options = [
-    Option<"rowTile", "row-tile", "int64_t", /*default=*/"64",
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"0",
            "Rows (tokens) of the result per parallel tile (a multiple of "
            "16); 4 times as many (at most the tokens, in blocks of 32) "
-           "where a column block's weight panel fits in L1 (l1-bytes)">,
+           "where a column block's weight panel fits in L1 (l1-bytes) (0: "
+           "mha.codegen's amx_rows, else 64)">,
     Option<"colTile", "col-tile", "int64_t", /*default=*/"128",
            "Columns of the result per parallel tile at most (a multiple of "
            "32 that divides the columns, per head)">,
-    Option<"kChunk", "k-chunk", "int64_t", /*default=*/"16",
+    Option<"kChunk", "k-chunk", "int64_t", /*default=*/"0",
            "Steps of 32 k unrolled between two round trips of the "
-           "accumulators through memory">,
-    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"49152",
+           "accumulators through memory (0: mha.codegen's amx_k_chunk, "
+           "else 16)">,
+    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"0",
            "L1 data cache of one core: a column block's weight panel "
            "(K by 32 columns of bf16) within two thirds of it stays there "
            "for the tile's row blocks, which then take 4 times row-tile "
-           "rows (the pipeline passes its target's)">,
+           "rows (0: mha.codegen's l1_bytes, the target's; else 48 KiB)">,
   ];
   let dependentDialects = [
     "amx::AMXDialect",
@@ -347,8 +352,9 @@ def MhaStackScratch : Pass<"mha-stack-scratch", "func::FuncOp"> {
     or `?`-sized buffers stay on the heap.
   }];
   let options = [
-    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"131072",
-           "Most bytes of scratch per parallel loop put on the stack">,
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"0",
+           "Most bytes of scratch per parallel loop put on the stack (0: "
+           "the function's mha.codegen stack_bytes, else 128 KiB)">,
   ];
   let dependentDialects = ["memref::MemRefDialect"];
 }
@@ -373,15 +379,21 @@ def MhaStrategy : Pass<"mha-strategy", "ModuleOp"> {
     The strategy step, as IREE's lowering-strategy selection sets a
     `translation_info` on each dispatch function and a `lowering_config` on
     its root ops. From the rule in `compiler/codegen/Strategy.h`
-    (docs/pipeline.md, "Sizes from the target") for this machine's CPU,
-    each option that is set taking the place of its size, it records:
+    (docs/pipeline.md, "Sizes from the target") for the module's
+    `mha.target` (`mha-set-target`; a module without one gets the sizes of
+    the default description, an AVX-512 core with 48 KiB of L1 and 2 MiB
+    of L2, never those of the machine it runs on), each option that is set
+    taking the place of its size, it records:
 
     - on each function with a body that has none, `mha.codegen`, an
       `#mha.codegen_sizes`: the register block and the projections'
       parallel tile, which `mha-tile-projections`, `mha-weight-layouts`,
       `mha-bf16-dot`, `mha-bf16-amx`, `mha-vectorize` and
-      `mha-unroll-reductions` read (their own options are the fallback for
-      a function without it);
+      `mha-unroll-reductions` read, and the sizes of `mha-batch-chunks`,
+      `mha-bf16-amx`, `mha-bf16-dot`, `mha-stack-scratch` and
+      `mha-outline-register-blocks` (their own options, where set,
+      override the record; where neither is there they take their
+      defaults);
     - on each `mha.sdpa` that has none, `mha.tiles`, an
       `#mha.attention_tiles<query_tile, key_tile, key_splits>`, which
       `mha-tile-attention` and the op's `TilingInterface` read
@@ -392,8 +404,8 @@ def MhaStrategy : Pass<"mha-strategy", "ModuleOp"> {
       by the number of key blocks, else 1 (top-left causal attention, whose
       queries see only their own prefix, is never split).
 
-    The named pipelines run it once the prepare functions exist, with the
-    sizes for their target (`mha-compile --cpu`). Sizes already recorded
+    The named pipelines run it first (for mha-batch-chunks) and again once
+    the attention is expanded and the prepare functions exist. Sizes already recorded
     (written in a graph, for one function or one attention) are kept.
   }];
   let options = [
@@ -431,13 +443,34 @@ def MhaStrategy : Pass<"mha-strategy", "ModuleOp"> {
   let dependentDialects = ["mha::MhaDialect"];
 }
 
-def MhaDropCodegenSizes : Pass<"mha-drop-codegen-sizes", "ModuleOp"> {
-  let summary = "Remove the mha.codegen records once the code is generated";
+def MhaSetTarget : Pass<"mha-set-target", "ModuleOp"> {
+  let summary = "Record the CPU the module is compiled for (mha.target)";
   let description = [{
-    Removes `mha.codegen` from every function. The named pipelines run it
-    at the end of `mha-to-loops`, after the last pass that reads the
-    record: their output is read by upstream tools (`mlir-runner`,
-    `mlir-translate`) that do not know the mha dialect's attributes.
+    Sets `mha.target`, an `#mha.target` (its features, vector registers,
+    caches and cores), on a module that has none: the CPU LLVM calls
+    `cpu` (`haswell`, `znver4`, `sapphirerapids`: its features from LLVM's
+    x86 target parser, the caches of its family, which LLVM does not know),
+    or by default this machine's (its features, and the caches and cores
+    it reports). A module that has one keeps it. The named pipelines run
+    it first; `mha-strategy` is the one pass that reads the target.
+  }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
+           "LLVM's name of the CPU, or host (this machine's)">,
+  ];
+  let dependentDialects = ["mha::MhaDialect"];
+}
+
+def MhaDropCodegenSizes : Pass<"mha-drop-codegen-sizes", "ModuleOp"> {
+  let summary = "Remove the mha.codegen and mha.target records once the "
+                "code is generated";
+  let description = [{
+    Removes `mha.codegen` from every function and `mha.target` from the
+    module. The named pipelines run it once the last pass that reads the
+    record has run (the end of `mha-to-loops`; in `mha-to-llvm`, after
+    `mha-outline-register-blocks`): their output is read by upstream tools
+    (`mlir-runner`, `mlir-translate`) that do not know the mha dialect's
+    attributes.
   }];
 }
 

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/codegen/Strategy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -67,7 +68,18 @@ struct MhaStackScratchPass
     : mha::impl::MhaStackScratchBase<MhaStackScratchPass> {
   using MhaStackScratchBase::MhaStackScratchBase;
 
+  /// The bound: the option where set, else the record (mha-strategy),
+  /// else 128 KiB.
+  int64_t boundBytes = 0;
+
   void runOnOperation() override {
+    boundBytes = maxBytes;
+    if (boundBytes <= 0) {
+      mha::CodegenSizesAttr sizes =
+          mha::getRecordedCodegenSizes(getOperation());
+      boundBytes = sizes && sizes.getStackBytes() > 0 ? sizes.getStackBytes()
+                                                      : 128 * 1024;
+    }
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) {
       // Outermost parallel loops only: they are the threads' tiles.
@@ -86,7 +98,7 @@ struct MhaStackScratchPass
       if (alloc->getParentOfType<scf::ParallelOp>() != loop)
         return;
       std::optional<int64_t> bytes = staticBytes(alloc.getType());
-      if (!bytes || total + *bytes > maxBytes)
+      if (!bytes || total + *bytes > boundBytes)
         return;
       memref::DeallocOp dealloc = soleDeallocInBlock(alloc);
       if (!dealloc)

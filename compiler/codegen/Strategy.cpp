@@ -13,13 +13,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -29,50 +26,6 @@ namespace mlir::mha {
 #define GEN_PASS_DEF_MHADROPCODEGENSIZES
 #include "compiler/Passes.h.inc"
 } // namespace mlir::mha
-
-namespace {
-/// A cache size from sysconf, or `fallback` where the host reports none
-/// (0 or -1: some kernels and containers do not say).
-int64_t hostCacheBytes(int name, int64_t fallback) {
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-  long bytes = sysconf(name);
-  if (bytes > 0)
-    return bytes;
-#else
-  (void)name;
-#endif
-  return fallback;
-}
-} // namespace
-
-TargetDescription TargetDescription::fromFeatures(
-    llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
-  TargetDescription target;
-  if (hasFeature("avx512f")) {
-    target.vectorBits = 512;
-    target.vectorRegisters = 32;
-  } else if (hasFeature("avx2") || hasFeature("avx")) {
-    target.vectorBits = 256;
-    target.vectorRegisters = 16;
-  } else {
-    target.vectorBits = 128;
-    target.vectorRegisters = 16;
-  }
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-  target.l1Bytes = hostCacheBytes(_SC_LEVEL1_DCACHE_SIZE, target.l1Bytes);
-  target.l2Bytes = hostCacheBytes(_SC_LEVEL2_CACHE_SIZE, target.l2Bytes);
-#endif
-  return target;
-}
-
-const TargetDescription &TargetDescription::host() {
-  static const TargetDescription host = [] {
-    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    return fromFeatures(
-        [&](llvm::StringRef name) { return features.lookup(name); });
-  }();
-  return host;
-}
 
 CodegenStrategy
 mlir::mha::deriveCodegenStrategy(const TargetDescription &target) {
@@ -109,9 +62,36 @@ mlir::mha::deriveCodegenStrategy(const TargetDescription &target) {
   strategy.attentionQueryTile = std::clamp<int64_t>(
       int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(scoreRows, 1)))), 16,
       128);
+  fillPassSizes(strategy, target);
   return strategy;
 }
 
+void mlir::mha::fillPassSizes(CodegenStrategy &strategy,
+                              const TargetDescription &target) {
+  // A chunk of the batch keeps what its stages pass on in one core's L2,
+  // with 8 row tiles of each projection at least.
+  strategy.chunkBytes = target.l2Bytes;
+  // (A projection tile of 0 rows, the whole dimension, counts as the
+  // rule's 8 row blocks.)
+  strategy.chunkRows =
+      8 * (strategy.projectionRowTile > 0 ? strategy.projectionRowTile
+                                          : 8 * strategy.rows);
+  // AMX: 4 A tiles of 16 rows per parallel tile, 16 steps of 32 k between
+  // two round trips of the accumulators through memory.
+  strategy.amxRows = 64;
+  strategy.amxKChunk = 16;
+  strategy.l1Bytes = target.l1Bytes;
+  // vdpbf16ps exists for 4, 8 and 16 f32 lanes.
+  strategy.bf16Lanes = std::clamp<int64_t>(strategy.lanes, 4, 16);
+  // The OpenMP threads' stacks are a few MiB.
+  strategy.stackBytes = 128 * 1024;
+  // A call's cost beside 256 register-block steps is small; attention's
+  // blocks (64 or 128 steps) stay inline.
+  strategy.outlineSteps = 256;
+}
+
+// Only for SdpaTilingInterface.cpp's mha.sdpa_split without a tile size
+// (Strategy.h).
 const CodegenStrategy &mlir::mha::hostCodegenStrategy() {
   static const CodegenStrategy strategy =
       deriveCodegenStrategy(TargetDescription::host());
@@ -124,7 +104,27 @@ mlir::mha::getCodegenSizesAttr(MLIRContext *context,
   return CodegenSizesAttr::get(
       context, strategy.lanes, strategy.rows, strategy.cols,
       strategy.reductionUnroll, strategy.maxVectorLength,
-      strategy.projectionRowTile, strategy.projectionColTile);
+      strategy.projectionRowTile, strategy.projectionColTile,
+      strategy.chunkBytes, strategy.chunkRows, strategy.amxRows,
+      strategy.amxKChunk, strategy.l1Bytes, strategy.bf16Lanes,
+      strategy.stackBytes, strategy.outlineSteps);
+}
+
+std::optional<int64_t> mlir::mha::getRecordedAttentionQueryTile(Operation *op) {
+  MhaDialect::TilesAttrHelper tiles(op->getContext());
+  if (AttentionTilesAttr own = tiles.getAttr(op))
+    return own.getQueryTile();
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    function = op->getParentOfType<FunctionOpInterface>();
+  if (!function)
+    return std::nullopt;
+  std::optional<int64_t> largest;
+  function->walk([&](SdpaOp sdpa) {
+    if (AttentionTilesAttr recorded = tiles.getAttr(sdpa))
+      largest = std::max(largest.value_or(0), recorded.getQueryTile());
+  });
+  return largest;
 }
 
 CodegenSizesAttr mlir::mha::getRecordedCodegenSizes(Operation *op) {
@@ -187,8 +187,11 @@ struct MhaStrategyPass : mha::impl::MhaStrategyBase<MhaStrategyPass> {
           << "mha-strategy: " << llvm::toString(std::move(error));
       return signalPassFailure();
     }
-    // The host's rule, where an option leaves a size to it.
-    const TargetDescription &target = TargetDescription::host();
+    // The rule for the module's target, where an option leaves a size to
+    // it; the default description (never this machine's) without one.
+    TargetDescription target;
+    if (TargetAttr recorded = getModuleTarget(getOperation()))
+      target = TargetDescription::fromAttr(recorded);
     CodegenStrategy strategy = deriveCodegenStrategy(target);
     auto set = [](int64_t option, int64_t &size, int64_t unset) {
       if (option != unset)
@@ -201,6 +204,8 @@ struct MhaStrategyPass : mha::impl::MhaStrategyBase<MhaStrategyPass> {
     set(maxVectorLength, strategy.maxVectorLength, 0);
     set(projectionRowTile, strategy.projectionRowTile, -1);
     set(projectionColTile, strategy.projectionColTile, -1);
+    // The passes' sizes that follow the options set above.
+    fillPassSizes(strategy, target);
     MLIRContext *context = &getContext();
     CodegenSizesAttr sizes = getCodegenSizesAttr(context, strategy);
     AttentionTileRequest request = getAttentionRequest();
@@ -229,6 +234,9 @@ struct MhaDropCodegenSizesPass
     for (auto function : getOperation().getOps<FunctionOpInterface>())
       if (helper.isAttrPresent(function))
         helper.removeAttr(function);
+    MhaDialect::TargetAttrHelper target(&getContext());
+    if (target.isAttrPresent(getOperation()))
+      target.removeAttr(getOperation());
   }
 };
 } // namespace

@@ -19,30 +19,55 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace mlir {
 namespace mha {
 
-/// What the rule reads off a CPU.
+/// What the rule reads off a CPU: the C++ form of `#mha.target`
+/// (MhaAttributes.td), which a module carries as `mha.target`.
 struct TargetDescription {
+  /// LLVM's name of the CPU ("haswell"), or empty.
+  std::string cpu;
+  /// The target features that change the code.
+  bool avx2 = true, fma = true, avx512f = true, avx512bf16 = false,
+       amxTile = false, amxBF16 = false;
   /// Bits of the widest float vector register (512 with AVX-512F, 256 with
   /// AVX2, 128 otherwise).
   int64_t vectorBits = 512;
   /// Vector registers the code may use (32 zmm with AVX-512F, 16 else).
   int64_t vectorRegisters = 32;
-  /// Data cache sizes of one core.
+  /// Data cache sizes of one core, and the shared L3 (0: unknown).
   int64_t l1Bytes = 48 * 1024;
   int64_t l2Bytes = 2 * 1024 * 1024;
+  int64_t l3Bytes = 0;
+  /// Cores (0: unknown).
+  int64_t cores = 0;
 
-  /// The CPU whose target features `hasFeature` answers (LLVM's names:
-  /// "avx512f", "avx2"), with the host's cache sizes where it reports them
-  /// (a library for another CPU assumes the host's caches, or the defaults
-  /// above where the host reports none).
+  /// The features that `hasFeature` answers (LLVM's names: "avx512f",
+  /// "avx2"), with the registers they give; the caches stay the defaults
+  /// above.
   static TargetDescription
   fromFeatures(llvm::function_ref<bool(llvm::StringRef)> hasFeature);
-  /// This machine's CPU: the JIT's target.
+  /// The CPU LLVM calls `cpu` ("haswell", "znver4", "sapphirerapids"), with
+  /// the caches of its family (LLVM does not know them): AVX-512 Intel
+  /// cores 48 KiB and 2 MiB, other Intel cores 32 KiB and 256 KiB, AMD's
+  /// Zen 32 KiB and 512 KiB (1 MiB from Zen 4). None for a name LLVM's x86
+  /// targets do not know.
+  static std::optional<TargetDescription> fromCPU(llvm::StringRef cpu);
+  /// This machine's CPU, with the caches and cores it reports. Called by
+  /// the tools and by `mha-set-target`'s default ("host") only: every
+  /// other size comes from the module's `mha.target`.
   static const TargetDescription &host();
+
+  /// As an attribute, and back.
+  TargetAttr getAttr(MLIRContext *context) const;
+  static TargetDescription fromAttr(TargetAttr attr);
 };
+
+/// The target recorded on `op`'s module (`mha.target`), else null.
+TargetAttr getModuleTarget(Operation *op);
 
 /// The sizes the code generation passes use.
 struct CodegenStrategy {
@@ -63,6 +88,18 @@ struct CodegenStrategy {
   /// Queries per parallel tile and keys per block of the fused attention
   /// (mha-strategy `query-tile` and `key-tile`).
   int64_t attentionQueryTile, attentionKeyTile;
+  /// mha-batch-chunks: the bytes a chunk's intermediates may take and the
+  /// query rows it has at least.
+  int64_t chunkBytes, chunkRows;
+  /// mha-bf16-amx: rows per parallel tile, steps of 32 k between two round
+  /// trips of the accumulators, and the L1 its weight panels must fit.
+  int64_t amxRows, amxKChunk, l1Bytes;
+  /// mha-bf16-dot: f32 lanes of its vectors.
+  int64_t bf16Lanes;
+  /// mha-stack-scratch: bytes of scratch per parallel loop on the stack.
+  int64_t stackBytes;
+  /// mha-outline-register-blocks: contraction steps per call, at least.
+  int64_t outlineSteps;
 };
 
 /// The rule (docs/pipeline.md, "Sizes from the target"):
@@ -89,11 +126,31 @@ struct CodegenStrategy {
 ///   by Q·Kᵀ, read and rewritten by the softmax and read by P·V, from L1;
 ///   at most 128 rows, so that a sequence of 512 still gives each head 4
 ///   parallel tiles (AVX-512 with 32 or 48 KiB: 64 x 128; AVX2 with 32 KiB:
-///   128 x 32).
+///   128 x 32);
+/// - a batch chunk's intermediates fit in L2, and it has at least 8 row
+///   tiles of the projections;
+/// - AMX tiles of 64 rows, 16 steps of 32 k per round trip of the
+///   accumulators, panels in the target's L1; bf16 dot vectors of the
+///   target's f32 lanes (at most 16, the widest vdpbf16ps);
+/// - 128 KiB of scratch per parallel loop on the stack (a small part of
+///   the OpenMP threads' few MiB); register blocks of 256 steps and more
+///   outlined.
 CodegenStrategy deriveCodegenStrategy(const TargetDescription &target);
 
-/// deriveCodegenStrategy(TargetDescription::host()), computed once.
+/// The single passes' sizes of `strategy` (chunkBytes to outlineSteps) for
+/// `target`, from its register block and projection tiles.
+void fillPassSizes(CodegenStrategy &strategy, const TargetDescription &target);
+
+/// deriveCodegenStrategy(TargetDescription::host()), computed once. Only
+/// for mha.sdpa_split's query tile where no tile size is given
+/// (SdpaTilingInterface.cpp); everything else reads the recorded sizes
+/// (getRecordedCodegenSizes, getRecordedAttentionQueryTile).
 const CodegenStrategy &hostCodegenStrategy();
+
+/// The query tile recorded for the fused attention of `op`'s function:
+/// `op`'s own `mha.tiles`, else the largest `query_tile` of the `mha.tiles`
+/// in its function, else none.
+std::optional<int64_t> getRecordedAttentionQueryTile(Operation *op);
 
 /// The sizes of `strategy` that mha-strategy records on a function
 /// (`mha.codegen`); the attention tiles are recorded per `mha.sdpa`

@@ -18,7 +18,8 @@
 //
 // Outlined: in functions with a `?` size, the outermost scf.for of a
 // register block's reduction (its results are vectors, its body runs at
-// least kMinSteps vector.contract ops per call: the projections', not
+// least `min-steps` (mha.codegen's outline_steps) vector.contract ops per
+// call: the projections', not
 // attention's blocks of 64 or 128 steps), after bufferization (its operands
 // are buffers and indices), together with the read that starts its
 // accumulators and the write of its result. Upstream's
@@ -32,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/codegen/Strategy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -81,12 +83,11 @@ int64_t contractionSteps(scf::ForOp loop) {
 /// A register block's whole reduction: the outermost loop that carries
 /// vectors and runs contractions (the loop over heads of the output
 /// projection holds the loop over each head's columns), where one call
-/// runs at least kMinSteps of them. Attention's blocks (64 or 128 steps)
-/// stay inline: a call and the accumulators through memory would cost
-/// more there than the loop code saves.
-constexpr int64_t kMinSteps = 256;
-
-bool isRegisterBlockLoop(scf::ForOp loop) {
+/// runs at least `minSteps` of them (mha.codegen's outline_steps, 256 by
+/// default). Attention's blocks (64 or 128 steps) stay inline: a call and
+/// the accumulators through memory would cost more there than the loop
+/// code saves.
+bool isRegisterBlockLoop(scf::ForOp loop, int64_t minSteps) {
   if (!carriesVectors(loop) || carriesVectors(loop->getParentOp()))
     return false;
   bool onlyLoops = true;
@@ -94,7 +95,7 @@ bool isRegisterBlockLoop(scf::ForOp loop) {
     if (isa<LoopLikeOpInterface>(op) && !isa<scf::ForOp>(op))
       onlyLoops = false;
   });
-  return onlyLoops && contractionSteps(loop) >= kMinSteps;
+  return onlyLoops && contractionSteps(loop) >= minSteps;
 }
 
 /// Clones into `region`'s block, at its start, the constants defined above
@@ -181,15 +182,26 @@ accumulatorTransfers(scf::ForOp loop) {
 
 struct MhaOutlineRegisterBlocksPass
     : mha::impl::MhaOutlineRegisterBlocksBase<MhaOutlineRegisterBlocksPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<scf::ForOp> loops;
-    for (auto function : module.getOps<func::FuncOp>())
-      if (hasDynamicSizes(function))
-        function.walk([&](scf::ForOp loop) {
-          if (isRegisterBlockLoop(loop))
-            loops.push_back(loop);
-        });
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (!hasDynamicSizes(function))
+        continue;
+      // The option where set, else the record (mha-strategy), else 256.
+      int64_t steps = minSteps;
+      if (steps <= 0) {
+        mha::CodegenSizesAttr sizes = mha::getRecordedCodegenSizes(function);
+        steps = sizes && sizes.getOutlineSteps() > 0 ? sizes.getOutlineSteps()
+                                                     : 256;
+      }
+      function.walk([&](scf::ForOp loop) {
+        if (isRegisterBlockLoop(loop, steps))
+          loops.push_back(loop);
+      });
+    }
     IRRewriter rewriter(&getContext());
     MLIRContext *context = &getContext();
     unsigned count = 0;

@@ -52,8 +52,8 @@ def MhaOutlineRegisterBlocks : Pass<"mha-outline-register-blocks",
   let description = [{
     In each function that takes or returns a buffer with a `?` size, moves
     every outermost `scf.for` whose results are vectors and whose body runs
-    at least 256 `vector.contract` ops per call (a register block's whole
-    reduction after `mha-vectorize`, `mha-hoist-accumulators` and
+    at least `min-steps` `vector.contract` ops per call (256 by default; a
+    register block's whole reduction after `mha-vectorize`, `mha-hoist-accumulators` and
     `mha-unroll-reductions`: the projections', not attention's short
     blocks), with the `vector.transfer_read` that starts its accumulators
     and the `vector.transfer_write` of its results (where nothing between
@@ -64,6 +64,11 @@ def MhaOutlineRegisterBlocks : Pass<"mha-outline-register-blocks",
     with `?` sizes gets the same loop code as a static one, whose loops stay
     inline. Run on buffers, before `convert-scf-to-openmp`.
   }];
+  let options = [
+    Option<"minSteps", "min-steps", "int64_t", /*default=*/"0",
+           "Contraction steps per call at least (0: the function's "
+           "mha.codegen outline_steps, else 256)">,
+  ];
   let dependentDialects = ["func::FuncDialect", "LLVM::LLVMDialect"];
 }
 

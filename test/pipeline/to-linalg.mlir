@@ -14,11 +14,14 @@
 // batch-chunk=0 keeps the whole batch in one layer (the chunk loop over it,
 // which `?` lengths would otherwise get: test/tiling/batch-chunks.mlir).
 
+// The module's target (mha-set-target: this machine's), which mha-strategy
+// reads.
+// CHECK: module attributes {mha.target = #mha.target<{{.*}}>}
 // CHECK-LABEL: func.func @mha
 //  CHECK-SAME:   (%[[X:.+]]: tensor<?x?x16xf32>, %[[WQ:.+]]: tensor<16x16xf32>, %[[WK:.+]]: tensor<16x8xf32>, %[[WV:.+]]: tensor<16x8xf32>, %[[WO:.+]]: tensor<16x16xf32>, %[[BQ:.+]]: tensor<16xf32>)
 // The code generation sizes for the target, recorded for the passes after
 // this pipeline (mha-strategy).
-//  CHECK-SAME:   attributes {mha.codegen = #mha.codegen_sizes<lanes = {{[0-9]+}}, register_rows = {{[0-9]+}}, register_cols = {{[0-9]+}}, register_unroll = {{[0-9]+}}, max_vector_length = {{[0-9]+}}, projection_rows = {{[0-9]+}}, projection_cols = {{[0-9]+}}>}
+//  CHECK-SAME:   attributes {mha.codegen = #mha.codegen_sizes<lanes = {{[0-9]+}}, register_rows = {{[0-9]+}}, register_cols = {{[0-9]+}}, register_unroll = {{[0-9]+}}, max_vector_length = {{[0-9]+}}, projection_rows = {{[0-9]+}}, projection_cols = {{[0-9]+}}, chunk_bytes = {{[0-9]+}}, {{.*}}>}
 // The weights side by side [16, 16 + 8 + 8], the biases too (K and V: 0).
 //       CHECK:   %[[PACKED:.+]] = tensor.concat dim(1) %[[WQ]], %[[WK]], %[[WV]] : (tensor<16x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x32xf32>
 //       CHECK:   tensor.concat dim(0) %[[BQ]], %{{.+}}, %{{.+}} : (tensor<16xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<32xf32>

@@ -10,11 +10,11 @@
 // blocks and 32 x 128 tiles).
 
 // CHECK-LABEL: func.func @matmul(
-//  CHECK-SAME:   mha.codegen = #mha.codegen_sizes<lanes = 8, register_rows = 4, register_cols = 16, register_unroll = 1, max_vector_length = 64, projection_rows = 16, projection_cols = 0>
+//  CHECK-SAME:   mha.codegen = #mha.codegen_sizes<lanes = 8, register_rows = 4, register_cols = 16, register_unroll = 1, max_vector_length = 64, projection_rows = 16, projection_cols = 0, chunk_bytes = {{[0-9]+}}, chunk_rows = 128, amx_rows = 64, amx_k_chunk = 16, l1_bytes = {{[0-9]+}}, bf16_lanes = 8, stack_bytes = 131072, outline_steps = 256>
 // The options left at 0 (-1 for the projection tiles) take the target's
 // sizes (Strategy.h): blocks of at most 64 x 64, vectors of 4 to 16 lanes.
 // TARGET-LABEL: func.func @matmul(
-//  TARGET-SAME:   mha.codegen = #mha.codegen_sizes<lanes = {{4|8|16}}, register_rows = {{[1-9]}}, register_cols = {{[0-9]+}}, register_unroll = {{[1-9]}}, max_vector_length = {{[0-9]+}}, projection_rows = {{[0-9]+}}, projection_cols = {{[0-9]+}}>
+//  TARGET-SAME:   mha.codegen = #mha.codegen_sizes<lanes = {{4|8|16}}, register_rows = {{[1-9]}}, register_cols = {{[0-9]+}}, register_unroll = {{[1-9]}}, max_vector_length = {{[0-9]+}}, projection_rows = {{[0-9]+}}, projection_cols = {{[0-9]+}}, {{.*}}>
 // The blocks recorded, 4 x 16, not the pass's 8 x 32.
 // BLOCKS-LABEL: func.func @matmul(
 //       BLOCKS:   vector.contract {{.+}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
@@ -25,7 +25,8 @@ func.func @matmul(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>, %c: tensor<16x64
 
 // -----
 
-// Sizes a function has are kept; a declaration gets none.
+// Sizes a function has are kept (the passes' sizes it leaves out stay
+// out); a declaration gets none.
 // CHECK-LABEL: func.func @by_hand(
 //  CHECK-SAME:   mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 2, register_cols = 32, register_unroll = 1, max_vector_length = 32, projection_rows = 8, projection_cols = 0>
 // CHECK: func.func private @declared(tensor<4xf32>){{$}}

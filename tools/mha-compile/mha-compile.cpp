@@ -147,32 +147,11 @@ llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object,
 /// Sets the compiler's target options from --cpu; returns kOk, or the exit
 /// code after reporting why not.
 int configureTarget(mlir::mha::MhaPipelineOptions &pipelineOptions) {
-  // The register blocks and projection tiles follow --cpu's vector
-  // registers (deriveCodegenStrategy); options given by hand stay.
-  if (cpu != "native") {
-    std::optional<llvm::Error> featureError;
-    pipelineOptions.target = mlir::mha::TargetDescription::fromFeatures(
-        [&](llvm::StringRef feature) {
-          llvm::Expected<bool> has =
-              ::mha::compile::cpuHasFeature(cpu, feature);
-          if (!has) {
-            if (!featureError)
-              featureError = has.takeError();
-            else
-              llvm::consumeError(has.takeError());
-            return false;
-          }
-          return *has;
-        });
-    if (featureError)
-      return fail(std::move(*featureError), kCompileFailed);
-    mlir::mha::CodegenStrategy strategy =
-        mlir::mha::deriveCodegenStrategy(pipelineOptions.target);
-    if (!pipelineOptions.projectionRowTile.getNumOccurrences())
-      pipelineOptions.projectionRowTile = strategy.projectionRowTile;
-    if (!pipelineOptions.projectionColTile.getNumOccurrences())
-      pipelineOptions.projectionColTile = strategy.projectionColTile;
-  }
+  // The module's target (mha-set-target, which the pipeline runs first):
+  // --cpu's features and the caches of its family, or this machine's. Its
+  // sizes follow from it (mha-strategy); options given by hand stay. A CPU
+  // LLVM does not know is refused below.
+  pipelineOptions.cpu = cpu == "native" ? std::string("host") : cpu.getValue();
   // The library runs on --cpu, not necessarily on this machine: the bf16
   // dot paths need that CPU's instructions, or the library could not run,
   // and `auto` takes AMX where that CPU has it, vdpbf16ps where that CPU
