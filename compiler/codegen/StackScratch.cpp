@@ -116,6 +116,10 @@ struct MhaStackScratchPass
           memref::AllocaOp::create(builder, alloc.getLoc(), alloc.getType(),
                                    ValueRange{}, alloc.getAlignmentAttr());
       alloc.replaceAllUsesWith(alloca.getResult());
+    }
+    // Erased once every alloca is made: the builder inserts before the
+    // body's first op, which may be one of these allocs.
+    for (auto [alloc, dealloc] : scratch) {
       dealloc.erase();
       alloc.erase();
     }
