@@ -1,6 +1,7 @@
 //===- LayerGraph.cpp - The graph of one attention layer ------------------===//
 
 #include "graphs/LayerGraph.h"
+#include "graphs/LayerGraphParts.h"
 
 #include "dialects/MhaOps.h"
 
@@ -89,6 +90,7 @@ static LayerConfig applyDefaults(const LayerOptions &o) {
   c.dynamicKvSeq = c.cross ? o.dynamicKvSeq : o.dynamicSeq;
   c.kvCache = o.kvCache.value_or(0);
   c.bf16 = o.bf16;
+  c.cacheElement = c.bf16 ? CacheElement::BF16 : CacheElement::F32;
   return c;
 }
 
@@ -100,6 +102,27 @@ static LayerConfig applyDefaults(const LayerOptions &o) {
 static llvm::Error
 checkCacheLayer(LayerConfig &c, const LayerOptions &o,
                 llvm::function_ref<std::string(llvm::StringRef)> optionName) {
+  if (!o.cacheDtype.empty()) {
+    if (o.cacheDtype == "f32")
+      c.cacheElement = CacheElement::F32;
+    else if (o.cacheDtype == "bf16")
+      c.cacheElement = CacheElement::BF16;
+    else if (o.cacheDtype == "int8")
+      c.cacheElement = CacheElement::Int8;
+    else
+      return usageError(optionName("cache-dtype") +
+                        " must be f32, bf16 or int8, got '" + o.cacheDtype +
+                        "'");
+    // bf16 caches are a bf16 layer's, f32 ones an f32 layer's; int8 codes
+    // quantize the f32 rows of an f32 layer.
+    CacheElement own = c.bf16 ? CacheElement::BF16 : CacheElement::F32;
+    if (c.cacheElement != own &&
+        !(c.cacheElement == CacheElement::Int8 && !c.bf16))
+      return usageError(
+          optionName("cache-dtype") + " " + o.cacheDtype + " needs " +
+          optionName("dtype") + " " +
+          (c.cacheElement == CacheElement::BF16 ? "bf16" : "f32"));
+  }
   std::pair<bool, StringRef> refused[] = {
       {c.cross, o.kvSeqLen ? "kv-seq"
                 : o.kvDim  ? "kv-dim"
@@ -306,6 +329,10 @@ llvm::Expected<LayerConfig> resolveLayerConfig(
   if (llvm::Error error = checkGivenSizes(o, optionName))
     return std::move(error);
   LayerConfig c = applyDefaults(o);
+  if (!o.cacheDtype.empty() && !c.kvCache)
+    return usageError(optionName("cache-dtype") + " needs " +
+                      optionName("kv-cache") +
+                      " (it is the element type of the key/value caches)");
   if (c.kvCache)
     if (llvm::Error error = checkCacheLayer(c, o, optionName))
       return std::move(error);
@@ -316,223 +343,6 @@ llvm::Expected<LayerConfig> resolveLayerConfig(
   if (llvm::Error error = checkElementCounts(c))
     return std::move(error);
   return c;
-}
-
-/// Adds `@mha(args) -> resultTypes` to `module`, each argument named by its
-/// `mha.name`, and returns its body; `named` maps the names to the
-/// arguments. The builder is left at the module's end.
-static Block *createLayerFunction(OpBuilder &builder, ModuleOp module,
-                                  Location loc,
-                                  ArrayRef<std::pair<StringRef, Type>> args,
-                                  TypeRange resultTypes,
-                                  llvm::StringMap<Value> &named) {
-  SmallVector<Type> argTypes = llvm::map_to_vector(
-      args, [](const std::pair<StringRef, Type> &arg) { return arg.second; });
-  builder.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(
-      builder, loc, "mha", builder.getFunctionType(argTypes, resultTypes));
-  Block *body = func.addEntryBlock();
-  for (auto [index, arg] : llvm::enumerate(args)) {
-    func.setArgAttr(index, mlir::mha::MhaDialect::NameAttrHelper::getNameStr(),
-                    builder.getStringAttr(arg.first));
-    named[arg.first] = body->getArgument(index);
-  }
-  return body;
-}
-
-/// Appends the weights and biases of the four projections, of element type
-/// `data`, to `args` in the order every layer graph takes them.
-static void
-addWeightArguments(SmallVectorImpl<std::pair<StringRef, Type>> &args,
-                   const LayerConfig &c, Type data) {
-  auto add = [&](StringRef name, ArrayRef<int64_t> shape) {
-    args.push_back({name, RankedTensorType::get(shape, data)});
-  };
-  if (c.splitFirst) {
-    add("w_q", {c.numHeads, c.modelDim / c.numHeads, c.headDim});
-    add("w_k", {c.numKvHeads, c.kvDim / c.numKvHeads, c.headDim});
-    add("w_v", {c.numKvHeads, c.kvDim / c.numKvHeads, c.valueDim});
-  } else {
-    add("w_q", {c.modelDim, c.numHeads * c.headDim});
-    add("w_k", {c.kvDim, c.numKvHeads * c.headDim});
-    add("w_v", {c.kvDim, c.numKvHeads * c.valueDim});
-  }
-  add("w_o", {c.numHeads * c.valueDim, c.outDim});
-  if (c.bias) {
-    add("b_q", {c.numHeads * c.headDim});
-    add("b_k", {c.numKvHeads * c.headDim});
-    add("b_v", {c.numKvHeads * c.valueDim});
-    add("b_o", {c.outDim});
-  }
-}
-
-/// Appends the arguments of the variants (all f32, static but for the `?`
-/// sizes of a score bias) to `args`: rope_inv_freq [R/2], q_norm and k_norm
-/// [dk], alibi_slopes and sinks [H], attn_bias [B or 1, H or 1, T or 1, S].
-static void
-addVariantArguments(SmallVectorImpl<std::pair<StringRef, Type>> &args,
-                    const LayerConfig &c, Type f32, int64_t batchSize,
-                    int64_t queries, int64_t keys) {
-  const LayerVariants &v = c.variants;
-  auto add = [&](StringRef name, ArrayRef<int64_t> shape) {
-    args.push_back({name, RankedTensorType::get(shape, f32)});
-  };
-  if (v.ropeInvFreq)
-    add("rope_inv_freq", {v.rotaryDim / 2});
-  if (v.qkNorm) {
-    add("q_norm", {c.headDim});
-    add("k_norm", {c.headDim});
-  }
-  if (v.alibi)
-    add("alibi_slopes", {c.numHeads});
-  if (v.sinks)
-    add("sinks", {c.numHeads});
-  if (v.attnBias)
-    add("attn_bias",
-        {v.attnBiasFull[0] ? batchSize : 1, v.attnBiasFull[1] ? c.numHeads : 1,
-         v.attnBiasFull[2] ? queries : 1, keys});
-}
-
-/// The attributes of the variants, for mha.attention and the decoding
-/// layer's ops; an option not given stays null (the op's default).
-struct VariantAttrs {
-  FloatAttr scale, softcap, ropeBase, ropeScale, ropeMscale, qkNormEps;
-  IntegerAttr window, rotaryDim;
-  StringAttr rope;
-
-  VariantAttrs(OpBuilder &builder, const LayerConfig &c) {
-    const LayerVariants &v = c.variants;
-    auto f32 = [&](std::optional<double> value) {
-      return value ? builder.getF32FloatAttr(*value) : FloatAttr();
-    };
-    auto f64 = [&](std::optional<double> value) {
-      return value ? builder.getF64FloatAttr(*value) : FloatAttr();
-    };
-    scale = f32(v.scale);
-    softcap = f32(v.softcap);
-    window = v.window ? builder.getI64IntegerAttr(*v.window) : IntegerAttr();
-    if (v.rope.empty())
-      return;
-    rope = builder.getStringAttr(v.rope);
-    // The rotary dimension is printed only where it is not dk.
-    if (v.rotaryDim != c.headDim)
-      rotaryDim = builder.getI64IntegerAttr(v.rotaryDim);
-    ropeBase = f64(v.ropeBase);
-    ropeScale = f64(v.ropeScale);
-    ropeMscale = f64(v.ropeMscale);
-  }
-};
-
-/// The decoding layer of `buildLayerGraph` (`c.kvCache` set; the key/value
-/// width is the model width and the weights are not split first).
-static OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
-                                                  const LayerConfig &c) {
-  context.getOrLoadDialect<arith::ArithDialect>();
-  OpBuilder builder(&context);
-  Location loc = builder.getUnknownLoc();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  Type f32 = builder.getF32Type();
-  int64_t batchSize = c.dynamicBatch ? ShapedType::kDynamic : c.batch;
-  int64_t queries = c.dynamicSeq ? ShapedType::kDynamic : c.seqLen;
-
-  SmallVector<std::pair<StringRef, Type>> args;
-  auto add = [&](StringRef name, ArrayRef<int64_t> shape, Type element) {
-    args.push_back({name, RankedTensorType::get(shape, element)});
-  };
-  // bf16: the tokens, weights, biases and the caches (half their bytes);
-  // the output stays f32.
-  Type data = c.bf16 ? Type(builder.getBF16Type()) : f32;
-  add("x", {batchSize, queries, c.modelDim}, data);
-  addWeightArguments(args, c, data);
-  add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, data);
-  add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, data);
-  add("cache_lengths", {batchSize}, builder.getI64Type());
-  // y, and the caches the call updates in place.
-  Type kCacheType = args[args.size() - 3].second;
-  Type vCacheType = args[args.size() - 2].second;
-  addVariantArguments(args, c, f32, batchSize, queries, c.kvCache);
-
-  auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
-  SmallVector<Type> resultTypes = {resultType, kCacheType, vCacheType};
-  llvm::StringMap<Value> named;
-  Block *body =
-      createLayerFunction(builder, *module, loc, args, resultTypes, named);
-  auto lookup = [&](StringRef name) { return named.lookup(name); };
-
-  // The five steps as mha-expand writes them, with the caches between the
-  // projections and the attention. In bf16 the steps run in f32 on widened
-  // operands (`arith.extf`, exact) and only the new keys and values are
-  // rounded (`arith.truncf`, to nearest even), to be stored in the caches,
-  // which attention reads widened: the layout whose error stays within the
-  // bf16 bound (docs/dialect.md, "Element types"). bf16 mha ops would round
-  // Q and the heads' output too.
-  builder.setInsertionPointToEnd(body);
-  auto widen = [&](Value value) -> Value {
-    if (!value ||
-        !cast<RankedTensorType>(value.getType()).getElementType().isBF16())
-      return value;
-    auto type = cast<RankedTensorType>(value.getType());
-    return arith::ExtFOp::create(builder, loc, type.clone(f32), value);
-  };
-  auto lookupWide = [&](StringRef name) { return widen(lookup(name)); };
-  Value x = lookupWide("x");
-  auto heads = [&](StringRef weight, StringRef bias, int64_t numHeads) {
-    Value projected = mlir::mha::ProjectOp::create(
-        builder, loc, x, lookupWide(weight), lookupWide(bias));
-    return mlir::mha::SplitHeadsOp::create(builder, loc, projected, numHeads)
-        .getResult();
-  };
-  Value q = heads("w_q", "b_q", c.numHeads);
-  Value k = heads("w_k", "b_k", c.numKvHeads);
-  Value v = heads("w_v", "b_v", c.numKvHeads);
-  Value lengths = lookup("cache_lengths");
-  // QK-norm, then RoPE at each new token's position in its sequence
-  // (cache_lengths[b] + t), before the keys are stored: the cache holds
-  // rotated keys, as the served models' caches do.
-  const LayerVariants &variants = c.variants;
-  VariantAttrs attrs(builder, c);
-  if (variants.qkNorm) {
-    FloatAttr eps = builder.getF64FloatAttr(variants.qkNormEps.value_or(1e-6));
-    q = mlir::mha::RmsNormOp::create(builder, loc, q, lookup("q_norm"), eps);
-    k = mlir::mha::RmsNormOp::create(builder, loc, k, lookup("k_norm"), eps);
-  }
-  if (!variants.rope.empty()) {
-    auto rotate = [&](Value rows) -> Value {
-      return mlir::mha::RopeOp::create(
-          builder, loc, rows, lengths, lookup("rope_inv_freq"), attrs.rope,
-          builder.getI64IntegerAttr(variants.rotaryDim),
-          builder.getF64FloatAttr(variants.ropeBase.value_or(10000.0)),
-          builder.getF64FloatAttr(variants.ropeScale.value_or(1.0)),
-          builder.getF64FloatAttr(variants.ropeMscale.value_or(1.0)));
-    };
-    q = rotate(q);
-    k = rotate(k);
-  }
-  auto append = [&](Value rows, StringRef cache) {
-    Value dest = lookup(cache);
-    auto cacheType = cast<RankedTensorType>(dest.getType());
-    auto rowsType = cast<RankedTensorType>(rows.getType());
-    if (rowsType.getElementType() != cacheType.getElementType())
-      rows = arith::TruncFOp::create(
-          builder, loc, rowsType.clone(cacheType.getElementType()), rows);
-    return mlir::mha::CacheAppendOp::create(builder, loc, cacheType, rows, dest,
-                                            lengths)
-        .getResult();
-  };
-  Value kc = append(k, "k_cache");
-  Value vc = append(v, "v_cache");
-  Value o = mlir::mha::SdpaOp::create(
-      builder, loc, q, widen(kc), widen(vc),
-      /*mask=*/{},
-      /*causal=*/true,
-      /*causalBottomRight=*/false, attrs.scale, lengths,
-      mlir::mha::ScoreSteps{/*attnBias=*/{}, lookup("alibi_slopes"),
-                            lookup("sinks"), attrs.window, attrs.softcap});
-  Value concat = mlir::mha::ConcatHeadsOp::create(builder, loc, o);
-  Value y = mlir::mha::OutputProjectOp::create(
-      builder, loc, resultType, concat, lookupWide("w_o"), lookupWide("b_o"));
-  func::ReturnOp::create(builder, loc, ValueRange{y, kc, vc});
-  return module;
 }
 
 OwningOpRef<ModuleOp> buildLayerGraph(MLIRContext &context,

@@ -24,6 +24,11 @@
 namespace mha {
 namespace graphs {
 
+/// The element type of a decoding layer's key/value caches: f32, bf16 (a
+/// bf16 layer's), or int8 codes with an f32 scale per sequence, key/value
+/// head and token (mha.cache_append_quantized).
+enum class CacheElement { F32, BF16, Int8 };
+
 /// The options of a layer as given: a size left empty takes its default,
 /// which may derive from another (S from T, dk from D/H, ...).
 struct LayerOptions {
@@ -39,6 +44,9 @@ struct LayerOptions {
   /// A decoding layer with key/value caches of this capacity (mha-gen's
   /// --kv-cache): causal self-attention of T new tokens per call.
   std::optional<int64_t> kvCache;
+  /// The caches' element type as given (mha-gen's --cache-dtype): "f32",
+  /// "bf16" or "int8"; empty for the layer's own (bf16 with `bf16`).
+  std::string cacheDtype;
   /// bf16 inputs, weights and biases (mha-gen's --dtype bf16); the output
   /// stays f32.
   bool bf16 = false;
@@ -80,6 +88,8 @@ struct LayerConfig {
   bool dynamicBatch, dynamicSeq, dynamicKvSeq;
   /// The caches' capacity C; 0 for a layer without caches.
   int64_t kvCache;
+  /// The caches' element type.
+  CacheElement cacheElement = CacheElement::F32;
   /// bf16 inputs, weights and biases, f32 output.
   bool bf16 = false;
   /// QK-norm, RoPE and the score steps.
@@ -102,7 +112,11 @@ resolveLayerConfig(const LayerOptions &options,
 /// `mha.cache_append` of the new keys and values into the arguments
 /// `k_cache [B, Hkv, C, dk]` and `v_cache [B, Hkv, C, dv]` at
 /// `cache_lengths [B]` (i64), and `mha.sdpa ... causal positions(...)`;
-/// it returns `y` and the two updated caches (in that order); there the
+/// it returns `y` and the two updated caches (in that order). With int8
+/// caches, `k_cache` and `v_cache` are i8 codes, each followed by its
+/// scales (`k_scales`, `v_scales` [B, Hkv, C], f32), appended by
+/// `mha.cache_append_quantized` and read through `mha.dequantize`; the
+/// function returns `y`, then the codes and scales in argument order; there the
 /// QK-norm and RoPE are `mha.rms_norm` and `mha.rope ... offsets(lengths)` of
 /// the new queries and keys before the append, and the score steps are
 /// clauses of the `mha.sdpa` (a score bias is refused by resolveLayerConfig:

@@ -102,6 +102,14 @@ cl::opt<int64_t> kvCache(
              "values at each sequence's length, attends causally from there, "
              "and returns y and the caches (updated in place)"),
     cl::init(0), cl::cat(genCategory));
+cl::opt<std::string> cacheDtype(
+    "cache-dtype",
+    cl::desc("With --kv-cache, the element type of the caches: f32 (default; "
+             "bf16 with --dtype bf16), bf16 (needs --dtype bf16) or int8 "
+             "(needs --dtype f32): i8 codes k_cache and v_cache, each followed "
+             "by its scales k_scales, v_scales [B, Hkv, C] (f32), one per "
+             "token and head, max|x|/127"),
+    cl::value_desc("type"), cl::cat(genCategory));
 cl::opt<std::string>
     dtype("dtype",
           cl::desc("Element type of the inputs, weights and biases: f32 "
@@ -214,6 +222,7 @@ template <typename T> std::optional<T> given(const cl::opt<T> &option) {
   o.dynamicBatch = o.dynamicSeq = o.dynamicKvSeq = dynamic;
   o.kvCache = given(kvCache);
   o.bf16 = dtype == "bf16";
+  o.cacheDtype = cacheDtype;
   o.scale = given(scale);
   o.softcap = given(softcap);
   o.window = given(window);
@@ -310,7 +319,7 @@ int main(int argc, char **argv) {
   }
   // An empty --rope= or --attn-bias= is a value that is not valid, not the
   // option left out.
-  for (cl::opt<std::string> *option : {&rope, &attnBias})
+  for (cl::opt<std::string> *option : {&rope, &attnBias, &cacheDtype})
     if (option->getNumOccurrences() && option->empty()) {
       reportError("--" + option->ArgStr + " needs a value, got ''");
       return ::mha::tools::kBadInput;

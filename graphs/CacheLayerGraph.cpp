@@ -1,0 +1,154 @@
+//===- CacheLayerGraph.cpp - The decoding layer of one attention layer ----===//
+//
+// buildLayerGraph with a key/value cache: the steps of the layer written
+// out, the new keys and values appended to caches of f32, bf16 or int8
+// codes with a scale per row, and causal attention from the positions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "graphs/LayerGraphParts.h"
+
+#include "dialects/MhaOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+
+namespace mha::graphs {
+
+OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
+                                           const LayerConfig &c) {
+  context.getOrLoadDialect<arith::ArithDialect>();
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  Type f32 = builder.getF32Type();
+  int64_t batchSize = c.dynamicBatch ? ShapedType::kDynamic : c.batch;
+  int64_t queries = c.dynamicSeq ? ShapedType::kDynamic : c.seqLen;
+
+  SmallVector<std::pair<StringRef, Type>> args;
+  auto add = [&](StringRef name, ArrayRef<int64_t> shape, Type element) {
+    args.push_back({name, RankedTensorType::get(shape, element)});
+  };
+  // bf16: the tokens, weights, biases and the caches (half their bytes);
+  // the output stays f32. int8: codes and a scale per row (a quarter of the
+  // bytes, and 4 per row).
+  Type data = c.bf16 ? Type(builder.getBF16Type()) : f32;
+  bool int8 = c.cacheElement == CacheElement::Int8;
+  Type cacheData = int8 ? Type(builder.getI8Type()) : data;
+  add("x", {batchSize, queries, c.modelDim}, data);
+  addWeightArguments(args, c, data);
+  size_t firstCache = args.size();
+  add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, cacheData);
+  if (int8)
+    add("k_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
+  add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, cacheData);
+  if (int8)
+    add("v_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
+  // y, and the caches the call updates in place.
+  auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
+  SmallVector<Type> resultTypes = {resultType};
+  for (size_t i = firstCache; i < args.size(); ++i)
+    resultTypes.push_back(args[i].second);
+  add("cache_lengths", {batchSize}, builder.getI64Type());
+  addVariantArguments(args, c, f32, batchSize, queries, c.kvCache);
+
+  llvm::StringMap<Value> named;
+  Block *body =
+      createLayerFunction(builder, *module, loc, args, resultTypes, named);
+  auto lookup = [&](StringRef name) { return named.lookup(name); };
+
+  // The five steps as mha-expand writes them, with the caches between the
+  // projections and the attention. In bf16 the steps run in f32 on widened
+  // operands (`arith.extf`, exact) and only the new keys and values are
+  // rounded (`arith.truncf`, to nearest even), to be stored in the caches,
+  // which attention reads widened: the layout whose error stays within the
+  // bf16 bound (docs/dialect.md, "Element types"). bf16 mha ops would round
+  // Q and the heads' output too.
+  builder.setInsertionPointToEnd(body);
+  auto widen = [&](Value value) -> Value {
+    if (!value ||
+        !cast<RankedTensorType>(value.getType()).getElementType().isBF16())
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    return arith::ExtFOp::create(builder, loc, type.clone(f32), value);
+  };
+  auto lookupWide = [&](StringRef name) { return widen(lookup(name)); };
+  Value x = lookupWide("x");
+  auto heads = [&](StringRef weight, StringRef bias, int64_t numHeads) {
+    Value projected = mlir::mha::ProjectOp::create(
+        builder, loc, x, lookupWide(weight), lookupWide(bias));
+    return mlir::mha::SplitHeadsOp::create(builder, loc, projected, numHeads)
+        .getResult();
+  };
+  Value q = heads("w_q", "b_q", c.numHeads);
+  Value k = heads("w_k", "b_k", c.numKvHeads);
+  Value v = heads("w_v", "b_v", c.numKvHeads);
+  Value lengths = lookup("cache_lengths");
+  // QK-norm, then RoPE at each new token's position in its sequence
+  // (cache_lengths[b] + t), before the keys are stored: the cache holds
+  // rotated keys, as the served models' caches do.
+  const LayerVariants &variants = c.variants;
+  VariantAttrs attrs(builder, c);
+  if (variants.qkNorm) {
+    FloatAttr eps = builder.getF64FloatAttr(variants.qkNormEps.value_or(1e-6));
+    q = mlir::mha::RmsNormOp::create(builder, loc, q, lookup("q_norm"), eps);
+    k = mlir::mha::RmsNormOp::create(builder, loc, k, lookup("k_norm"), eps);
+  }
+  if (!variants.rope.empty()) {
+    auto rotate = [&](Value rows) -> Value {
+      return mlir::mha::RopeOp::create(
+          builder, loc, rows, lengths, lookup("rope_inv_freq"), attrs.rope,
+          builder.getI64IntegerAttr(variants.rotaryDim),
+          builder.getF64FloatAttr(variants.ropeBase.value_or(10000.0)),
+          builder.getF64FloatAttr(variants.ropeScale.value_or(1.0)),
+          builder.getF64FloatAttr(variants.ropeMscale.value_or(1.0)));
+    };
+    q = rotate(q);
+    k = rotate(k);
+  }
+  // The caches after the appends, in the order of the results, and the
+  // keys and values attention reads from them.
+  SmallVector<Value> caches;
+  auto append = [&](Value rows, StringRef cache, StringRef scales) -> Value {
+    Value dest = lookup(cache);
+    if (int8) {
+      auto quantized = mlir::mha::CacheAppendQuantizedOp::create(
+          builder, loc, dest.getType(), lookup(scales).getType(), rows, dest,
+          lookup(scales), lengths);
+      caches.append({quantized.getResultCodes(), quantized.getResultScales()});
+      auto codesType = cast<RankedTensorType>(dest.getType());
+      return mlir::mha::DequantizeOp::create(builder, loc, codesType.clone(f32),
+                                             quantized.getResultCodes(),
+                                             quantized.getResultScales());
+    }
+    auto cacheType = cast<RankedTensorType>(dest.getType());
+    auto rowsType = cast<RankedTensorType>(rows.getType());
+    if (rowsType.getElementType() != cacheType.getElementType())
+      rows = arith::TruncFOp::create(
+          builder, loc, rowsType.clone(cacheType.getElementType()), rows);
+    Value appended = mlir::mha::CacheAppendOp::create(builder, loc, cacheType,
+                                                      rows, dest, lengths);
+    caches.push_back(appended);
+    return widen(appended);
+  };
+  Value kc = append(k, "k_cache", "k_scales");
+  Value vc = append(v, "v_cache", "v_scales");
+  Value o = mlir::mha::SdpaOp::create(
+      builder, loc, q, kc, vc,
+      /*mask=*/{},
+      /*causal=*/true,
+      /*causalBottomRight=*/false, attrs.scale, lengths,
+      mlir::mha::ScoreSteps{/*attnBias=*/{}, lookup("alibi_slopes"),
+                            lookup("sinks"), attrs.window, attrs.softcap});
+  Value concat = mlir::mha::ConcatHeadsOp::create(builder, loc, o);
+  Value y = mlir::mha::OutputProjectOp::create(
+      builder, loc, resultType, concat, lookupWide("w_o"), lookupWide("b_o"));
+  SmallVector<Value> results = {y};
+  results.append(caches);
+  func::ReturnOp::create(builder, loc, results);
+  return module;
+}
+
+} // namespace mha::graphs
