@@ -34,6 +34,8 @@ py::dtype dtypeOf(ElementType type) {
     return py::dtype::of<uint16_t>();
   case ElementType::I64:
     return py::dtype::of<int64_t>();
+  case ElementType::I8:
+    return py::dtype::of<int8_t>();
   case ElementType::Bool:
     break;
   }

@@ -41,14 +41,23 @@ static std::optional<ElementType> toNpyType(Type type) {
     return ElementType::Bool;
   if (type.isInteger(64))
     return ElementType::I64;
+  if (type.isInteger(8))
+    return ElementType::I8;
   return std::nullopt;
 }
 
 /// The argument `value` is, updated in place: the argument itself, or the
-/// result of a chain of `mha.cache_append` whose destination is it.
+/// result of a chain of `mha.cache_append` (or of the codes or scales of
+/// `mha.cache_append_quantized`) whose destination is it.
 static std::optional<unsigned> aliasedArgument(func::FuncOp func, Value value) {
-  while (auto append = value.getDefiningOp<mlir::mha::CacheAppendOp>())
-    value = append.getCache();
+  while (Operation *op = value.getDefiningOp()) {
+    if (auto append = dyn_cast<mlir::mha::CacheAppendOp>(op))
+      value = append.getCache();
+    else if (auto quantized = dyn_cast<mlir::mha::CacheAppendQuantizedOp>(op))
+      value = quantized.getDpsInits()[cast<OpResult>(value).getResultNumber()];
+    else
+      break;
+  }
   auto argument = dyn_cast<BlockArgument>(value);
   if (!argument || argument.getOwner() != &func.getBody().front())
     return std::nullopt;

@@ -66,6 +66,8 @@ llvm::StringRef mha::runtime::getElementTypeName(ElementType type) {
     return "int64";
   case ElementType::BF16:
     return "bfloat16";
+  case ElementType::I8:
+    return "int8";
   }
   llvm_unreachable("unknown element type");
 }
@@ -80,6 +82,8 @@ size_t mha::runtime::getElementSize(ElementType type) {
     return sizeof(int64_t);
   case ElementType::BF16:
     return sizeof(uint16_t);
+  case ElementType::I8:
+    return 1;
   }
   llvm_unreachable("unknown element type");
 }
@@ -119,6 +123,16 @@ int64_t *NpyArray::i64() {
 const int64_t *NpyArray::i64() const {
   assert(elementType == ElementType::I64 && "not an int64 array");
   return reinterpret_cast<const int64_t *>(data.data());
+}
+
+int8_t *NpyArray::i8() {
+  assert(elementType == ElementType::I8 && "not an int8 array");
+  return reinterpret_cast<int8_t *>(data.data());
+}
+
+const int8_t *NpyArray::i8() const {
+  assert(elementType == ElementType::I8 && "not an int8 array");
+  return reinterpret_cast<const int8_t *>(data.data());
 }
 
 NpyArray NpyArray::zeros(ElementType elementType,
@@ -278,7 +292,7 @@ declaredArray(StringRef headerText, StringRef name, size_t &byteCount) {
   if (!type)
     return makeError(name, "unsupported dtype '" + header.descr +
                                "' (supported: '<f4' for float32, '|b1' for "
-                               "bool, '<i8' for int64)");
+                               "bool, '<i8' for int64, '|i1' for int8)");
   if (header.fortranOrder)
     return makeError(name, "Fortran-order arrays are not supported; save "
                            "with np.ascontiguousarray");
@@ -418,6 +432,7 @@ llvm::Expected<std::string> mha::runtime::serializeNpy(const NpyArray &array,
   llvm::raw_string_ostream os(dict);
   StringRef descr = array.elementType == ElementType::F32    ? "<f4"
                     : array.elementType == ElementType::Bool ? "|b1"
+                    : array.elementType == ElementType::I8   ? "|i1"
                                                              : "<i8";
   os << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (";
   llvm::interleave(array.shape, os, ", ");

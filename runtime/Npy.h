@@ -22,14 +22,15 @@
 namespace mha {
 namespace runtime {
 
-/// The element types mha reads and writes: NumPy's '<f4', '|b1' and '<i8'
-/// (the lengths of key/value caches). BF16 has no NumPy type: it is only
-/// held in memory, for the bf16 arguments of a graph (runtime/BFloat16.h
-/// rounds float32 arrays to it); .npy files never hold it.
-enum class ElementType { F32, Bool, I64, BF16 };
+/// The element types mha reads and writes: NumPy's '<f4', '|b1', '<i8'
+/// (the lengths of key/value caches) and '|i1' (the codes of int8 caches). BF16
+/// has no NumPy type: it is only held in memory, for the bf16 arguments of a
+/// graph (runtime/BFloat16.h rounds float32 arrays to it); .npy files never
+/// hold it.
+enum class ElementType { F32, Bool, I64, BF16, I8 };
 
-/// Returns the NumPy name of `type` ("float32", "bool" or "int64") for
-/// messages.
+/// Returns the NumPy name of `type` ("float32", "bool", "int64", "int8")
+/// for messages.
 llvm::StringRef getElementTypeName(ElementType type);
 
 /// Returns the size in bytes of one element of `type`.
@@ -99,16 +100,21 @@ struct NpyArray {
   /// Returns the elements as int64; only valid for I64 arrays.
   const int64_t *i64() const;
 
+  /// Returns the elements as int8; only valid for I8 arrays.
+  int8_t *i8();
+  /// Returns the elements as int8; only valid for I8 arrays.
+  const int8_t *i8() const;
+
   /// Returns an array of `shape` filled with zeros (false for Bool); the
   /// dimensions must be non-negative.
   static NpyArray zeros(ElementType elementType, llvm::ArrayRef<int64_t> shape);
 };
 
 /// Parses the contents of a .npy file (format versions 1.0, 2.0 and 3.0,
-/// dtypes '<f4', '|b1' and '<i8', C order). `name` (usually the file's path)
-/// starts every error message. A header longer than 1 MiB, an array larger than
-/// the memory limit (runtime/MemoryLimit.h), data shorter or longer than the
-/// shape needs, and a bool byte other than 0 or 1 are errors.
+/// dtypes '<f4', '|b1', '<i8' and '|i1', C order). `name` (usually the file's
+/// path) starts every error message. A header longer than 1 MiB, an array
+/// larger than the memory limit (runtime/MemoryLimit.h), data shorter or longer
+/// than the shape needs, and a bool byte other than 0 or 1 are errors.
 llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
 
 /// Reads and parses the .npy file at `path`, as parseNpy does, from a

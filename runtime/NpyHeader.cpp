@@ -209,6 +209,9 @@ std::optional<ElementType> parseDescr(StringRef descr) {
     return ElementType::F32;
   if (descr == "<i8")
     return ElementType::I64;
+  // numpy writes '|i1' for int8; 'i1' and '<i1' are other spellings.
+  if (descr == "|i1" || descr == "i1" || descr == "<i1")
+    return ElementType::I8;
   // numpy writes '|b1'; '?' and '|?' are the other spellings of bool.
   if (descr == "|b1" || descr == "?" || descr == "|?")
     return ElementType::Bool;

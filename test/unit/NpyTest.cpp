@@ -158,6 +158,31 @@ TEST_F(NpyFileTest, RoundTripInt64) {
   EXPECT_EQ(parsed->i64()[2], -1);
 }
 
+// The codes of int8 key/value caches: '|i1', as NumPy writes int8, with
+// the ends of the range kept exactly; NumPy's other spellings parse too.
+TEST_F(NpyFileTest, RoundTripInt8) {
+  NpyArray array = NpyArray::zeros(ElementType::I8, {2, 2});
+  const int8_t values[] = {0, 127, -127, -128};
+  for (int64_t i = 0; i < 4; ++i)
+    array.i8()[i] = values[i];
+  expectRoundTrip(array, path("c.npy"));
+  llvm::Expected<std::string> bytes = serializeNpy(array);
+  ASSERT_TRUE(bool(bytes));
+  EXPECT_TRUE(StringRef(*bytes).contains(
+      "{'descr': '|i1', 'fortran_order': False, 'shape': (2, 2), }"));
+  for (const char *descr : {"|i1", "i1", "<i1"}) {
+    SCOPED_TRACE(descr);
+    std::string dict = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': (2,), }";
+    llvm::Expected<NpyArray> parsed =
+        parseNpy(makeNpy(dict, StringRef("\x81\x7f", 2)), "c.npy");
+    ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+    EXPECT_EQ(parsed->elementType, ElementType::I8);
+    EXPECT_EQ(parsed->i8()[0], -127);
+    EXPECT_EQ(parsed->i8()[1], 127);
+  }
+}
+
 TEST(NpyTest, WritesWhatNumpyWrites) {
   for (const char *file :
        {"causal/b_o.npy", "causal/x.npy", "padmask/mask.npy"}) {
@@ -378,7 +403,7 @@ TEST(NpyErrorTest, BigEndianFloat) {
       makeNpy("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }",
               floatBytes(1)),
       "unsupported dtype '>f4' (supported: '<f4' for float32, '|b1' for "
-      "bool, '<i8' for int64)"));
+      "bool, '<i8' for int64, '|i1' for int8)"));
 }
 
 TEST(NpyErrorTest, Float64) {

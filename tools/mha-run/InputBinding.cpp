@@ -196,6 +196,8 @@ ElementType getElementType(const GraphArgument &argument) {
     return ElementType::Bool;
   if (element.isInteger(64))
     return ElementType::I64;
+  if (element.isInteger(8))
+    return ElementType::I8;
   return ElementType::F32;
 }
 
@@ -229,8 +231,9 @@ NpyArray randomArray(const GraphArgument &argument,
   bool isMask = getElementType(argument) == ElementType::Bool;
   NpyArray array = NpyArray::zeros(getElementType(argument), shape);
   // Cache lengths: 0, an empty cache (any other number would have to fit
-  // the cache's capacity).
-  if (array.elementType == ElementType::I64)
+  // the cache's capacity); the codes of an int8 cache: 0, as empty.
+  if (array.elementType == ElementType::I64 ||
+      array.elementType == ElementType::I8)
     return array;
   if (isMask) {
     std::bernoulli_distribution allowed(0.8);
