@@ -118,7 +118,8 @@ def Mha_SplitHeadsOp : Mha_Op<"split_heads", [Pure,
 //===----------------------------------------------------------------------===//
 
 def Mha_RmsNormOp : Mha_Op<"rms_norm", [Pure,
-    AllTypesMatch<["input", "result"]>]> {
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "RMSNorm over the last dimension (QK-norm of each head)";
   let description = [{
     `y[..., i] = x[..., i] / sqrt(mean_k(x[..., k]²) + eps) · weight[i]`
@@ -148,7 +149,8 @@ def Mha_RmsNormOp : Mha_Op<"rms_norm", [Pure,
 //===----------------------------------------------------------------------===//
 
 def Mha_RopeOp : Mha_Op<"rope", [Pure, AttrSizedOperandSegments,
-    AllTypesMatch<["input", "result"]>]> {
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "rotary position embedding of queries or keys";
   let description = [{
     Rotates pairs of features of `input [B, H, T, d]` by an angle that

@@ -2,13 +2,15 @@
 
 #include "runtime/GraphSignature.h"
 
+#include "dialects/InferredTypes.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -221,39 +223,54 @@ static LogicalResult checkScoreBiasSizes(Operation &op, FunctionType declared) {
   return success();
 }
 
-/// Gives every mha op the result type its (now more precise) operands imply,
-/// in program order, so that the next op's verifier sees real sizes.
+/// Gives `op`'s results the types its (now more precise) operands imply, as
+/// the op itself states them: a destination-style op's results have its
+/// inits' types; an elementwise op (the arith.extf and arith.truncf of a
+/// bf16 cache graph) has its operand's shape; an op with
+/// InferTypeOpInterface (every mha op that makes a new tensor) has the
+/// shapes it infers, where they agree with the declared ones (else the
+/// verifier reports the mismatch), and keeps its declared element types (a
+/// bf16 layer may declare its output f32).
+static void refineResultTypes(Operation &op) {
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+    for (OpResult result : op.getResults())
+      result.setType(dps.getTiedOpOperand(result)->get().getType());
+    return;
+  }
+  if (op.hasTrait<OpTrait::Elementwise>() && op.getNumOperands() == 1 &&
+      op.getNumResults() == 1) {
+    if (auto from = dyn_cast<RankedTensorType>(op.getOperand(0).getType()))
+      op.getResult(0).setType(
+          from.clone(getElementTypeOrSelf(op.getResult(0).getType())));
+    return;
+  }
+  auto inferring = dyn_cast<InferTypeOpInterface>(op);
+  if (!inferring)
+    return;
+  SmallVector<Type> inferred;
+  if (failed(inferring.inferReturnTypes(
+          op.getContext(), std::nullopt, op.getOperands(),
+          op.getRawDictionaryAttrs(), op.getPropertiesStorage(),
+          op.getRegions(), inferred)) ||
+      !mlir::mha::compatibleResults(inferred, op.getResultTypes(),
+                                    /*widensBF16=*/true))
+    return;
+  for (auto [result, type] : llvm::zip(op.getResults(), inferred))
+    if (auto shaped = dyn_cast<RankedTensorType>(type))
+      result.setType(shaped.clone(getElementTypeOrSelf(result.getType())));
+}
+
+/// Gives every op its refined result types (refineResultTypes), in program
+/// order, and verifies it, so that the next op's verifier sees real sizes.
 /// `declared` is the function's type before its arguments were specialized.
 static LogicalResult propagateShapes(func::FuncOp func, FunctionType declared) {
   for (Operation &op : func.getBody().front()) {
     // The return keeps the declared (dynamic) result type on purpose.
     if (isa<func::ReturnOp>(op))
       continue;
-    // A destination-style append has its cache's type, which is now the
-    // argument's more precise one.
-    if (auto append = dyn_cast<mlir::mha::CacheAppendOp>(op))
-      append.getResult().setType(append.getCache().getType());
-    // QK-norm and RoPE keep their input's type (their verifiers say so).
-    if (isa<mlir::mha::RmsNormOp, mlir::mha::RopeOp>(op))
-      op.getResult(0).setType(op.getOperand(0).getType());
-    // An elementwise op (the arith.extf and arith.truncf of a bf16 cache
-    // graph) has its operand's shape, which its verifier checks.
-    if (op.hasTrait<OpTrait::Elementwise>() && op.getNumOperands() == 1 &&
-        op.getNumResults() == 1)
-      if (auto from = dyn_cast<RankedTensorType>(op.getOperand(0).getType()))
-        op.getResult(0).setType(
-            from.clone(getElementTypeOrSelf(op.getResult(0).getType())));
+    refineResultTypes(op);
     if (failed(verify(&op)) || failed(checkScoreBiasSizes(op, declared)))
       return failure();
-    RankedTensorType refined =
-        llvm::TypeSwitch<Operation *, RankedTensorType>(&op)
-            .Case<mlir::mha::ProjectOp, mlir::mha::SplitHeadsOp,
-                  mlir::mha::SdpaOp, mlir::mha::ConcatHeadsOp,
-                  mlir::mha::OutputProjectOp, mlir::mha::AttentionOp>(
-                [](auto op) { return op.inferResultType(); })
-            .Default([](Operation *) { return RankedTensorType(); });
-    if (refined)
-      op.getResult(0).setType(refined);
   }
   return success();
 }
