@@ -198,6 +198,23 @@ SymbolicShape fromType(RankedTensorType type) {
   return shape;
 }
 
+/// The rules that mha.sdpa and mha.attention_weights share once their batch
+/// (`batch`, the operands' agreed one) and key count (`keys`) are known: the
+/// head dimensions of `query [B, H, T, dk]` and `key [B, Hkv, S, dk]`, the
+/// mask and score bias against (B, T, S), and the positions against B.
+void queryKeyRules(RelationDeriver &relations,
+                   llvm::function_ref<SymbolicShape(Value)> shapeOf,
+                   const SymbolicShape &q, const SymbolicShape &k, Size batch,
+                   Size keys, Value mask, Value bias, Value positions) {
+  relations.equal(q[3], k[3]);
+  if (mask)
+    relations.mask(shapeOf(mask), batch, q[2], keys);
+  if (bias)
+    relations.scoreBias(shapeOf(bias), batch, q[2], keys);
+  if (positions)
+    relations.equal(batch, shapeOf(positions)[0]);
+}
+
 /// The result shape of one mha op from its operands' symbolic shapes, after
 /// stating its verifier's rules (or of an elementwise op); std::nullopt for
 /// any other op.
@@ -252,31 +269,22 @@ deriveOp(Operation &op, RelationDeriver &relations,
         SymbolicShape k = shapeOf(sdpa.getKey());
         SymbolicShape v = shapeOf(sdpa.getValue());
         relations.equal(q[0], k[0]);
-        relations.equal(q[3], k[3]);
-        Size batch = refine(q[0], k[0]);
-        relations.equal(batch, v[0]);
+        relations.equal(refine(q[0], k[0]), v[0]);
         relations.equal(k[1], v[1]);
         relations.equal(k[2], v[2]);
-        if (Value mask = sdpa.getMask())
-          relations.mask(shapeOf(mask), batch, q[2], refine(k[2], v[2]));
-        if (Value bias = sdpa.getAttnBias())
-          relations.scoreBias(shapeOf(bias), batch, q[2], refine(k[2], v[2]));
-        if (Value positions = sdpa.getPositions())
-          relations.equal(refine(batch, v[0]), shapeOf(positions)[0]);
-        return SymbolicShape{refine(batch, v[0]), q[1], q[2], v[3]};
+        Size batch = refine(refine(q[0], k[0]), v[0]);
+        queryKeyRules(relations, shapeOf, q, k, batch, refine(k[2], v[2]),
+                      sdpa.getMask(), sdpa.getAttnBias(), sdpa.getPositions());
+        return SymbolicShape{batch, q[1], q[2], v[3]};
       })
       .Case([&](mlir::mha::AttentionWeightsOp weights)
                 -> std::optional<SymbolicShape> {
         SymbolicShape q = shapeOf(weights.getQuery());
         SymbolicShape k = shapeOf(weights.getKey());
         relations.equal(q[0], k[0]);
-        relations.equal(q[3], k[3]);
-        if (Value mask = weights.getMask())
-          relations.mask(shapeOf(mask), refine(q[0], k[0]), q[2], k[2]);
-        if (Value bias = weights.getAttnBias())
-          relations.scoreBias(shapeOf(bias), refine(q[0], k[0]), q[2], k[2]);
-        if (Value positions = weights.getPositions())
-          relations.equal(refine(q[0], k[0]), shapeOf(positions)[0]);
+        queryKeyRules(relations, shapeOf, q, k, refine(q[0], k[0]), k[2],
+                      weights.getMask(), weights.getAttnBias(),
+                      weights.getPositions());
         // checkShapesFitTogether does not refine this result: it keeps its
         // declared type, whose `?` sizes agree with anything.
         return fromType(weights.getType());
