@@ -302,6 +302,32 @@ deriveOp(Operation &op, RelationDeriver &relations,
             // The result has the cache's type (destination-style).
             return c;
           })
+      .Case([&](mlir::mha::CacheAppendQuantizedOp append)
+                -> std::optional<SymbolicShape> {
+        // The codes' rules are mha.cache_append's; the scales have one
+        // entry per row of the codes. (Result 1, the scales, has the
+        // scales' shape: deriveSizeRelations records it.)
+        SymbolicShape u = shapeOf(append.getUpdate());
+        SymbolicShape c = shapeOf(append.getCodes());
+        SymbolicShape s = shapeOf(append.getScales());
+        SymbolicShape l = shapeOf(append.getLengths());
+        relations.equal(c[0], u[0]);
+        relations.equal(refine(c[0], u[0]), l[0]);
+        relations.equal(c[1], u[1]);
+        relations.equal(c[3], u[3]);
+        relations.atMost(u[2], c[2]);
+        for (unsigned dim = 0; dim < 3; ++dim)
+          relations.equal(c[dim], s[dim]);
+        return c;
+      })
+      .Case([&](mlir::mha::DequantizeOp dequantize)
+                -> std::optional<SymbolicShape> {
+        SymbolicShape c = shapeOf(dequantize.getCodes());
+        SymbolicShape s = shapeOf(dequantize.getScales());
+        for (unsigned dim = 0; dim < 3; ++dim)
+          relations.equal(c[dim], s[dim]);
+        return c;
+      })
       .Case(
           [&](mlir::mha::ConcatHeadsOp concat) -> std::optional<SymbolicShape> {
             SymbolicShape in = shapeOf(concat.getInput());
@@ -388,6 +414,8 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
         if (!ShapedType::isDynamic(declaredSize))
           relations.equal(size, Size::fixed(declaredSize));
     shapes[op.getResult(0)] = *result;
+    if (auto quantized = dyn_cast<mlir::mha::CacheAppendQuantizedOp>(op))
+      shapes[quantized.getResultScales()] = shapeOf(quantized.getScales());
   }
   relations.settle();
   std::vector<std::pair<Size, Size>> atMostRules = relations.atMostRules();
