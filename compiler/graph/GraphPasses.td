@@ -254,14 +254,21 @@ def MhaSplitHeads : Pass<"mha-split-heads", "ModuleOp"> {
     stays on rank 0 only, so the ranks' results add up to the layer's: the
     caller sums them (`mha-run --parallel heads`, one MPI all-reduce).
 
-    A weight that is an argument used by the layer alone becomes an
+    A layer written as its steps around an `mha.sdpa` (as a graph with a
+    key/value cache is) splits the same way: the split follows each of the
+    sdpa's operands back to its projection (through `mha.split_heads`,
+    `mha.rms_norm`, `mha.rope`, `mha.cache_append` and casts), narrowing
+    the projection, the head count of the split and the heads of the cache,
+    and keeps the rows of the `mha.output_project` after it.
+
+    A weight or cache that is an argument used by the layer alone becomes an
     argument of the rank's shape with `mha.shard = array<i64: dim, offset,
     size>` (the part of the full argument the rank is given); any other is
     sliced in the graph (`tensor.extract_slice`). Refused with an error:
     heads that do not divide among the ranks, shares that would cut a group
     of query heads sharing a key/value head, split-first layers, a layer
-    whose result feeds other ops, and other mha ops (graphs written step by
-    step or with a key/value cache).
+    whose result feeds other ops, steps the split cannot follow, and other
+    mha ops.
   }];
   let options = [
     Option<"rank", "rank", "int64_t", /*default=*/"0",

@@ -50,9 +50,33 @@ func.func @result_used(%x: tensor<1x4x4xf32>, %w: tensor<4x4xf32>) -> tensor<1x4
 
 // -----
 
-// A layer written step by step (as a graph with a key/value cache is).
+// Steps without an mha.sdpa are no layer to split.
 func.func @steps(%x: tensor<1x4x4xf32>) -> tensor<1x2x4x2xf32> {
-  // expected-error @+1 {{mha-split-heads splits whole mha.attention layers; mha.split_heads is not split yet (a graph written step by step, or one with a key/value cache)}}
+  // expected-error @+1 {{mha-split-heads splits mha.attention layers and layers written as their steps around an mha.sdpa; mha.split_heads is not split yet}}
   %h = mha.split_heads %x heads(2) : tensor<1x4x4xf32> -> tensor<1x2x4x2xf32>
   return %h : tensor<1x2x4x2xf32>
+}
+
+// -----
+
+// The steps of a layer: the heads of the sdpa's query must come from one
+// projection, through ops that keep each head apart.
+func.func @query_argument(%q: tensor<1x2x4x2xf32>, %x: tensor<1x4x4xf32>,
+                          %w: tensor<4x4xf32>) -> tensor<1x4x4xf32> {
+  %k = mha.project %x, %w heads(2) : (tensor<1x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x2xf32>
+  // expected-error @+1 {{mha-split-heads cannot follow the query heads back to the one projection that makes them (through mha.split_heads, mha.rms_norm, mha.rope, mha.cache_append and casts, each used once)}}
+  %o = mha.sdpa %q, %k, %k : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x2xf32>
+  %y = mha.output_project %o, %w : (tensor<1x2x4x2xf32>, tensor<4x4xf32>) -> tensor<1x4x4xf32>
+  return %y : tensor<1x4x4xf32>
+}
+
+// -----
+
+// The sdpa's heads must go to the output projection, whose rows the ranks
+// share: here the function returns them.
+func.func @heads_returned(%x: tensor<1x4x4xf32>, %w: tensor<4x4xf32>) -> tensor<1x2x4x2xf32> {
+  %q = mha.project %x, %w heads(2) : (tensor<1x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x2xf32>
+  // expected-error @+1 {{mha-split-heads needs the heads of mha.sdpa to go to one mha.output_project (through mha.concat_heads), whose rows the ranks share}}
+  %o = mha.sdpa %q, %q, %q : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x2xf32>
+  return %o : tensor<1x2x4x2xf32>
 }
