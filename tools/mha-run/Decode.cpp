@@ -25,6 +25,7 @@
 #include "tools/mha-run/Decode.h"
 #include "tools/mha-run/CacheGraph.h"
 #include "tools/mha-run/DecodeCheck.h"
+#include "tools/mha-run/ParallelRun.h"
 
 #include "runtime/BFloat16.h"
 #include "runtime/Comparison.h"
@@ -137,8 +138,9 @@ struct DecoderArrays {
   /// The bf16 copies the calls read, and each call's arrays of `binding`.
   std::vector<NpyArray> bf16Copies;
   std::vector<const NpyArray *> callInputs;
-  /// B and D, from x; the tokens of the prefill each sequence keeps.
-  int64_t batch = 0, width = 0;
+  /// B and D, from x; D_out, from the result; the tokens of the prefill
+  /// each sequence keeps.
+  int64_t batch = 0, width = 0, outDim = 0;
   std::vector<int64_t> lengths;
   /// The caches, zeroed once, their bytes, and the lengths.
   NpyArray keyCache, valueCache, cacheLengths;
@@ -267,16 +269,55 @@ std::vector<const NpyArray *> callArguments(const GraphSignature &signature,
   return list;
 }
 
-/// Lowers and compiles the graph with `pm`, and packs the weights once from
-/// the prefill's `arguments`.
+/// This rank's graph of a split run: its entry, signature and cache.
+struct RankGraph {
+  func::FuncOp entry;
+  GraphSignature signature;
+  CacheGraph cache;
+};
+
+/// --parallel: splits the graph for this rank (the caches narrow with the
+/// key/value heads) and gives the calls the rank's slices of the bound
+/// arguments.
+llvm::Expected<RankGraph> splitForRank(HeadParallelRun &parallel,
+                                       LoadedGraph &loaded,
+                                       const CacheGraph &graph,
+                                       DecoderArrays &arrays) {
+  std::vector<const NpyArray *> inputs;
+  for (const GraphArgument &argument : loaded.signature.arguments) {
+    int bound = arrays.binding.findArgument(argument.name);
+    inputs.push_back(bound >= 0 ? arrays.callInputs[bound] : nullptr);
+  }
+  if (auto error = parallel.split(loaded, inputs))
+    return std::move(error);
+  for (auto [index, argument] : llvm::enumerate(loaded.signature.arguments))
+    if (int bound = arrays.binding.findArgument(argument.name); bound >= 0)
+      arrays.callInputs[bound] = inputs[index];
+  RankGraph rank;
+  rank.entry =
+      parallel.module().lookupSymbol<func::FuncOp>(loaded.entry.getSymName());
+  auto signature = readSignature(rank.entry);
+  if (!signature)
+    return signature.takeError();
+  rank.signature = std::move(*signature);
+  auto cache = findCacheGraph(rank.signature, rank.entry.getSymName());
+  if (!cache)
+    return cache.takeError();
+  rank.cache = *cache;
+  return rank;
+}
+
+/// Lowers and compiles `entry` of `module` with `pm`, and packs the weights
+/// once from the prefill's `arguments`.
 llvm::Expected<std::unique_ptr<CompiledFunction>>
-compileDecoder(LoadedGraph &loaded, PassManager &pm,
+compileDecoder(ModuleOp module, func::FuncOp entry, PassManager &pm,
                const std::vector<const NpyArray *> &arguments) {
-  OwningOpRef<ModuleOp> lowered = loaded.module->clone();
+  OwningOpRef<ModuleOp> lowered = module.clone();
   if (failed(pm.run(*lowered)))
     return createError("lowering the cache graph failed (see above)");
-  auto function = CompiledFunction::create(*lowered, loaded.entry.getSymName(),
-                                           loaded.signature.result.getRank());
+  auto function = CompiledFunction::create(
+      *lowered, entry.getSymName(),
+      cast<RankedTensorType>(entry.getResultTypes()[0]).getRank());
   if (!function)
     return function.takeError();
   if (auto prepared = (*function)->prepare(arguments); !prepared)
@@ -284,10 +325,32 @@ compileDecoder(LoadedGraph &loaded, PassManager &pm,
   return function;
 }
 
-/// The times of the timed rounds' calls, in milliseconds.
+/// The times of the timed rounds' calls, in milliseconds; with --parallel,
+/// also the time each call's addition across the ranks spent in the
+/// all-reduce and in the exchange of states before it.
 struct DecodeTimes {
   std::vector<double> prefill, steps;
+  std::vector<double> prefillSum, stepSum, checks;
+  /// The ranks could not add up an output (one stopped, or they differ).
+  bool reduceFailed = false;
 };
+
+/// --parallel: adds up the partial output `y` of a call across the ranks,
+/// and records the time it took in MPI when `timed`.
+llvm::Error reduceCall(HeadParallelRun *parallel, NpyArray &y, bool timed,
+                       std::vector<double> &sums, DecodeTimes &times) {
+  if (!parallel)
+    return llvm::Error::success();
+  if (auto error = parallel->reduce(y)) {
+    times.reduceFailed = true;
+    return error;
+  }
+  if (timed) {
+    sums.push_back(parallel->lastReduceTimes().sumMs);
+    times.checks.push_back(parallel->lastReduceTimes().checkMs);
+  }
+  return llvm::Error::success();
+}
 
 /// Runs the untimed rounds, then the timed ones, each a prefill and the
 /// steps from lengths reset to 0; the last round's outputs go to `outputs`
@@ -295,7 +358,8 @@ struct DecodeTimes {
 llvm::Error runRounds(CompiledFunction &function,
                       const GraphSignature &signature, const CacheGraph &graph,
                       const DecodeOptions &options, DecoderArrays &arrays,
-                      NpyArray &outputs, DecodeTimes &times) {
+                      NpyArray &outputs, DecodeTimes &times,
+                      HeadParallelRun *parallel) {
   int64_t prefill = options.prefill, steps = options.steps;
   int64_t *lengthData = arrays.cacheLengths.i64();
   auto arguments = [&](const NpyArray &tokens) {
@@ -310,6 +374,8 @@ llvm::Error runRounds(CompiledFunction &function,
     auto y = function.call(arguments(arrays.prefillInput));
     if (!y)
       return y.takeError();
+    if (auto error = reduceCall(parallel, *y, timed, times.prefillSum, times))
+      return error;
     if (timed)
       times.prefill.push_back(millisecondsSince(start));
     if (last)
@@ -320,6 +386,8 @@ llvm::Error runRounds(CompiledFunction &function,
       y = function.call(arguments(arrays.stepInputs[step]));
       if (!y)
         return y.takeError();
+      if (auto error = reduceCall(parallel, *y, timed, times.stepSum, times))
+        return error;
       if (timed)
         times.steps.push_back(millisecondsSince(start));
       if (last)
@@ -360,6 +428,17 @@ void printTimes(llvm::raw_ostream &os, const DecodeOptions &options,
         stepMs, *std::min_element(times.steps.begin(), times.steps.end()),
         times.steps.size(), batch / (stepMs * 1e-3));
   }
+  if (times.checks.empty())
+    return;
+  // The output of each call, [B, t, D_out] float32, is what the ranks add.
+  int64_t rowBytes = arrays.outDim * int64_t(sizeof(float));
+  os << llvm::formatv("all-reduce: prefill median {0:F3} ms ({1} bytes)",
+                      median(times.prefillSum), batch * prefill * rowBytes);
+  if (steps > 0)
+    os << llvm::formatv(", step median {0:F3} ms ({1} bytes)",
+                        median(times.stepSum), batch * rowBytes);
+  os << llvm::formatv("; the ranks' check before it median {0:F3} ms\n",
+                      median(times.checks));
 }
 
 /// --output and --expect of the outputs; returns whether they match what
@@ -393,7 +472,8 @@ llvm::Expected<bool> writeAndExpect(const DecodeOptions &options,
 int runDecoder(LoadedGraph &loaded, PassManager &pm,
                const InputOptions &inputOptions, const DecodeOptions &options,
                llvm::raw_ostream &os,
-               llvm::function_ref<void(const llvm::Twine &)> report) {
+               llvm::function_ref<void(const llvm::Twine &)> report,
+               HeadParallelRun *parallel) {
   auto fail = [&](llvm::Error error, ExitCode code) {
     report(llvm::toString(std::move(error)));
     return code;
@@ -406,7 +486,7 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
   auto found = findCacheGraph(signature, entry.getSymName());
   if (!found)
     return fail(found.takeError(), kBadInput);
-  const CacheGraph &graph = *found;
+  CacheGraph graph = *found;
   if (auto error = checkCallsFit(entry, signature, graph, prefill, steps,
                                  !options.lengths.empty()))
     return fail(std::move(error), kBadInput);
@@ -415,13 +495,30 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
   if (auto error = bindDecoderInputs(signature, graph, inputOptions, options,
                                      os, arrays))
     return fail(std::move(error), kBadInput);
+  // The result's width is static (the weights fix it); checkInputsFitTogether
+  // gives no type for a function of several results.
+  arrays.outDim = signature.result.getShape().back();
+  // The layer the reference computes is the whole graph's; the calls are
+  // this rank's, with its caches.
+  func::FuncOp wholeEntry = entry;
+  const GraphSignature *callSignature = &signature;
+  std::optional<RankGraph> rank;
+  if (parallel) {
+    auto split = splitForRank(*parallel, loaded, graph, arrays);
+    if (!split)
+      return fail(split.takeError(), kBadInput);
+    rank = std::move(*split);
+    entry = rank->entry;
+    callSignature = &rank->signature;
+    graph = rank->cache;
+  }
   if (auto error = allocateCaches(graph, arrays))
     return fail(std::move(error), kBadInput);
   makeCallTokens(signature, graph, prefill, steps, arrays);
   // Both kinds of call must fit the graph, checked by its verifiers before
   // anything is compiled.
   auto arguments = [&](const NpyArray &tokens) {
-    return callArguments(signature, graph, arrays, tokens);
+    return callArguments(*callSignature, graph, arrays, tokens);
   };
   if (auto error =
           checkInputsFitTogether(entry, arguments(arrays.prefillInput)))
@@ -434,24 +531,23 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
   // The reference's sizes, before the long part.
   std::optional<AttentionShape> layer;
   if (options.check) {
-    auto described = describeLayer(entry, signature, graph, arrays.width);
+    auto described = describeLayer(wholeEntry, signature, *found, arrays.width);
     if (!described)
       return fail(described.takeError(), kBadInput);
     layer = *described;
   }
 
-  auto function = compileDecoder(loaded, pm, arguments(arrays.prefillInput));
+  auto function = compileDecoder(parallel ? parallel->module() : *loaded.module,
+                                 entry, pm, arguments(arrays.prefillInput));
   if (!function)
     return fail(function.takeError(), kCompileFailed);
-  // The result's width is static (the weights fix it); checkInputsFitTogether
-  // gives no type for a function of several results.
-  int64_t outDim = signature.result.getShape().back();
-  NpyArray outputs = NpyArray::zeros(ElementType::F32,
-                                     {arrays.batch, prefill + steps, outDim});
+  NpyArray outputs = NpyArray::zeros(
+      ElementType::F32, {arrays.batch, prefill + steps, arrays.outDim});
   DecodeTimes times;
-  if (auto error = runRounds(**function, signature, graph, options, arrays,
-                             outputs, times))
-    return fail(std::move(error), kCompileFailed);
+  if (auto error = runRounds(**function, *callSignature, graph, options, arrays,
+                             outputs, times, parallel))
+    return fail(std::move(error),
+                times.reduceFailed ? kBadInput : kCompileFailed);
   printTimes(os, options, graph, arrays, times);
 
   auto expected = writeAndExpect(options, outputs, os);

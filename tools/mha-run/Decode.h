@@ -22,6 +22,8 @@
 namespace mha {
 namespace tools {
 
+class HeadParallelRun;
+
 /// The names a cache graph gives its cache arguments (docs/tools.md, the
 /// contract of mha-gen --kv-cache).
 constexpr llvm::StringLiteral kKeyCacheName = "k_cache";
@@ -65,10 +67,16 @@ bool hasKeyValueCache(const runtime::GraphSignature &signature);
 /// printing their times to `os`; with `options.check`, compares every
 /// output row with runtime/ReferenceAttention. Errors are reported with
 /// `report`. Returns the exit code (tools/support/ToolSupport.h).
+///
+/// With `parallel` (mha-run --parallel heads), this rank runs its share of
+/// the heads, with the caches of its key/value heads only, and each call's
+/// partial output is added up across the ranks before it is used; the
+/// times include the additions, and the time they spent in MPI is printed.
 int runDecoder(runtime::LoadedGraph &graph, mlir::PassManager &pm,
                const runtime::InputOptions &inputOptions,
                const DecodeOptions &options, llvm::raw_ostream &os,
-               llvm::function_ref<void(const llvm::Twine &)> report);
+               llvm::function_ref<void(const llvm::Twine &)> report,
+               HeadParallelRun *parallel = nullptr);
 
 } // namespace tools
 } // namespace mha

@@ -9,6 +9,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
 
+#include <chrono>
 #include <cstring>
 
 using namespace mlir;
@@ -59,6 +60,12 @@ NpyArray sliceArray(const NpyArray &array, int64_t dim, int64_t offset,
   return slice;
 }
 
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 /// What a split run cannot do yet, refused before MPI starts.
 llvm::Error checkParallelOptions(bool decoding) {
   if (parallelMode != "heads")
@@ -66,16 +73,14 @@ llvm::Error checkParallelOptions(bool decoding) {
         "--parallel must be `heads` (the split by sequence is not done yet), "
         "got '" +
         parallelMode + "'");
-  if (decoding)
-    return llvm::createStringError(
-        "--parallel does not drive the decoder (--prefill, --steps) yet");
   if (!dumpAttentionDir.empty())
     return llvm::createStringError(
         "--parallel does not go with --dump-attention: each rank computes "
         "the weights of its own heads only");
-  if (repeat > 0)
+  if (repeat > 0 && !decoding)
     return llvm::createStringError(
-        "--parallel does not time its calls (--repeat) yet");
+        "--parallel does not time its calls (--repeat) yet, but for the "
+        "decoder's (--prefill, --steps)");
   return llvm::Error::success();
 }
 } // namespace
@@ -122,12 +127,9 @@ HeadParallelRun::startIfAsked(llvm::ArrayRef<const char *> args,
 llvm::Error HeadParallelRun::split(LoadedGraph &graph,
                                    std::vector<const NpyArray *> &inputs) {
   llvm::StringRef entry = graph.entry.getSymName();
-  if (graph.signature.hasUpdatedArguments())
-    return llvm::createStringError(
-        "--parallel does not split a graph with a key/value cache yet (@" +
-        entry + " updates its cache arguments)");
   for (const NpyArray *input : inputs)
-    fold(inputHash, llvm::ArrayRef(hashArray(*input)));
+    if (input)
+      fold(inputHash, llvm::ArrayRef(hashArray(*input)));
 
   rankModule = graph.module->clone();
   PassManager pm(rankModule->getContext());
@@ -147,16 +149,17 @@ llvm::Error HeadParallelRun::split(LoadedGraph &graph,
         i, mlir::mha::getShardAttrName());
     if (!shard)
       continue;
+    function.removeArgAttr(i, mlir::mha::getShardAttrName());
+    if (!inputs[i])
+      continue;
     slices.push_back(sliceArray(*inputs[i], shard[0], shard[1], shard[2]));
     inputs[i] = &slices.back();
-    function.removeArgAttr(i, mlir::mha::getShardAttrName());
   }
   return llvm::Error::success();
 }
 
 std::vector<uint64_t> HeadParallelRun::exchangeStates(uint64_t state,
                                                       const NpyArray *result) {
-  exchanged = true;
   uint64_t shapeHash = 0;
   if (result)
     fold(shapeHash, llvm::ArrayRef(result->shape));
@@ -166,14 +169,18 @@ std::vector<uint64_t> HeadParallelRun::exchangeStates(uint64_t state,
 }
 
 llvm::Error HeadParallelRun::reduce(NpyArray &result) {
+  auto start = std::chrono::steady_clock::now();
   std::vector<uint64_t> states = exchangeStates(0, &result);
+  lastTimes.checkMs = millisecondsSince(start);
   for (int rank = 0; rank < communicator.size(); ++rank) {
     llvm::ArrayRef<uint64_t> state(&states[4 * rank], 4);
-    if (state[0] != 0)
+    if (state[0] != 0) {
+      stopSeen = true;
       return llvm::createStringError(llvm::formatv(
           "--parallel: rank {0} stopped (exit code {1}) before the ranks "
           "added up their outputs; see its messages",
           rank, state[0] - 1));
+    }
     if (state[3] != states[3])
       return llvm::createStringError(llvm::formatv(
           "--parallel: rank {0} read other inputs than rank 0; every rank "
@@ -184,12 +191,16 @@ llvm::Error HeadParallelRun::reduce(NpyArray &result) {
           "--parallel: rank {0}'s output has another shape than rank 0's",
           rank));
   }
+  start = std::chrono::steady_clock::now();
   communicator.sumInPlace(result.f32(), result.numElements());
+  lastTimes.sumMs = millisecondsSince(start);
   return llvm::Error::success();
 }
 
 int HeadParallelRun::finish(int code) {
-  if (!exchanged)
+  // Every rank exchanges its state once more, unless an exchange already
+  // told it that a rank stopped (that rank's last exchange is this one).
+  if (!stopSeen)
     exchangeStates(1 + uint64_t(code), nullptr);
   communicator.finish();
   return code;

@@ -8,10 +8,12 @@
 //
 // Every rank makes the same collective calls in the same order whatever
 // happens, so that a rank that fails never leaves the others waiting: one
-// all-gather of the command lines when MPI starts, one all-gather of each
-// rank's state (stopped with an exit code, or ready to add up its output)
-// before the all-reduce, the all-reduce only when every rank is ready, then
-// MPI_Finalize.
+// all-gather of the command lines when MPI starts; before each all-reduce
+// (one per call of the layer: the decoder makes several), one all-gather of
+// each rank's state (stopped with an exit code, or ready to add up its
+// output), and the all-reduce only when every rank is ready; at the end one
+// more exchange of states, which a rank that stops early makes in place of
+// its next all-reduce's; then MPI_Finalize.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +38,8 @@ namespace tools {
 class HeadParallelRun {
 public:
   /// Nothing without `--parallel`. Else checks its value and the options
-  /// it cannot go with yet (the decoder, --dump-attention, --repeat), starts
+  /// it cannot go with yet (--dump-attention, --repeat but for the
+  /// decoder's rounds), starts
   /// MPI and checks that every rank was given the same command line
   /// (`args`, without the program). Only rank 0 writes `--output`, unless
   /// its name has `%r`, which each rank replaces by its index.
@@ -49,7 +52,8 @@ public:
   /// Makes this rank's graph (`mha-split-heads` on a copy of `graph`) and
   /// replaces each of `inputs` (one per argument of `graph`'s entry, full
   /// size) that the split narrowed by its slice, which lives as long as
-  /// this object.
+  /// this object. A null input is one the caller makes at the rank's size
+  /// (the decoder's caches): neither sliced nor compared between ranks.
   llvm::Error split(runtime::LoadedGraph &graph,
                     std::vector<const runtime::NpyArray *> &inputs);
 
@@ -57,6 +61,15 @@ public:
   /// ranks, once every rank has one of the same shape from the same inputs;
   /// else an error that names the rank that differs or stopped.
   llvm::Error reduce(runtime::NpyArray &result);
+
+  /// The milliseconds the last reduce() spent in MPI: the exchange of
+  /// states that checks the ranks agree, and the all-reduce.
+  struct ReduceTimes {
+    double checkMs = 0, sumMs = 0;
+  };
+  ReduceTimes lastReduceTimes() const { return lastTimes; }
+
+  int ranks() const { return communicator.size(); }
 
   /// Ends the run with exit code `code`: takes part in the exchange of
   /// states if reduce() did not (this rank stopped early), then ends MPI.
@@ -78,7 +91,9 @@ private:
   std::vector<runtime::NpyArray> slices;
   /// A hash of the full inputs, which every rank must agree on.
   uint64_t inputHash = 0;
-  bool exchanged = false;
+  /// An exchange of states said that a rank stopped.
+  bool stopSeen = false;
+  ReduceTimes lastTimes;
 };
 
 } // namespace tools

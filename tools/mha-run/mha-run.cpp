@@ -268,7 +268,7 @@ private:
     DecodeOptions options = decodeOptions();
     options.bf16ErrorFactor = bf16ErrorFactor(pipelineOptions);
     return runDecoder(graph, *pm, inputOptions, options, llvm::outs(),
-                      reportError);
+                      reportError, parallel.get());
   }
 
   /// Binds every argument to an array and checks that they fit together,
