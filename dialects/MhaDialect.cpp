@@ -109,8 +109,10 @@ LogicalResult MhaDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == TilesAttrHelper::getNameStr()) {
-    if (!isa<SdpaOp>(op))
-      return op->emitError() << "expects " << name << " on an mha.sdpa";
+    // An mha.sdpa_split keeps the tiles of the mha.sdpa whose keys it splits.
+    if (!isa<SdpaOp, SdpaSplitOp>(op))
+      return op->emitError()
+             << "expects " << name << " on an mha.sdpa or mha.sdpa_split";
     if (!isa<AttentionTilesAttr>(value))
       return op->emitError() << "expects " << name
                              << " to be an #mha.attention_tiles, got " << value;

@@ -58,9 +58,10 @@ def Mha_Dialect : Dialect {
   //   argument for the tools: a file name under `mha-run --inputs DIR`, a C
   //   identifier in the headers of `mha-compile`. `verifyRegionArgAttribute`
   //   keeps it a C identifier;
-  // - `mha.tiles`, an `#mha.attention_tiles` on an `mha.sdpa`: its tile
-  //   sizes, chosen by `mha-strategy` (or written in the graph),
-  //   read by `mha-tile-attention` and mha.sdpa's `TilingInterface`;
+  // - `mha.tiles`, an `#mha.attention_tiles` on an `mha.sdpa` (and on the
+  //   `mha.sdpa_split` of its keys): its tile sizes, chosen by
+  //   `mha-strategy` (or written in the graph), read by
+  //   `mha-tile-attention` and the ops' `TilingInterface`;
   // - `mha.codegen`, an `#mha.codegen_sizes` on a function: the register
   //   blocks and projection tiles of its code, chosen by
   //   `mha-strategy`, read by the code generation passes;

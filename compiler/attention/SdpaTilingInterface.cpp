@@ -210,6 +210,7 @@ struct SdpaPartialReduction
         TypeRange{parts[0].getType(), parts[1].getType(), parts[2].getType()},
         sdpa.getQuery(), tiling->key, tiling->value, sdpa.getMask(),
         sdpa.getPositions(), sdpa.getAttnBias(), sdpa.getAlibiSlopes(),
+        tiling->keyScales, tiling->valueScales,
         getValueOrCreateConstantIndexOp(b, loc, splitReductionIvs[0]),
         b.getI64IntegerAttr(splits), b.getI64IntegerAttr(tiling->keyTile),
         b.getF64FloatAttr(tiling->scale), sdpa.getWindowAttr(),
@@ -218,6 +219,8 @@ struct SdpaPartialReduction
         parts[1], parts[2], sdpa->getNumRegions());
     if (tiling->scoreMod)
       ScoreSteps::of(sdpa).cloneScoreModInto(split.getScoreMod().front());
+    // The split's query tiles are the op's (getSplitQueryTile).
+    MhaDialect::TilesAttrHelper(b.getContext()).setAttr(split, tiles);
     return TilingResult{{split}, SmallVector<Value>(split->getResults()), {}};
   }
 
@@ -268,6 +271,17 @@ private:
   }
 };
 
+/// The query tile of `split`: its `mha.tiles`, which the mha.sdpa it splits
+/// hands it (SdpaPartialReduction), else the strategy's for the default
+/// target description, as getAttentionTiles does for an mha.sdpa: never
+/// this machine's, so that the IR does not depend on where it is compiled.
+static int64_t getSplitQueryTile(SdpaSplitOp split) {
+  if (AttentionTilesAttr tiles =
+          MhaDialect::TilesAttrHelper(split.getContext()).getAttr(split))
+    return tiles.getQueryTile();
+  return deriveCodegenStrategy(TargetDescription()).attentionQueryTile;
+}
+
 /// mha.sdpa_split over (batch, head, query): a tile of one batch element
 /// and one head is its queries' state over the split's key blocks
 /// (SdpaTiling::buildSplitTile), mha.online_attention tiled over the keys.
@@ -289,12 +303,11 @@ struct SdpaSplitTilingInterface
     if (failed(checkOneHead(op, sizes)))
       return failure();
     // Its key blocks are the op's `key_block`; its query tile the tile's
-    // rows, else the strategy's for this machine.
+    // rows where static, else the split's own (getSplitQueryTile).
     std::optional<SdpaTiling> own;
-    const SdpaTiling *tiling =
-        &getTiling(own, b, split,
-                   getConstantIntValue(sizes[2]).value_or(
-                       hostCodegenStrategy().attentionQueryTile));
+    const SdpaTiling *tiling = &getTiling(
+        own, b, split,
+        getConstantIntValue(sizes[2]).value_or(getSplitQueryTile(split)));
     Location loc = op->getLoc();
     OpFoldResult rows = getTileRows(b, offsets[2], sizes[2]);
     OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);

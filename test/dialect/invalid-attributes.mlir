@@ -67,7 +67,7 @@ func.func @block_init_not_unit(%c: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
-// mha.tiles: an #mha.attention_tiles, on an mha.sdpa only, with sizes in
+// mha.tiles: an #mha.attention_tiles, on an mha.sdpa (or the mha.sdpa_split of its keys) only, with sizes in
 // the options' ranges (MhaDialect.h).
 func.func @tiles_not_on_sdpa(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{expects mha.tiles on an mha.sdpa}}
