@@ -18,9 +18,35 @@ using namespace mlir::mha;
 // OnlineAttentionOp
 //===----------------------------------------------------------------------===//
 
+/// An i8 `codes` (the keys or values of an int8 cache) comes with `scales`,
+/// one per row (the codes' dimensions before the last, from `firstDim`),
+/// and other element types without.
+static LogicalResult verifyCodeScales(Operation *op, Value codes, Value scales,
+                                      StringRef name, unsigned firstDim) {
+  auto codesType = cast<RankedTensorType>(codes.getType());
+  bool int8 = codesType.getElementType().isInteger(8);
+  if (int8 != bool(scales))
+    return op->emitOpError()
+           << "expects " << name << "_scales exactly with i8 " << name
+           << "s, got " << (scales ? "scales" : "none") << " with "
+           << codesType.getElementType() << " " << name << "s";
+  if (!scales)
+    return success();
+  ArrayRef<int64_t> rows = codesType.getShape().drop_back();
+  auto scalesType = cast<RankedTensorType>(scales.getType());
+  bool agree = scalesType.getRank() == int64_t(rows.size());
+  for (unsigned dim = firstDim; agree && dim < rows.size(); ++dim)
+    agree = dimsAgree(rows[dim], scalesType.getDimSize(dim));
+  if (!agree)
+    return op->emitOpError()
+           << "expects " << name << "_scales to have one entry per row of the "
+           << name << "s, got " << scalesType << " for " << codesType;
+  return success();
+}
+
 MutableOperandRange OnlineAttentionOp::getDpsInitsMutable() {
   // The destinations are the operands from `max` to the last scratch.
-  unsigned begin = getODSOperandIndexAndLength(10).first;
+  unsigned begin = getODSOperandIndexAndLength(12).first;
   return MutableOperandRange(getOperation(), begin,
                              getOperation()->getNumOperands() - begin);
 }
@@ -102,12 +128,16 @@ LogicalResult OnlineAttentionOp::verify() {
   if (!std::isfinite(scale) || scale <= 0)
     return emitOpError() << "expects scale to be positive and finite, got "
                          << scale;
-  // bf16 blocks are widened into their scratch; f32 ones are read in place.
-  bool bf16Operands = getKey().getType().getElementType().isBF16() ||
-                      getValue().getType().getElementType().isBF16();
+  if (failed(verifyCodeScales(*this, getKey(), getKeyScales(), "key", 0)) ||
+      failed(verifyCodeScales(*this, getValue(), getValueScales(), "value", 0)))
+    return failure();
+  // bf16 and i8 blocks are widened into their scratch; f32 ones are read in
+  // place.
+  bool bf16Operands = !getKey().getType().getElementType().isF32() ||
+                      !getValue().getType().getElementType().isF32();
   if (bf16Operands != bool(getWidenedScratch()))
-    return emitOpError() << "expects a widened scratch exactly with bf16 keys "
-                            "or values, got "
+    return emitOpError() << "expects a widened scratch exactly with bf16 or "
+                            "i8 keys or values, got "
                          << (getWidenedScratch() ? "one" : "none") << " with "
                          << getKey().getType().getElementType() << " keys and "
                          << getValue().getType().getElementType() << " values";
@@ -138,7 +168,7 @@ LogicalResult OnlineAttentionOp::verifyRegions() {
 
 MutableOperandRange SdpaSplitOp::getDpsInitsMutable() {
   // The destinations are acc, max and sum, the last three operands.
-  unsigned begin = getODSOperandIndexAndLength(8).first;
+  unsigned begin = getODSOperandIndexAndLength(10).first;
   return MutableOperandRange(getOperation(), begin, 3);
 }
 
@@ -171,6 +201,9 @@ LogicalResult SdpaSplitOp::verify() {
       failed(check.dim("value batch (B)", q[0], v[0])) ||
       failed(check.dim("value head count (Hkv)", k[1], v[1])) ||
       failed(check.dim("value length (S)", k[2], v[2])))
+    return failure();
+  if (failed(verifyCodeScales(*this, getKey(), getKeyScales(), "key", 1)) ||
+      failed(verifyCodeScales(*this, getValue(), getValueScales(), "value", 1)))
     return failure();
   int64_t keys = ShapedType::isDynamic(k[2]) ? v[2] : k[2];
   if (Value mask = getMask()) {

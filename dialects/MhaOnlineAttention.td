@@ -40,7 +40,9 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     and each tile decomposes into linalg ops on tensors.
 
     - `query [tq, dk]` (f32), `key [n, dk]` and `value [n, dv]` (f32, or
-      bf16 read from a cache and widened per block); `keys_t [dk, n]` (f32),
+      bf16 read from a cache and widened per block, or the i8 codes of an
+      int8 cache, each with its `key_scales` or `value_scales [n]` (f32,
+      one per key), dequantized per block: `code · scale`); `keys_t [dk, n]` (f32),
       where given, are the same keys transposed once for every tile of a
       head; `mask [tq, n]` (`i1`, `true` = may attend).
     - With `packed`, `keys_t` and `value` hold the keys and values as AMX's
@@ -74,7 +76,7 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       before and (the first three results) after the keys.
     - `scratch`: the per-block buffers `scores [BQ, BK]`, `keys [dk, BK]`
       (`[BK, dk]` for one query without `keys_t`), `new_max [BQ]`,
-      `correction [BQ]` and, with bf16 keys or values, `widened
+      `correction [BQ]` and, with bf16 or i8 keys or values, `widened
       [BK, max(dk, dv)]` (a bf16 block widened to f32: the keys where
       several queries read them transposed, then the values), at least as
       large as one block; their results hold nothing of use. They are
@@ -95,13 +97,15 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     ```
   }];
   let arguments = (ins
-      RankedTensorOf<[F32]>:$query, RankedTensorOf<[F32, BF16]>:$key,
-      RankedTensorOf<[F32, BF16]>:$value,
+      RankedTensorOf<[F32]>:$query, RankedTensorOf<[F32, BF16, I8]>:$key,
+      RankedTensorOf<[F32, BF16, I8]>:$value,
       Optional<RankedTensorOf<[F32]>>:$keys_t,
       Optional<RankedTensorOf<[I1]>>:$mask, Index:$query_start,
       Index:$key_start, Optional<Index>:$causal_offset,
       Variadic<RankedTensorOf<[F32]>>:$score_inputs,
-      Optional<Index>:$window, F64Attr:$scale, UnitAttr:$causal, UnitAttr:$packed, RankedTensorOf<[F32]>:$max,
+      Optional<Index>:$window, F64Attr:$scale, UnitAttr:$causal, UnitAttr:$packed,
+      Optional<RankedTensorOf<[F32]>>:$key_scales,
+      Optional<RankedTensorOf<[F32]>>:$value_scales, RankedTensorOf<[F32]>:$max,
       RankedTensorOf<[F32]>:$sum, RankedTensorOf<[F32]>:$acc,
       RankedTensorOf<[F32]>:$scores, RankedTensorOf<[F32]>:$keys_scratch,
       RankedTensorOf<[F32]>:$new_max, RankedTensorOf<[F32]>:$correction,
@@ -114,6 +118,8 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     (`causal_offset` `(` $causal_offset^ `)`)? `scale` `(` $scale `)`
     (`score_inputs` `(` $score_inputs^ `)`)? (`window` `(` $window^ `)`)?
     (`causal` $causal^)? (`packed` $packed^)?
+    (`key_scales` `(` $key_scales^ `)`)?
+    (`value_scales` `(` $value_scales^ `)`)?
     `outs` `(` $max `,` $sum `,` $acc `)`
     `scratch` `(` $scores `,` $keys_scratch `,` $new_max `,` $correction
     (`,` $widened_scratch^)? `)`
@@ -166,7 +172,9 @@ def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
 
     - `query [B, H, T, dk]` (f32), `key [B, Hkv, S, dk]` and
       `value [B, Hkv, S, dv]` (f32, or bf16 read from a cache and widened
-      per key block), `mask [B or 1, T, S]` (`i1`, `true` = may attend),
+      per key block, or the i8 codes of an int8 cache with their
+      `key_scales` or `value_scales [B, Hkv, S]`, dequantized per key
+      block), `mask [B or 1, T, S]` (`i1`, `true` = may attend),
       `positions [B]` (`i64`);
     - `outs`: `acc [B, H, T, dv]`, `max [B, H, T]`, `sum [B, H, T]`, all
       f32, overwritten (the results).
@@ -186,12 +194,14 @@ def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
     ```
   }];
   let arguments = (ins
-      RankedTensorOf<[F32]>:$query, RankedTensorOf<[F32, BF16]>:$key,
-      RankedTensorOf<[F32, BF16]>:$value,
+      RankedTensorOf<[F32]>:$query, RankedTensorOf<[F32, BF16, I8]>:$key,
+      RankedTensorOf<[F32, BF16, I8]>:$value,
       Optional<RankedTensorOf<[I1]>>:$mask,
       Optional<RankedTensorOf<[I64]>>:$positions,
       Optional<RankedTensorOf<[F32]>>:$attn_bias,
-      Optional<RankedTensorOf<[F32]>>:$alibi_slopes, Index:$split,
+      Optional<RankedTensorOf<[F32]>>:$alibi_slopes,
+      Optional<RankedTensorOf<[F32]>>:$key_scales,
+      Optional<RankedTensorOf<[F32]>>:$value_scales, Index:$split,
       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$splits,
       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$key_block, F64Attr:$scale,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window,
@@ -210,6 +220,8 @@ def Mha_SdpaSplitOp : Mha_Op<"sdpa_split", [Pure, AttrSizedOperandSegments,
     (`softcap` `(` $softcap^ `)`)? (`alibi` `(` $alibi_slopes^ `)`)?
     (`bias` `(` $attn_bias^ `)`)? (`window` `(` $window^ `)`)?
     (`causal` $causal^)? (`causal_bottom_right` $causal_bottom_right^)?
+    (`key_scales` `(` $key_scales^ `)`)?
+    (`value_scales` `(` $value_scales^ `)`)?
     `outs` `(` $acc `,` $max `,` $sum `)`
     (`score_mod` $score_mod^)?
     attr-dict `:` functional-type(operands, results)

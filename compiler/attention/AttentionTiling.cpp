@@ -26,6 +26,13 @@ Value SdpaTiling::getBF16Source(Value operand) {
   return type && type.getElementType().isBF16() ? extf.getIn() : Value();
 }
 
+std::pair<Value, Value> SdpaTiling::getInt8Source(Value operand) {
+  auto dequantize = operand.getDefiningOp<DequantizeOp>();
+  if (!dequantize)
+    return {};
+  return {dequantize.getCodes(), dequantize.getScales()};
+}
+
 SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
                        int64_t keyTile)
     : loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
@@ -48,6 +55,16 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
       key = narrow;
     if (Value narrow = getBF16Source(value))
       value = narrow;
+    // An int8 cache likewise: its codes and scales, dequantized per key
+    // block (a quarter of the bytes, and no f32 copy of the cache).
+    if (auto [codes, scales] = getInt8Source(key); codes) {
+      key = codes;
+      keyScales = scales;
+    }
+    if (auto [codes, scales] = getInt8Source(value); codes) {
+      value = codes;
+      valueScales = scales;
+    }
   }
   readSizes(builder);
 }
@@ -55,6 +72,7 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
 SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaSplitOp op, int64_t queryTile)
     : loc(op.getLoc()), query(op.getQuery()), key(op.getKey()),
       value(op.getValue()), mask(op.getMask()), positions(op.getPositions()),
+      keyScales(op.getKeyScales()), valueScales(op.getValueScales()),
       causal(op.getCausal()),
       causalBottomRight(op.getCausal() && op.getCausalBottomRight()),
       scale(op.getScale().convertToDouble()), attnBias(op.getAttnBias()),
@@ -95,6 +113,13 @@ void SdpaTiling::eraseDeadWidenings(RewriterBase &rewriter) const {
     if (getElementTypeOrSelf(narrow.getType()).isBF16())
       for (Operation *user : narrow.getUsers())
         if (isa<arith::ExtFOp>(user) && user->use_empty() &&
+            !llvm::is_contained(dead, user))
+          dead.push_back(user);
+  // And the unused dequantization of an int8 cache's codes.
+  for (Value codes : {key, value})
+    if (getElementTypeOrSelf(codes.getType()).isInteger(8))
+      for (Operation *user : codes.getUsers())
+        if (isa<DequantizeOp>(user) && user->use_empty() &&
             !llvm::is_contained(dead, user))
           dead.push_back(user);
   for (Operation *extf : dead)
@@ -236,6 +261,12 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
   if (keysT)
     tile.keyT = sliceTrailing(builder, keysT, {b, kvHead, zero, zero},
                               {one, one, dk, numKeys}, 2);
+  if (keyScales)
+    tile.keyScales = sliceTrailing(builder, keyScales, {b, kvHead, zero},
+                                   {one, one, numKeys}, 1);
+  if (valueScales)
+    tile.valueScales = sliceTrailing(builder, valueScales, {b, kvHead, zero},
+                                     {one, one, numKeys}, 1);
   tile.packed = packed;
   if (mask) {
     OpFoldResult maskRow =

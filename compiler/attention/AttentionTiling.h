@@ -38,6 +38,11 @@ struct SdpaTiling {
   /// the op's f32 operands.
   static Value getBF16Source(Value operand);
 
+  /// The codes and scales that `operand` dequantizes (`mha.dequantize`),
+  /// else nulls: the key or value that the tiles read (and dequantize per
+  /// key block) instead of the op's f32 operand.
+  static std::pair<Value, Value> getInt8Source(Value operand);
+
   /// Erases the unused `arith.extf` of the bf16 key and value once `op` is
   /// replaced: the tiles read the bf16 sources, and a dead widening of a
   /// whole cache is not left to later passes. Reads only `key` and `value`,
@@ -143,8 +148,11 @@ struct SdpaTiling {
   Location loc;
   /// Its operands; `mask` and `positions` are null without them. `key` and
   /// `value` are bf16 where the op's are widened from bf16 (getBF16Source).
-  /// `keysT`: Kᵀ once `transposeKeys` ran, else null.
-  Value query, key, value, mask, positions, keysT;
+  /// `keysT`: Kᵀ once `transposeKeys` ran, else null. `key` and `value`
+  /// are the i8 codes where the op's are dequantized from an int8 cache
+  /// (getInt8Source), `keyScales` and `valueScales` their scales
+  /// [B, Hkv, S] (null otherwise).
+  Value query, key, value, mask, positions, keysT, keyScales, valueScales;
   /// Whether `keysT` and `value` are packed (pack).
   bool packed = false;
   /// Whether every query row sits at the same position: the query heads of

@@ -12,6 +12,7 @@
 #include "compiler/attention/GenericBuilder.h"
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/TileTensors.h"
+#include "compiler/lowering/QuantizedCache.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOnlineAttention.h"
 #include "dialects/MhaOps.h"
@@ -111,8 +112,10 @@ private:
   /// The `score_mod` region on the block's scaled scores, in place.
   Value modifyScores(Value scores);
 
-  /// `block` ([numKeys, `width`] bf16) widened into the widened scratch.
-  Value widenBlock(Value block, OpFoldResult width);
+  /// `block` ([numKeys, `width`] bf16, or i8 codes with their `scales`
+  /// [numKeys]) widened into the widened scratch: f32 rows, the codes
+  /// dequantized (code · scale, QuantizedCache.h).
+  Value widenBlock(Value block, OpFoldResult width, Value scales = {});
 
   /// S = Q · Kᵀ into the scores scratch, and `keysT` the view that it read
   /// Kᵀ from (the products of one query, written back after the step).
@@ -151,8 +154,9 @@ private:
 
   SoftmaxConstants constants;
   /// The block's keys, values, mask and score inputs, with static shapes
-  /// where the block size is static.
-  Value keys, values, mask;
+  /// where the block size is static; the scales of i8 keys and values
+  /// (null otherwise).
+  Value keys, values, mask, keyScales, valueScales;
   SmallVector<Value> blockInputs;
   /// The widened scratch: a bf16 block of keys, then one of values.
   Value widened;
@@ -220,13 +224,25 @@ Value BlockUpdate::modifyScores(Value scores) {
   return ops.generic(blockInputs, scores, maps, {kParallel, kParallel}, modify);
 }
 
-Value BlockUpdate::widenBlock(Value block, OpFoldResult width) {
+Value BlockUpdate::widenBlock(Value block, OpFoldResult width, Value scales) {
   Value wide = slice(b, loc, widened, {zero, zero}, {numKeys, width});
-  wide = ops.generic({block}, wide, {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
-                     {kParallel, kParallel},
-                     [](OpBuilder &nb, Location nloc, ValueRange args) {
-                       return widen(nb, nloc, args[0]);
-                     });
+  if (scales)
+    // The scale multiplies its row as the row is read: the block's codes
+    // and scales are read once from the cache, and the products (Q·Kᵀ and
+    // P·V) read f32 from L1 as with a bf16 cache.
+    wide = ops.generic(
+        {block, scales}, wide,
+        {ops.map(2, {0, 1}), ops.map(2, {0}), ops.map(2, {0, 1})},
+        {kParallel, kParallel},
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return buildDequantizedElement(nb, nloc, args[0], args[1]);
+        });
+  else
+    wide = ops.generic({block}, wide, {ops.map(2, {0, 1}), ops.map(2, {0, 1})},
+                       {kParallel, kParallel},
+                       [](OpBuilder &nb, Location nloc, ValueRange args) {
+                         return widen(nb, nloc, args[0]);
+                       });
   widened = unslice(b, loc, wide, widened, {zero, zero}, {numKeys, width});
   return wide;
 }
@@ -238,6 +254,9 @@ Value BlockUpdate::computeOneQueryScores() {
       b, loc, RankedTensorType::get({keyDim}, f32), tile.query,
       ArrayRef<OpFoldResult>{zero, zero},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1), dk}, unit);
+  // i8 codes are dequantized first, the scale multiplying its row.
+  if (keyScales)
+    keys = widenBlock(keys, dk, keyScales);
   keysT = slice(b, loc, state.keysT, {zero, zero}, {numKeys, dk});
   keysT = ops.generic({queryRow, keys}, keysT,
                       {ops.map(2, {1}), ops.map(2, {0, 1}), ops.map(2, {0, 1})},
@@ -275,8 +294,8 @@ Value BlockUpdate::transposeKeys() {
   // A bf16 block is widened along its rows first, then transposed in f32:
   // a read that transposes and widens at once is lowered to one scalar
   // load per 16-bit element.
-  if (isBF16(keys))
-    keys = widenBlock(keys, dk);
+  if (isBF16(keys) || keyScales)
+    keys = widenBlock(keys, dk, keyScales);
   return linalg::TransposeOp::create(b, loc, keys, into,
                                      ArrayRef<int64_t>{1, 0})
       ->getResult(0);
@@ -385,8 +404,8 @@ Value BlockUpdate::computeWeights(Value scores) {
 Value BlockUpdate::accumulate(Value weights) {
   // A bf16 block of values, widened into the scratch: read once from the
   // cache, then P·V reads f32 from L1.
-  if (isBF16(values))
-    values = widenBlock(values, dv);
+  if (isBF16(values) || valueScales)
+    values = widenBlock(values, dv, valueScales);
 
   // acc = acc·corr + P · V over (query i, key j, value column n).
   Value acc = ops.generic({correction}, state.acc,
@@ -408,6 +427,10 @@ OnlineSoftmaxState BlockUpdate::run() {
   constants.one = ops.f32Constant(1.0);
   keys = sliceUnlessWhole(b, loc, tile.key, {zero, zero}, {numKeys, dk});
   values = sliceUnlessWhole(b, loc, tile.value, {zero, zero}, {numKeys, dv});
+  if (tile.keyScales)
+    keyScales = sliceUnlessWhole(b, loc, tile.keyScales, {zero}, {numKeys});
+  if (tile.valueScales)
+    valueScales = sliceUnlessWhole(b, loc, tile.valueScales, {zero}, {numKeys});
   if (tile.maskRows)
     mask =
         sliceUnlessWhole(b, loc, tile.maskRows, {zero, zero}, {rows, numKeys});
@@ -448,6 +471,8 @@ mlir::mha::decomposeOnlineAttention(OpBuilder &b, OnlineAttentionOp op) {
   tile.query = op.getQuery();
   tile.key = withStaticSizes(b, loc, op.getKey());
   tile.value = withStaticSizes(b, loc, op.getValue());
+  tile.keyScales = withStaticSizes(b, loc, op.getKeyScales());
+  tile.valueScales = withStaticSizes(b, loc, op.getValueScales());
   tile.keyT = withStaticSizes(b, loc, op.getKeysT());
   tile.packed = op.getPacked();
   tile.maskRows = withStaticSizes(b, loc, op.getMask());

@@ -81,6 +81,12 @@ struct OnlineAttentionTilingInterface
       keysT = sliceOf(whole, {zero, offset}, {dim(whole, 0), size});
     if (Value whole = update.getMask())
       mask = sliceOf(whole, {zero, offset}, {getSize(b, loc, whole, 0), size});
+    // An int8 cache's scales: one per key.
+    Value keyScales, valueScales;
+    if (Value whole = update.getKeyScales())
+      keyScales = sliceOf(whole, {offset}, {size});
+    if (Value whole = update.getValueScales())
+      valueScales = sliceOf(whole, {offset}, {size});
     for (Value whole : update.getScoreInputs())
       scoreInputs.push_back(
           sliceOf(whole, {zero, offset}, {getSize(b, loc, whole, 0), size}));
@@ -96,6 +102,10 @@ struct OnlineAttentionTilingInterface
       tiled.getKeysTMutable().assign(keysT);
     if (mask)
       tiled.getMaskMutable().assign(mask);
+    if (keyScales)
+      tiled.getKeyScalesMutable().assign(keyScales);
+    if (valueScales)
+      tiled.getValueScalesMutable().assign(valueScales);
     tiled.getScoreInputsMutable().assign(scoreInputs);
     tiled.getKeyStartMutable().assign(keyStart);
     return TilingResult{

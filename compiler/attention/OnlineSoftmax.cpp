@@ -139,7 +139,8 @@ OnlineSoftmaxBuilder::initialize(Value accInit, Value maxInit, Value sumInit) {
   // A bf16 value block is widened into f32 before P·V (whose contraction
   // needs one element type), and so is a bf16 key block before its
   // transpose (OnlineAttentionBlock.cpp); f32 ones need none.
-  if (isBF16(tile.key) || isBF16(tile.value))
+  if (isBF16(tile.key) || isBF16(tile.value) || tile.keyScales ||
+      tile.valueScales)
     state.widened =
         allocScratch(builder, loc, {maxKeys, std::max(keyDim, valueDim)});
   state.newMax = allocScratch(builder, loc, {maxRows});
@@ -192,11 +193,17 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
       sliceUnlessWhole(rewriter, loc, tile.key, {begin, zero}, {count, dk});
   Value values =
       sliceUnlessWhole(rewriter, loc, tile.value, {begin, zero}, {count, dv});
-  Value keysT, mask;
+  Value keysT, mask, keyScales, valueScales;
   SmallVector<Value> scoreInputs;
   if (tile.keyT)
     keysT =
         sliceUnlessWhole(rewriter, loc, tile.keyT, {zero, begin}, {dk, count});
+  if (tile.keyScales)
+    keyScales =
+        sliceUnlessWhole(rewriter, loc, tile.keyScales, {begin}, {count});
+  if (tile.valueScales)
+    valueScales =
+        sliceUnlessWhole(rewriter, loc, tile.valueScales, {begin}, {count});
   if (tile.maskRows)
     mask = sliceUnlessWhole(rewriter, loc, tile.maskRows, {zero, begin},
                             {tile.numQueries, count});
@@ -215,8 +222,8 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
       positioned ? tile.causalOffset : Value(), scoreInputs, tile.window,
       rewriter.getF64FloatAttr(tile.scale),
       causal ? rewriter.getUnitAttr() : nullptr,
-      tile.packed ? rewriter.getUnitAttr() : nullptr, inits[0], inits[1],
-      inits[2], inits[3], inits[4], inits[5], inits[6],
+      tile.packed ? rewriter.getUnitAttr() : nullptr, keyScales, valueScales,
+      inits[0], inits[1], inits[2], inits[3], inits[4], inits[5], inits[6],
       state.widened ? state.widened : Value(), tile.modifiesScores() ? 1 : 0);
   if (tile.modifiesScores())
     buildTileScoreMod(rewriter, loc, update, tile);

@@ -35,6 +35,9 @@ struct AttentionTile {
   /// [S, dv]; blocks of them are sliced per iteration, never copied. f32,
   /// or bf16 (a bf16 cache): each block is then widened in the tile.
   Value key, value;
+  /// With i8 keys or values (the codes of an int8 cache), their scales, one
+  /// per key, [S]: each block is dequantized in the tile. Null otherwise.
+  Value keyScales, valueScales;
   /// The same keys transposed, [dk, S], when the caller made them once for
   /// all tiles of the head; null: each key block is transposed itself.
   Value keyT;

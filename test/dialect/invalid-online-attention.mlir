@@ -166,7 +166,7 @@ func.func @scale_negative(%q: tensor<16x8xf32>, %k: tensor<32x8xf32>, %v: tensor
 
 // f32 keys and values are read in place: no scratch to widen them into.
 func.func @widened_scratch_f32(%q: tensor<16x8xf32>, %k: tensor<32x8xf32>, %v: tensor<32x6xf32>, %i: index, %j: index, %m: tensor<16xf32>, %l: tensor<16xf32>, %acc: tensor<16x6xf32>, %s: tensor<16x8xf32>, %kt: tensor<8x8xf32>, %nm: tensor<16xf32>, %c: tensor<16xf32>, %vw: tensor<8x6xf32>) {
-  // expected-error @+1 {{'mha.online_attention' op expects a widened scratch exactly with bf16 keys or values, got one with 'f32' keys and 'f32' values}}
+  // expected-error @+1 {{'mha.online_attention' op expects a widened scratch exactly with bf16 or i8 keys or values, got one with 'f32' keys and 'f32' values}}
   %r:8 = mha.online_attention ins(%q, %k, %v) query_start(%i) key_start(%j) scale(0.125) outs(%m, %l, %acc) scratch(%s, %kt, %nm, %c, %vw) : (tensor<16x8xf32>, tensor<32x8xf32>, tensor<32x6xf32>, index, index, tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<8x6xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<8x6xf32>)
   return
 }
@@ -175,7 +175,7 @@ func.func @widened_scratch_f32(%q: tensor<16x8xf32>, %k: tensor<32x8xf32>, %v: t
 
 // bf16 values are widened into a scratch.
 func.func @widened_scratch_missing(%q: tensor<16x8xf32>, %k: tensor<32x8xf32>, %v: tensor<32x6xbf16>, %i: index, %j: index, %m: tensor<16xf32>, %l: tensor<16xf32>, %acc: tensor<16x6xf32>, %s: tensor<16x8xf32>, %kt: tensor<8x8xf32>, %nm: tensor<16xf32>, %c: tensor<16xf32>) {
-  // expected-error @+1 {{'mha.online_attention' op expects a widened scratch exactly with bf16 keys or values, got none with 'f32' keys and 'bf16' values}}
+  // expected-error @+1 {{'mha.online_attention' op expects a widened scratch exactly with bf16 or i8 keys or values, got none with 'f32' keys and 'bf16' values}}
   %r:7 = mha.online_attention ins(%q, %k, %v) query_start(%i) key_start(%j) scale(0.125) outs(%m, %l, %acc) scratch(%s, %kt, %nm, %c) : (tensor<16x8xf32>, tensor<32x8xf32>, tensor<32x6xbf16>, index, index, tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x6xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<16xf32>, tensor<16xf32>)
   return
 }
