@@ -139,7 +139,8 @@ BENCH_PACKAGES := python3-numpy libopenblas0-pthread
 # Then the Llama-style layer against ONNX Runtime's GroupQueryAttention
 # (bench/ort_gqa.py, which installs node's onnxruntime-node where it can)
 # and the served models' variants against the plain layer
-# (bench/variants.py).
+# (bench/variants.py); then 1 rank x 2 threads against 2 MPI ranks x 1 thread
+# split by heads (bench/distributed.py, one line saying so without MPI).
 TORCH_DECODE ?= bench/torch_decode.py
 
 bench: build
@@ -156,6 +157,7 @@ bench: build
 	/usr/bin/python3 bench/ort_gqa.py --bin $(BUILD_DIR)/bin --install $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 	/usr/bin/python3 bench/variants.py --bin $(BUILD_DIR)/bin \
 	  $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
+	/usr/bin/python3 bench/distributed.py --bin $(BUILD_DIR)/bin $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
