@@ -281,7 +281,6 @@ struct RankGraph {
 /// arguments.
 llvm::Expected<RankGraph> splitForRank(HeadParallelRun &parallel,
                                        LoadedGraph &loaded,
-                                       const CacheGraph &graph,
                                        DecoderArrays &arrays) {
   std::vector<const NpyArray *> inputs;
   for (const GraphArgument &argument : loaded.signature.arguments) {
@@ -504,7 +503,7 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
   const GraphSignature *callSignature = &signature;
   std::optional<RankGraph> rank;
   if (parallel) {
-    auto split = splitForRank(*parallel, loaded, graph, arrays);
+    auto split = splitForRank(*parallel, loaded, arrays);
     if (!split)
       return fail(split.takeError(), kBadInput);
     rank = std::move(*split);
