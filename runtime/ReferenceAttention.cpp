@@ -145,6 +145,25 @@ llvm::Error mha::runtime::verifyAttentionShape(const AttentionShape &shape) {
   return llvm::Error::success();
 }
 
+/// Each row of `width` values read back as an int8 cache stores it
+/// (AttentionShape::int8KeysValues), in double: written from the formula,
+/// not from the compiler's code.
+static void quantizeRows(std::vector<double> &rows, int64_t width) {
+  for (size_t start = 0; start < rows.size(); start += width) {
+    double largest = 0;
+    for (int64_t i = 0; i < width; ++i)
+      largest = std::max(largest, std::fabs(rows[start + i]));
+    double scale = largest / 127.0;
+    for (int64_t i = 0; i < width; ++i) {
+      double code = scale == 0
+                        ? 0.0
+                        : std::clamp(std::nearbyint(rows[start + i] / scale),
+                                     -127.0, 127.0);
+      rows[start + i] = code * scale;
+    }
+  }
+}
+
 void mha::runtime::referenceAttention(const AttentionShape &shape,
                                       const AttentionOperands &operands,
                                       float *y, float *probabilities) {
@@ -177,6 +196,11 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
   if (shape.rope != AttentionShape::Rope::None) {
     applyRope(q, b, t, h, dk, queryOffset, shape, operands.ropeInvFreq);
     applyRope(k, b, s, hkv, dk, /*offset=*/0, shape, operands.ropeInvFreq);
+  }
+
+  if (shape.int8KeysValues) {
+    quantizeRows(k, dk);
+    quantizeRows(v, dv);
   }
 
   // The heads' outputs, concatenated per row: [B, T, H·dv].

@@ -74,6 +74,11 @@ struct AttentionShape {
   double ropeMscale = 1.0;
   /// The epsilon of the QK-norm (read when the operands have q_norm).
   double qkNormEps = 1e-6;
+  /// Keys and values read from int8 caches: each row of a key/value head
+  /// (after QK-norm and RoPE) is quantized and read back as an int8 cache
+  /// stores it, scale = max|x| / 127, code = round-half-even(x / scale)
+  /// clamped to [-127, 127] (0 for a row of zeros), x' = code · scale.
+  bool int8KeysValues = false;
 
   /// The rotary dimension in effect: rotaryDim, or dk when 0.
   int64_t effectiveRotaryDim() const {

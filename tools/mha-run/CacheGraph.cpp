@@ -74,10 +74,11 @@ llvm::Expected<CacheGraph> findCacheGraph(const GraphSignature &signature,
   for (const GraphArgument *cache : {&keys, &values}) {
     RankedTensorType type = cache->type;
     if (type.getRank() != 4 ||
-        !(type.getElementType().isF32() || type.getElementType().isBF16()))
+        !(type.getElementType().isF32() || type.getElementType().isBF16() ||
+          type.getElementType().isInteger(8)))
       return createError(llvm::formatv(
-          "a cache graph's {0} must be a float32 or bf16 [B, Hkv, C, d], got "
-          "{1}",
+          "a cache graph's {0} must be a float32, bf16 or int8 [B, Hkv, C, "
+          "d], got {1}",
           cache->name, describe(*cache)));
     for (int dim = 1; dim < 4; ++dim)
       if (ShapedType::isDynamic(type.getDimSize(dim)))
@@ -108,6 +109,26 @@ llvm::Expected<CacheGraph> findCacheGraph(const GraphSignature &signature,
   graph.declaredTokens = x.type.getDimSize(1);
   if (keys.type.getElementType().isBF16())
     graph.cacheElement = ElementType::BF16;
+  if (keys.type.getElementType().isInteger(8)) {
+    graph.cacheElement = ElementType::I8;
+    graph.keyScales = signature.findArgument(kKeyScalesName);
+    graph.valueScales = signature.findArgument(kValueScalesName);
+    for (auto [index, cache] : {std::pair(graph.keyScales, &keys),
+                                std::pair(graph.valueScales, &values)}) {
+      StringRef name =
+          index == graph.keyScales ? kKeyScalesName : kValueScalesName;
+      RankedTensorType expected =
+          RankedTensorType::get(cache->type.getShape().drop_back(),
+                                Float32Type::get(cache->type.getContext()));
+      if (index < 0 || signature.arguments[index].type != expected)
+        return createError(llvm::formatv(
+            "an int8 cache graph takes the scales of {0} as '{1}' of type {2}, "
+            "but @{3} has {4}",
+            cache->name, name, typeText(expected), function,
+            index < 0 ? std::string("none")
+                      : describe(signature.arguments[index])));
+    }
+  }
   return graph;
 }
 
@@ -165,6 +186,7 @@ GraphSignature bindingSignature(const GraphSignature &signature,
   std::vector<int> newIndex(signature.arguments.size(), -1);
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
     if (int(index) == graph.keyCache || int(index) == graph.valueCache ||
+        int(index) == graph.keyScales || int(index) == graph.valueScales ||
         int(index) == graph.lengths)
       continue;
     newIndex[index] = binding.arguments.size();
@@ -231,6 +253,11 @@ static HeadSteps findHeadSteps(Value value) {
   while (Operation *op = value.getDefiningOp()) {
     if (auto append = dyn_cast<mlir::mha::CacheAppendOp>(op)) {
       value = append.getUpdate();
+    } else if (auto quantized =
+                   dyn_cast<mlir::mha::CacheAppendQuantizedOp>(op)) {
+      value = quantized.getUpdate();
+    } else if (auto dequantize = dyn_cast<mlir::mha::DequantizeOp>(op)) {
+      value = dequantize.getCodes();
     } else if (op->hasTrait<OpTrait::Elementwise>() &&
                op->getNumOperands() == 1) {
       value = op->getOperand(0);
@@ -399,6 +426,7 @@ llvm::Expected<AttentionShape> describeLayer(func::FuncOp entry,
   shape.modelDim = shape.kvDim = modelDim;
   shape.causal = true;
   shape.scale = sdpas.front().getEffectiveScale();
+  shape.int8KeysValues = graph.cacheElement == ElementType::I8;
   llvm::SmallVector<llvm::StringRef> used;
   if (auto error =
           describeHeadSteps(entry, signature, sdpas.front(), shape, used))

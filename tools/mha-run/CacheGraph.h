@@ -24,12 +24,16 @@ namespace tools {
 /// The arguments of a cache graph and the sizes of its caches.
 struct CacheGraph {
   int x = -1, keyCache = -1, valueCache = -1, lengths = -1;
+  /// The scales of int8 caches (k_scales, v_scales [B, Hkv, C]); -1 for
+  /// f32 and bf16 caches.
+  int keyScales = -1, valueScales = -1;
   /// Hkv, C, dk and dv, from the declared cache types.
   int64_t kvHeads = 0, capacity = 0, keyDim = 0, valueDim = 0;
   /// x's declared token dimension: `?` (dynamic) or the tokens of every
   /// call.
   int64_t declaredTokens = mlir::ShapedType::kDynamic;
-  /// The caches' elements: float32, or bf16 (a bf16 layer's).
+  /// The caches' elements: float32, bf16 (a bf16 layer's) or int8 (codes
+  /// with their scales).
   runtime::ElementType cacheElement = runtime::ElementType::F32;
 };
 

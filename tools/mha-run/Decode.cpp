@@ -144,6 +144,8 @@ struct DecoderArrays {
   std::vector<int64_t> lengths;
   /// The caches, zeroed once, their bytes, and the lengths.
   NpyArray keyCache, valueCache, cacheLengths;
+  /// The scales of int8 caches [B, Hkv, C] (empty for other caches).
+  NpyArray keyScales, valueScales;
   uint64_t cacheBytes = 0;
   /// x of the prefill and of each step, in bf16 where x is.
   NpyArray prefillInput;
@@ -210,6 +212,17 @@ llvm::Error allocateCaches(const CacheGraph &graph, DecoderArrays &arrays) {
   std::vector<int64_t> valueShape = {batch, graph.kvHeads, capacity,
                                      graph.valueDim};
   uint64_t cacheBytes = 0;
+  // An int8 cache's scales: 4 bytes per row of each cache.
+  std::vector<int64_t> scalesShape = {batch, graph.kvHeads, capacity};
+  bool int8 = graph.cacheElement == ElementType::I8;
+  if (int8) {
+    std::optional<int64_t> bytes = getByteCount(scalesShape, ElementType::F32);
+    if (!bytes)
+      return createError(llvm::formatv("the scales of shape {0}: their byte "
+                                       "count overflows",
+                                       formatShape(scalesShape)));
+    cacheBytes += 2 * uint64_t(*bytes);
+  }
   for (const std::vector<int64_t> *shape : {&keyShape, &valueShape}) {
     std::optional<int64_t> bytes = getByteCount(*shape, graph.cacheElement);
     if (!bytes)
@@ -227,6 +240,10 @@ llvm::Error allocateCaches(const CacheGraph &graph, DecoderArrays &arrays) {
   arrays.cacheBytes = cacheBytes;
   arrays.keyCache = NpyArray::zeros(graph.cacheElement, keyShape);
   arrays.valueCache = NpyArray::zeros(graph.cacheElement, valueShape);
+  if (int8) {
+    arrays.keyScales = NpyArray::zeros(ElementType::F32, scalesShape);
+    arrays.valueScales = NpyArray::zeros(ElementType::F32, scalesShape);
+  }
   arrays.cacheLengths = NpyArray::zeros(ElementType::I64, {batch});
   return llvm::Error::success();
 }
@@ -260,6 +277,10 @@ std::vector<const NpyArray *> callArguments(const GraphSignature &signature,
       list.push_back(&arrays.keyCache);
     else if (int(index) == graph.valueCache)
       list.push_back(&arrays.valueCache);
+    else if (int(index) == graph.keyScales)
+      list.push_back(&arrays.keyScales);
+    else if (int(index) == graph.valueScales)
+      list.push_back(&arrays.valueScales);
     else if (int(index) == graph.lengths)
       list.push_back(&arrays.cacheLengths);
     else
@@ -410,6 +431,9 @@ void printTimes(llvm::raw_ostream &os, const DecodeOptions &options,
                       steps == 1 ? "" : "s");
   if (graph.cacheElement == ElementType::BF16)
     os << llvm::formatv(", bf16 caches ({0} bytes)", arrays.cacheBytes);
+  if (graph.cacheElement == ElementType::I8)
+    os << llvm::formatv(", int8 caches with their scales ({0} bytes)",
+                        arrays.cacheBytes);
   if (!options.lengths.empty())
     os << ", lengths after the prefill " << options.lengths;
   os << llvm::formatv(" ({0} thread{1})\n", omp_get_max_threads(),

@@ -28,6 +28,9 @@ class HeadParallelRun;
 /// contract of mha-gen --kv-cache).
 constexpr llvm::StringLiteral kKeyCacheName = "k_cache";
 constexpr llvm::StringLiteral kValueCacheName = "v_cache";
+/// The scales of int8 caches (mha-gen --cache-dtype int8).
+constexpr llvm::StringLiteral kKeyScalesName = "k_scales";
+constexpr llvm::StringLiteral kValueScalesName = "v_scales";
 constexpr llvm::StringLiteral kCacheLengthsName = "cache_lengths";
 
 /// What `--prefill`, `--steps`, `--lengths` and the options they share with
