@@ -8,6 +8,9 @@ with mha-gen --kv-cache and, in R rounds whose order rotates, measures:
              time of a one-token step once the cache holds CONTEXT tokens;
   bf16       the same with bf16 caches and weights (mha-gen --dtype bf16),
              against its own bound (half the bytes);
+  int8       the same with int8 caches (mha-gen --cache-dtype int8: codes
+             and an f32 scale per row), float32 weights, against its own
+             bound (a quarter of the caches' bytes plus the scales);
   bound      the bytes a step must read (the K and V caches up to the
              context, B·Hkv·(context+1)·(dk+dv)·4, plus the four weight
              matrices) ÷ the read bandwidth of bench/stream_read (P threads,
@@ -104,11 +107,12 @@ def name(shape):
     return f"({b}, {context}, {d}, {h})" + (f" Hkv={hkv}" if hkv != h else "")
 
 
-def cache_bytes(shape, element_bytes=4):
+def cache_bytes(shape, element_bytes=4, row_bytes=0):
     """What one step reads of both caches: up to the context and the new
-    token's row, float32 (element_bytes 4) or bf16 (2)."""
+    token's row, float32 (element_bytes 4), bf16 (2) or int8 codes (1, with
+    row_bytes 4 for each row's scale)."""
     b, context, d, h, hkv = shape
-    return 2 * b * hkv * (context + 1) * (d // h) * element_bytes
+    return 2 * b * hkv * (context + 1) * ((d // h) * element_bytes + row_bytes)
 
 
 def step_bytes(shape, element_bytes=4):
@@ -248,10 +252,15 @@ def main():
         generate(tools["mha-gen"], cache_bf16, heads + [
             "--dynamic", f"--kv-cache={context + args.steps + 1}",
             "--dtype=bf16"])
+        cache_int8 = os.path.join(
+            work, f"cache_int8_{b}_{context}_{d}_{h}_{hkv}.mlir")
+        generate(tools["mha-gen"], cache_int8, heads + [
+            "--dynamic", f"--kv-cache={context + args.steps + 1}",
+            "--cache-dtype=int8"])
         recompute = os.path.join(work, f"cross_{b}_{context}_{d}_{h}_{hkv}.mlir")
         generate(tools["mha-gen"], recompute, heads + [
             f"--batch={b}", "--seq=1", f"--kv-seq={context}"])
-        graphs[shape] = (cache, recompute, cache_bf16)
+        graphs[shape] = (cache, recompute, cache_bf16, cache_int8)
     b, t, d, h, hkv = prefill_shape
     prefill_cache = os.path.join(work, "prefill_cache.mlir")
     generate(tools["mha-gen"], prefill_cache, [
@@ -280,7 +289,7 @@ def main():
         dram = stream()
         for shape in shapes:
             bsz, context = shape[0], shape[1]
-            cache, recompute, cache_bf16 = graphs[shape]
+            cache, recompute, cache_bf16, cache_int8 = graphs[shape]
             llc = stream(max(1, step_bytes(shape) >> 20))
 
             def step(graph):
@@ -291,6 +300,7 @@ def main():
             jobs = {
                 "ours": lambda: step(cache),
                 "bf16": lambda: step(cache_bf16),
+                "int8": lambda: step(cache_int8),
                 "recompute": lambda: measured(MEDIAN, [
                     tools["mha-run"], recompute, "--random",
                     f"--repeat={args.repeat}", "--warmup=1"] + threads),
@@ -430,6 +440,25 @@ def main():
               f"{fmt(median_or_none([r['bf16_bound'] for r in results]), 3)}"
               f" | {fmt(per_round(results, 'bf16', 'bf16_bound'), 2, '×')} | "
               f"{fmt(per_round(results, 'bf16', 'ours'), 2, '×')} |")
+
+    print("\nThe same steps with int8 caches (codes and a float32 scale per "
+          "row, float32 weights), against their own bound and the float32 "
+          "step of the same round:\n")
+    print("| layer (B, context, D, H) | int8 ms/step | MiB read | bound ms | "
+          "int8 / bound | int8 / float32 step |")
+    print("|---|---|---|---|---|---|")
+    for shape in shapes:
+        results = rows[shape]
+        nbytes = (step_bytes(shape) - cache_bytes(shape)
+                  + cache_bytes(shape, element_bytes=1, row_bytes=4))
+        for r in results:
+            r["int8_bound"] = nbytes / (r["dram"] * 1e9) * 1e3
+        print(f"| {name(shape)} | "
+              f"{fmt(median_or_none([r.get('int8') for r in results]), 3)} | "
+              f"{nbytes / 2**20:.1f} | "
+              f"{fmt(median_or_none([r['int8_bound'] for r in results]), 3)}"
+              f" | {fmt(per_round(results, 'int8', 'int8_bound'), 2, '×')} | "
+              f"{fmt(per_round(results, 'int8', 'ours'), 2, '×')} |")
 
     b, t, d, h, hkv = prefill_shape
     prefill = median_or_none([r.get("prefill") for r in prefill_rounds])
