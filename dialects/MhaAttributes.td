@@ -60,7 +60,9 @@ def Mha_CodegenSizesAttr : AttrDef<Mha_Dialect, "CodegenSizes"> {
       (a multiple of 16), `k-chunk` and `l1-bytes`;
     - `bf16_lanes`: f32 lanes of `mha-bf16-dot`'s vectors, 4, 8 or 16;
     - `stack_bytes`: `mha-stack-scratch`'s `max-bytes`;
-    - `outline_steps`: `mha-outline-register-blocks`' `min-steps`.
+    - `outline_steps`: `mha-outline-register-blocks`' `min-steps`;
+    - `query_tile`: the fused attention's query tile where no `mha.sdpa`
+      carries one (an op that tiling or splitting the keys made).
 
     ```mlir
     func.func @layer(...) attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = 128>}
@@ -77,7 +79,8 @@ def Mha_CodegenSizesAttr : AttrDef<Mha_Dialect, "CodegenSizes"> {
                         DefaultValuedParameter<"int64_t", "0">:$l1_bytes,
                         DefaultValuedParameter<"int64_t", "0">:$bf16_lanes,
                         DefaultValuedParameter<"int64_t", "0">:$stack_bytes,
-                        DefaultValuedParameter<"int64_t", "0">:$outline_steps);
+                        DefaultValuedParameter<"int64_t", "0">:$outline_steps,
+                        DefaultValuedParameter<"int64_t", "0">:$query_tile);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

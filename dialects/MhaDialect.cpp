@@ -184,7 +184,7 @@ LogicalResult CodegenSizesAttr::verify(
     int64_t maxVectorLength, int64_t projectionRows, int64_t projectionCols,
     int64_t chunkBytes, int64_t chunkRows, int64_t amxRows, int64_t amxKChunk,
     int64_t l1Bytes, int64_t bf16Lanes, int64_t stackBytes,
-    int64_t outlineSteps) {
+    int64_t outlineSteps, int64_t queryTile) {
   constexpr int64_t kGiB = int64_t(1) << 30;
   if (failed(checkRecorded(emitError, "chunk_bytes", chunkBytes, 1, kGiB)) ||
       failed(checkRecorded(emitError, "chunk_rows", chunkRows, 1,
@@ -195,7 +195,9 @@ LogicalResult CodegenSizesAttr::verify(
       failed(checkRecorded(emitError, "l1_bytes", l1Bytes, 1024, kGiB)) ||
       failed(checkRecorded(emitError, "stack_bytes", stackBytes, 1, kGiB)) ||
       failed(checkRecorded(emitError, "outline_steps", outlineSteps, 1,
-                           int64_t(1) << 20)))
+                           int64_t(1) << 20)) ||
+      failed(checkRecorded(emitError, "query_tile", queryTile, 1,
+                           kMaxAttentionTile)))
     return failure();
   if (amxRows % 16 != 0)
     return emitError() << "expects amx_rows to be a multiple of 16, got "

@@ -107,7 +107,7 @@ mlir::mha::getCodegenSizesAttr(MLIRContext *context,
       strategy.projectionRowTile, strategy.projectionColTile,
       strategy.chunkBytes, strategy.chunkRows, strategy.amxRows,
       strategy.amxKChunk, strategy.l1Bytes, strategy.bf16Lanes,
-      strategy.stackBytes, strategy.outlineSteps);
+      strategy.stackBytes, strategy.outlineSteps, strategy.attentionQueryTile);
 }
 
 std::optional<int64_t> mlir::mha::getRecordedAttentionQueryTile(Operation *op) {
@@ -119,12 +119,11 @@ std::optional<int64_t> mlir::mha::getRecordedAttentionQueryTile(Operation *op) {
     function = op->getParentOfType<FunctionOpInterface>();
   if (!function)
     return std::nullopt;
-  std::optional<int64_t> largest;
-  function->walk([&](SdpaOp sdpa) {
-    if (AttentionTilesAttr recorded = tiles.getAttr(sdpa))
-      largest = std::max(largest.value_or(0), recorded.getQueryTile());
-  });
-  return largest;
+  CodegenSizesAttr sizes =
+      MhaDialect::CodegenAttrHelper(op->getContext()).getAttr(function);
+  if (!sizes || sizes.getQueryTile() == 0)
+    return std::nullopt;
+  return sizes.getQueryTile();
 }
 
 CodegenSizesAttr mlir::mha::getRecordedCodegenSizes(Operation *op) {
@@ -204,6 +203,7 @@ struct MhaStrategyPass : mha::impl::MhaStrategyBase<MhaStrategyPass> {
     set(maxVectorLength, strategy.maxVectorLength, 0);
     set(projectionRowTile, strategy.projectionRowTile, -1);
     set(projectionColTile, strategy.projectionColTile, -1);
+    set(queryTile, strategy.attentionQueryTile, 0);
     // The passes' sizes that follow the options set above.
     fillPassSizes(strategy, target);
     MLIRContext *context = &getContext();

@@ -147,9 +147,9 @@ void fillPassSizes(CodegenStrategy &strategy, const TargetDescription &target);
 /// (getRecordedCodegenSizes, getRecordedAttentionQueryTile).
 const CodegenStrategy &hostCodegenStrategy();
 
-/// The query tile recorded for the fused attention of `op`'s function:
-/// `op`'s own `mha.tiles`, else the largest `query_tile` of the `mha.tiles`
-/// in its function, else none.
+/// The query tile recorded for the fused attention of `op`: its own
+/// `mha.tiles` (an mha.sdpa), else its function's `mha.codegen` query_tile
+/// (the strategy's for the target, or the `query-tile` option), else none.
 std::optional<int64_t> getRecordedAttentionQueryTile(Operation *op);
 
 /// The sizes of `strategy` that mha-strategy records on a function
