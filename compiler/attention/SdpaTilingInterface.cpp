@@ -272,14 +272,13 @@ private:
 };
 
 /// The query tile of `split`: its `mha.tiles`, which the mha.sdpa it splits
-/// hands it (SdpaPartialReduction), else the strategy's for the default
+/// hands it (SdpaPartialReduction), else its function's record
+/// (getRecordedAttentionQueryTile), else the strategy's for the default
 /// target description, as getAttentionTiles does for an mha.sdpa: never
 /// this machine's, so that the IR does not depend on where it is compiled.
 static int64_t getSplitQueryTile(SdpaSplitOp split) {
-  if (AttentionTilesAttr tiles =
-          MhaDialect::TilesAttrHelper(split.getContext()).getAttr(split))
-    return tiles.getQueryTile();
-  return deriveCodegenStrategy(TargetDescription()).attentionQueryTile;
+  return getRecordedAttentionQueryTile(split).value_or(
+      deriveCodegenStrategy(TargetDescription()).attentionQueryTile);
 }
 
 /// mha.sdpa_split over (batch, head, query): a tile of one batch element

@@ -90,14 +90,6 @@ void mlir::mha::fillPassSizes(CodegenStrategy &strategy,
   strategy.outlineSteps = 256;
 }
 
-// Only for SdpaTilingInterface.cpp's mha.sdpa_split without a tile size
-// (Strategy.h).
-const CodegenStrategy &mlir::mha::hostCodegenStrategy() {
-  static const CodegenStrategy strategy =
-      deriveCodegenStrategy(TargetDescription::host());
-  return strategy;
-}
-
 CodegenSizesAttr
 mlir::mha::getCodegenSizesAttr(MLIRContext *context,
                                const CodegenStrategy &strategy) {

@@ -141,12 +141,6 @@ CodegenStrategy deriveCodegenStrategy(const TargetDescription &target);
 /// `target`, from its register block and projection tiles.
 void fillPassSizes(CodegenStrategy &strategy, const TargetDescription &target);
 
-/// deriveCodegenStrategy(TargetDescription::host()), computed once. Only
-/// for mha.sdpa_split's query tile where no tile size is given
-/// (SdpaTilingInterface.cpp); everything else reads the recorded sizes
-/// (getRecordedCodegenSizes, getRecordedAttentionQueryTile).
-const CodegenStrategy &hostCodegenStrategy();
-
 /// The query tile recorded for the fused attention of `op`: its own
 /// `mha.tiles` (an mha.sdpa), else its function's `mha.codegen` query_tile
 /// (the strategy's for the target, or the `query-tile` option), else none.
