@@ -215,6 +215,20 @@ void queryKeyRules(RelationDeriver &relations,
     relations.equal(batch, shapeOf(positions)[0]);
 }
 
+/// verifyCacheAppendShapes' rules on `update [B, Hkv, T, d]`, `cache
+/// [B, Hkv, C, d]` and `lengths [B]` (mha.cache_append, and the codes of
+/// mha.cache_append_quantized); returns the cache's shape.
+SymbolicShape cacheAppendRules(RelationDeriver &relations,
+                               const SymbolicShape &u, const SymbolicShape &c,
+                               const SymbolicShape &l) {
+  relations.equal(c[0], u[0]);
+  relations.equal(refine(c[0], u[0]), l[0]);
+  relations.equal(c[1], u[1]);
+  relations.equal(c[3], u[3]);
+  relations.atMost(u[2], c[2]);
+  return c;
+}
+
 /// The result shape of one mha op from its operands' symbolic shapes, after
 /// stating its verifier's rules (or of an elementwise op); std::nullopt for
 /// any other op.
@@ -291,31 +305,20 @@ deriveOp(Operation &op, RelationDeriver &relations,
       })
       .Case(
           [&](mlir::mha::CacheAppendOp append) -> std::optional<SymbolicShape> {
-            SymbolicShape u = shapeOf(append.getUpdate());
-            SymbolicShape c = shapeOf(append.getCache());
-            SymbolicShape l = shapeOf(append.getLengths());
-            relations.equal(c[0], u[0]);
-            relations.equal(refine(c[0], u[0]), l[0]);
-            relations.equal(c[1], u[1]);
-            relations.equal(c[3], u[3]);
-            relations.atMost(u[2], c[2]);
             // The result has the cache's type (destination-style).
-            return c;
+            return cacheAppendRules(relations, shapeOf(append.getUpdate()),
+                                    shapeOf(append.getCache()),
+                                    shapeOf(append.getLengths()));
           })
       .Case([&](mlir::mha::CacheAppendQuantizedOp append)
                 -> std::optional<SymbolicShape> {
         // The codes' rules are mha.cache_append's; the scales have one
         // entry per row of the codes. (Result 1, the scales, has the
         // scales' shape: deriveSizeRelations records it.)
-        SymbolicShape u = shapeOf(append.getUpdate());
-        SymbolicShape c = shapeOf(append.getCodes());
+        SymbolicShape c = cacheAppendRules(
+            relations, shapeOf(append.getUpdate()), shapeOf(append.getCodes()),
+            shapeOf(append.getLengths()));
         SymbolicShape s = shapeOf(append.getScales());
-        SymbolicShape l = shapeOf(append.getLengths());
-        relations.equal(c[0], u[0]);
-        relations.equal(refine(c[0], u[0]), l[0]);
-        relations.equal(c[1], u[1]);
-        relations.equal(c[3], u[3]);
-        relations.atMost(u[2], c[2]);
         for (unsigned dim = 0; dim < 3; ++dim)
           relations.equal(c[dim], s[dim]);
         return c;
