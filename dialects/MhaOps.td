@@ -323,6 +323,7 @@ def Mha_CacheAppendOp : Mha_Op<"cache_append", [
 }
 
 include "dialects/MhaQuantizedCache.td"
+include "dialects/MhaPagedCache.td"
 include "dialects/MhaAttentionOps.td"
 
 #endif // MHA_OPS_TD

@@ -172,6 +172,10 @@ void populateRopeAndNormToLinalgPatterns(RewritePatternSet &patterns);
 /// (LowerQuantizedCache.cpp).
 void populateQuantizedCacheToLinalgPatterns(RewritePatternSet &patterns);
 
+/// The lowering of `mha.paged_cache_append` and `mha.paged_view`
+/// (LowerPagedCache.cpp).
+void populatePagedCacheToLinalgPatterns(RewritePatternSet &patterns);
+
 /// An `scf.for` over the sequences that writes each one's new rows of
 /// `updates` ([B, Hkv, T, ...]) into the matching `caches` ([B, Hkv, C,
 /// ...]) at row `lengths[b]` (`linalg.copy` into the slice, written back in

@@ -39,7 +39,7 @@ using namespace mlir::mha;
 Type mlir::mha::findNonF32ElementType(Operation *op) {
   // An append moves rows: a bf16 cache (mha-widen-bf16 leaves the op bf16,
   // so that the cache is updated in place) is lowered as it is.
-  if (isa<CacheAppendOp>(op) &&
+  if (isa<CacheAppendOp, PagedCacheAppendOp, PagedViewOp>(op) &&
       getElementTypeOrSelf(op->getResult(0).getType()).isBF16())
     return {};
   auto check = [](Type type) -> Type {
@@ -273,4 +273,5 @@ void mlir::mha::populateMhaToLinalgPatterns(RewritePatternSet &patterns) {
   populateRopeAndNormToLinalgPatterns(patterns);
   populateAttentionWeightsToLinalgPatterns(patterns);
   populateQuantizedCacheToLinalgPatterns(patterns);
+  populatePagedCacheToLinalgPatterns(patterns);
 }
