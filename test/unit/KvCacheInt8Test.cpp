@@ -11,31 +11,20 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Pipelines.h"
-#include "compiler/Registration.h"
-#include "dialects/MhaDialect.h"
-#include "graphs/LayerGraph.h"
-#include "runtime/GraphLoader.h"
-#include "runtime/JitRunner.h"
+#include "DecodeHarness.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include "gtest/gtest.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <random>
 
 using namespace mha::runtime;
+using namespace mha::testing;
 
 namespace {
 
@@ -49,19 +38,7 @@ struct Int8Case {
   const char *options = "";
 };
 
-struct Compiled {
-  mlir::MLIRContext context;
-  LoadedGraph graph;
-  std::unique_ptr<CompiledFunction> function;
-};
-
-std::unique_ptr<Compiled> compile(const Int8Case &c, int64_t capacity) {
-  auto compiled = std::make_unique<Compiled>();
-  mlir::DialectRegistry registry;
-  mlir::mha::registerMhaDialects(registry);
-  compiled->context.appendDialectRegistry(registry);
-  compiled->context
-      .loadDialect<mlir::mha::MhaDialect, mlir::func::FuncDialect>();
+mha::graphs::LayerOptions layerOptions(const Int8Case &c, int64_t capacity) {
   mha::graphs::LayerOptions options;
   options.batch = c.batch;
   options.modelDim = c.modelDim;
@@ -72,60 +49,7 @@ std::unique_ptr<Compiled> compile(const Int8Case &c, int64_t capacity) {
   options.kvCache = capacity;
   options.cacheDtype = "int8";
   options.dynamicBatch = options.dynamicSeq = true;
-  auto config = mha::graphs::resolveLayerConfig(
-      options, [](llvm::StringRef name) { return name.str(); });
-  EXPECT_TRUE(bool(config)) << llvm::toString(config.takeError());
-  if (!config)
-    return nullptr;
-  auto module = mha::graphs::buildLayerGraph(compiled->context, *config);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  auto loaded = loadGraphBuffer(llvm::MemoryBuffer::getMemBufferCopy(text), "",
-                                compiled->context, llvm::errs());
-  EXPECT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
-  if (!loaded)
-    return nullptr;
-  compiled->graph = std::move(*loaded);
-  mlir::OwningOpRef<mlir::ModuleOp> lowered = compiled->graph.module->clone();
-  mlir::PassManager pm(&compiled->context);
-  mlir::mha::MhaPipelineOptions pipeline;
-  EXPECT_TRUE(succeeded(pipeline.parseFromString(c.options)));
-  mlir::mha::buildMhaToLLVMPipeline(pm, pipeline);
-  EXPECT_TRUE(succeeded(pm.run(*lowered)));
-  auto function = CompiledFunction::create(
-      *lowered, "mha", compiled->graph.signature.result.getRank(),
-      {MHA_LIBOMP_PATH});
-  EXPECT_TRUE(bool(function)) << llvm::toString(function.takeError());
-  if (!function)
-    return nullptr;
-  compiled->function = std::move(*function);
-  return compiled;
-}
-
-NpyArray randomArray(std::vector<int64_t> shape, double bound,
-                     std::mt19937_64 &engine) {
-  NpyArray array = NpyArray::zeros(ElementType::F32, shape);
-  std::uniform_real_distribution<float> value(-bound, bound);
-  for (int64_t i = 0; i < array.numElements(); ++i)
-    array.f32()[i] = value(engine);
-  return array;
-}
-
-/// Writes `arrays` to DIR/<name>/ where MHA_KV_DUMP_DIR names DIR.
-void dump(llvm::StringRef name, const std::map<std::string, NpyArray> &arrays) {
-  const char *root = std::getenv("MHA_KV_DUMP_DIR");
-  if (!root)
-    return;
-  llvm::SmallString<256> dir(root);
-  llvm::sys::path::append(dir, name);
-  ASSERT_FALSE(llvm::sys::fs::create_directories(dir));
-  for (const auto &[file, array] : arrays) {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, file + ".npy");
-    llvm::Error error = writeNpy(path, array);
-    EXPECT_FALSE(bool(error)) << llvm::toString(std::move(error));
-  }
+  return options;
 }
 
 void decode(const Int8Case &c) {
@@ -140,7 +64,8 @@ void decode(const Int8Case &c) {
   // The longest sequence ends exactly at the capacity.
   int64_t capacity = total;
 
-  std::unique_ptr<Compiled> compiled = compile(c, capacity);
+  std::unique_ptr<CompiledLayer> compiled =
+      compileLayer(layerOptions(c, capacity), c.options);
   ASSERT_TRUE(compiled);
   const GraphSignature &signature = compiled->graph.signature;
   ASSERT_EQ(signature.resultAliases.size(), 5u);
@@ -149,16 +74,10 @@ void decode(const Int8Case &c) {
   std::mt19937_64 engine(11);
   int64_t D = c.modelDim, H = c.heads, Hkv = c.kvHeads, dk = c.headDim,
           dv = c.valueDim;
-  std::map<std::string, NpyArray> arrays;
-  arrays["tokens"] = randomArray({c.batch, total, D}, 1.0, engine);
-  arrays["w_q"] = randomArray({D, H * dk}, 1.0 / std::sqrt(D), engine);
-  arrays["w_k"] = randomArray({D, Hkv * dk}, 1.0 / std::sqrt(D), engine);
-  arrays["w_v"] = randomArray({D, Hkv * dv}, 1.0 / std::sqrt(D), engine);
-  arrays["w_o"] = randomArray({H * dv, D}, 1.0 / std::sqrt(H * dv), engine);
-  arrays["b_q"] = randomArray({H * dk}, 0.1, engine);
-  arrays["b_k"] = randomArray({Hkv * dk}, 0.1, engine);
-  arrays["b_v"] = randomArray({Hkv * dv}, 0.1, engine);
-  arrays["b_o"] = randomArray({D}, 0.1, engine);
+  NpyArray tokens = randomArray({c.batch, total, D}, 1.0, engine);
+  std::map<std::string, NpyArray> arrays =
+      randomWeights(D, H, Hkv, dk, dv, /*bias=*/true, engine);
+  arrays["tokens"] = tokens;
   // Codes of 0 and scales of NaN: the unused capacity must never be read.
   float nan = std::numeric_limits<float>::quiet_NaN();
   arrays["k_cache"] =
@@ -174,22 +93,13 @@ void decode(const Int8Case &c) {
   NpyArray &lengths = arrays["cache_lengths"];
 
   auto call = [&](const NpyArray &x) {
-    std::vector<const NpyArray *> inputs;
-    for (const GraphArgument &argument : signature.arguments)
-      inputs.push_back(argument.name == "x" ? &x : &arrays.at(argument.name));
-    auto prepared = compiled->function->prepare(inputs);
-    EXPECT_TRUE(bool(prepared)) << llvm::toString(prepared.takeError());
-    auto y = compiled->function->call(inputs);
-    EXPECT_TRUE(bool(y)) << llvm::toString(y.takeError());
-    return y ? std::move(*y) : NpyArray();
+    return callLayer(*compiled, [&](llvm::StringRef name) {
+      return name == "x" ? &x : &arrays.at(name.str());
+    });
   };
 
-  NpyArray x0 = NpyArray::zeros(ElementType::F32, {c.batch, c.prefill, D});
-  for (int64_t b = 0; b < c.batch; ++b)
-    std::memcpy(x0.f32() + b * c.prefill * D,
-                arrays["tokens"].f32() + b * total * D,
-                c.prefill * D * sizeof(float));
-  arrays["prefill"] = call(x0);
+  arrays["prefill"] =
+      call(tokenRows(tokens, std::vector<int64_t>(c.batch, 0), c.prefill));
   ASSERT_EQ(arrays["prefill"].shape,
             (std::vector<int64_t>{c.batch, c.prefill, D}));
 
@@ -197,12 +107,10 @@ void decode(const Int8Case &c) {
   for (int64_t b = 0; b < c.batch; ++b)
     lengths.i64()[b] = starts[b];
   for (int64_t n = 0; n < c.steps; ++n) {
-    NpyArray x = NpyArray::zeros(ElementType::F32, {c.batch, 1, D});
-    for (int64_t b = 0; b < c.batch; ++b)
-      std::memcpy(x.f32() + b * D,
-                  arrays["tokens"].f32() + (b * total + starts[b] + n) * D,
-                  D * sizeof(float));
-    NpyArray y = call(x);
+    std::vector<int64_t> rows(starts);
+    for (int64_t &row : rows)
+      row += n;
+    NpyArray y = call(tokenRows(tokens, rows, 1));
     ASSERT_EQ(y.shape, (std::vector<int64_t>{c.batch, 1, D}));
     std::memcpy(steps.f32() + n * c.batch * D, y.f32(),
                 c.batch * D * sizeof(float));
@@ -226,7 +134,7 @@ void decode(const Int8Case &c) {
   arrays["sizes"] = std::move(sizes);
   // What the steps left: sequence b holds starts[b] + N tokens.
   arrays["lengths"] = lengths;
-  dump(c.name, arrays);
+  dumpCase(c.name, arrays);
 
   // A call without room (the longest sequence at the capacity, a length
   // past it, a negative one) writes neither codes nor scales.
@@ -261,7 +169,7 @@ TEST_F(KvCacheInt8Test, GroupedQueries) {
 // One sequence of one head: the steps split the keys across the threads
 // (flash-decoding), over several key blocks and a tail.
 TEST_F(KvCacheInt8Test, SplitKeys) {
-  decode({"split-keys", 1, 300, 3, 16, 1, 1, 16, 16});
+  decode({"split-keys", 1, 300, 3, 16, 1, 1, 16, 16, {}});
 }
 
 // The decomposed path (the whole score matrix).

@@ -13,34 +13,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Pipelines.h"
-#include "compiler/Registration.h"
-#include "dialects/MhaDialect.h"
-#include "graphs/LayerGraph.h"
-#include "runtime/GraphLoader.h"
-#include "runtime/JitRunner.h"
+#include "DecodeHarness.h"
 #include "runtime/ReferenceAttention.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <random>
 
 using namespace mha::runtime;
+using namespace mha::testing;
 
 namespace {
 
@@ -57,21 +44,8 @@ struct DecodeCase {
   const char *options = "";
 };
 
-/// A compiled layer and its signature.
-struct Compiled {
-  mlir::MLIRContext context;
-  LoadedGraph graph;
-  std::unique_ptr<CompiledFunction> function;
-};
-
-std::unique_ptr<Compiled> compile(const DecodeCase &c, int64_t seq,
-                                  int64_t capacity) {
-  auto compiled = std::make_unique<Compiled>();
-  mlir::DialectRegistry registry;
-  mlir::mha::registerMhaDialects(registry);
-  compiled->context.appendDialectRegistry(registry);
-  compiled->context
-      .loadDialect<mlir::mha::MhaDialect, mlir::func::FuncDialect>();
+mha::graphs::LayerOptions layerOptions(const DecodeCase &c, int64_t seq,
+                                       int64_t capacity) {
   mha::graphs::LayerOptions options;
   options.batch = c.batch;
   options.seqLen = seq;
@@ -83,35 +57,7 @@ std::unique_ptr<Compiled> compile(const DecodeCase &c, int64_t seq,
   options.bias = c.bias;
   options.kvCache = capacity;
   options.dynamicBatch = options.dynamicSeq = c.dynamic;
-  auto config = mha::graphs::resolveLayerConfig(
-      options, [](llvm::StringRef name) { return name.str(); });
-  EXPECT_TRUE(bool(config)) << llvm::toString(config.takeError());
-  if (!config)
-    return nullptr;
-  auto module = mha::graphs::buildLayerGraph(compiled->context, *config);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  auto loaded = loadGraphBuffer(llvm::MemoryBuffer::getMemBufferCopy(text), "",
-                                compiled->context, llvm::errs());
-  EXPECT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
-  if (!loaded)
-    return nullptr;
-  compiled->graph = std::move(*loaded);
-  mlir::OwningOpRef<mlir::ModuleOp> lowered = compiled->graph.module->clone();
-  mlir::PassManager pm(&compiled->context);
-  mlir::mha::MhaPipelineOptions pipeline;
-  EXPECT_TRUE(succeeded(pipeline.parseFromString(c.options)));
-  mlir::mha::buildMhaToLLVMPipeline(pm, pipeline);
-  EXPECT_TRUE(succeeded(pm.run(*lowered)));
-  auto function = CompiledFunction::create(
-      *lowered, "mha", compiled->graph.signature.result.getRank(),
-      {MHA_LIBOMP_PATH});
-  EXPECT_TRUE(bool(function)) << llvm::toString(function.takeError());
-  if (!function)
-    return nullptr;
-  compiled->function = std::move(*function);
-  return compiled;
+  return options;
 }
 
 /// max(worst, |a - b|), where a NaN counts as infinitely wrong (std::max
@@ -120,15 +66,6 @@ double worse(double worst, float a, float b) {
   double error = std::fabs(double(a) - double(b));
   return std::isnan(error) ? std::numeric_limits<double>::infinity()
                            : std::max(worst, error);
-}
-
-NpyArray randomArray(std::vector<int64_t> shape, double bound,
-                     std::mt19937_64 &engine) {
-  NpyArray array = NpyArray::zeros(ElementType::F32, shape);
-  std::uniform_real_distribution<float> value(-bound, bound);
-  for (int64_t i = 0; i < array.numElements(); ++i)
-    array.f32()[i] = value(engine);
-  return array;
 }
 
 /// The decoding of `c`, checked row by row against the reference.
@@ -143,12 +80,13 @@ void decode(const DecodeCase &c) {
   int64_t capacity = std::max(c.prefill, longest + c.steps) + c.spare;
   int64_t total = std::max(c.prefill, longest + c.steps);
 
-  std::unique_ptr<Compiled> prefill = compile(c, c.prefill, capacity);
-  std::unique_ptr<Compiled> stepOwned;
+  std::unique_ptr<CompiledLayer> prefill =
+      compileLayer(layerOptions(c, c.prefill, capacity), c.options);
+  std::unique_ptr<CompiledLayer> stepOwned;
   if (!c.dynamic)
-    stepOwned = compile(c, 1, capacity);
+    stepOwned = compileLayer(layerOptions(c, 1, capacity), c.options);
   ASSERT_TRUE(prefill && (c.dynamic || stepOwned));
-  Compiled &step = c.dynamic ? *prefill : *stepOwned;
+  CompiledLayer &step = c.dynamic ? *prefill : *stepOwned;
   const GraphSignature &signature = prefill->graph.signature;
   ASSERT_EQ(signature.resultAliases.size(), 3u);
   EXPECT_EQ(signature.resultIndex, 0u);
@@ -158,17 +96,8 @@ void decode(const DecodeCase &c) {
           dv = c.valueDim;
   // Every token of every sequence, [B, total, D].
   NpyArray tokens = randomArray({c.batch, total, D}, 1.0, engine);
-  std::map<std::string, NpyArray> weights;
-  weights["w_q"] = randomArray({D, H * dk}, 1.0 / std::sqrt(D), engine);
-  weights["w_k"] = randomArray({D, Hkv * dk}, 1.0 / std::sqrt(D), engine);
-  weights["w_v"] = randomArray({D, Hkv * dv}, 1.0 / std::sqrt(D), engine);
-  weights["w_o"] = randomArray({H * dv, D}, 1.0 / std::sqrt(H * dv), engine);
-  if (c.bias) {
-    weights["b_q"] = randomArray({H * dk}, 0.1, engine);
-    weights["b_k"] = randomArray({Hkv * dk}, 0.1, engine);
-    weights["b_v"] = randomArray({Hkv * dv}, 0.1, engine);
-    weights["b_o"] = randomArray({D}, 0.1, engine);
-  }
+  std::map<std::string, NpyArray> weights =
+      randomWeights(D, H, Hkv, dk, dv, c.bias, engine);
   // The caches start as NaN: the unused capacity must never be read.
   float nan = std::numeric_limits<float>::quiet_NaN();
   NpyArray kCache =
@@ -208,34 +137,24 @@ void decode(const DecodeCase &c) {
     return y;
   };
 
-  auto call = [&](Compiled &compiled, const NpyArray &x) {
-    std::vector<const NpyArray *> inputs;
-    for (const GraphArgument &argument : compiled.graph.signature.arguments) {
-      if (argument.name == "x")
-        inputs.push_back(&x);
-      else if (argument.name == "k_cache")
-        inputs.push_back(&kCache);
-      else if (argument.name == "v_cache")
-        inputs.push_back(&vCache);
-      else if (argument.name == "cache_lengths")
-        inputs.push_back(&lengths);
-      else
-        inputs.push_back(&weights.at(argument.name));
-    }
-    auto prepared = compiled.function->prepare(inputs);
-    EXPECT_TRUE(bool(prepared)) << llvm::toString(prepared.takeError());
-    auto y = compiled.function->call(inputs);
-    EXPECT_TRUE(bool(y)) << llvm::toString(y.takeError());
-    return y ? std::move(*y) : NpyArray();
+  auto call = [&](CompiledLayer &compiled, const NpyArray &x) {
+    return callLayer(compiled, [&](llvm::StringRef name) -> const NpyArray * {
+      if (name == "x")
+        return &x;
+      if (name == "k_cache")
+        return &kCache;
+      if (name == "v_cache")
+        return &vCache;
+      if (name == "cache_lengths")
+        return &lengths;
+      return &weights.at(name.str());
+    });
   };
 
   double worst = 0;
   // The prefill: T0 tokens into empty caches.
-  NpyArray x0 = NpyArray::zeros(ElementType::F32, {c.batch, c.prefill, D});
-  for (int64_t b = 0; b < c.batch; ++b)
-    std::memcpy(x0.f32() + b * c.prefill * D, tokens.f32() + b * total * D,
-                c.prefill * D * sizeof(float));
-  NpyArray y0 = call(*prefill, x0);
+  NpyArray y0 = call(
+      *prefill, tokenRows(tokens, std::vector<int64_t>(c.batch, 0), c.prefill));
   ASSERT_EQ(y0.shape, (std::vector<int64_t>{c.batch, c.prefill, D}));
   for (int64_t b = 0; b < c.batch; ++b) {
     std::vector<float> expected = reference(b, c.prefill);
@@ -255,12 +174,10 @@ void decode(const DecodeCase &c) {
   for (int64_t b = 0; b < c.batch; ++b)
     expected.push_back(reference(b, starts[b] + c.steps));
   for (int64_t n = 0; n < c.steps; ++n) {
-    NpyArray x = NpyArray::zeros(ElementType::F32, {c.batch, 1, D});
-    for (int64_t b = 0; b < c.batch; ++b)
-      std::memcpy(x.f32() + b * D,
-                  tokens.f32() + (b * total + starts[b] + n) * D,
-                  D * sizeof(float));
-    NpyArray y = call(step, x);
+    std::vector<int64_t> rows(starts);
+    for (int64_t &row : rows)
+      row += n;
+    NpyArray y = call(step, tokenRows(tokens, rows, 1));
     ASSERT_EQ(y.shape, (std::vector<int64_t>{c.batch, 1, D}));
     std::memcpy(stepOutputs.f32() + n * c.batch * D, y.f32(),
                 c.batch * D * sizeof(float));
@@ -277,31 +194,17 @@ void decode(const DecodeCase &c) {
   // With MHA_KV_DUMP_DIR set, the case's tokens, weights, starts and
   // outputs go to DIR/<name>/ for test/integration/kv_cache_check.py, an
   // independent float64 NumPy check of the same rows.
-  if (const char *dump = std::getenv("MHA_KV_DUMP_DIR")) {
-    llvm::SmallString<256> dir(dump);
-    llvm::sys::path::append(dir, c.name);
-    ASSERT_FALSE(llvm::sys::fs::create_directories(dir));
-    auto save = [&](llvm::StringRef name, const NpyArray &array) {
-      llvm::SmallString<256> path(dir);
-      llvm::sys::path::append(path, name + ".npy");
-      llvm::Error error = writeNpy(path, array);
-      EXPECT_FALSE(bool(error)) << llvm::toString(std::move(error));
-    };
-    save("tokens", tokens);
-    for (const auto &[name, array] : weights)
-      save(name, array);
-    NpyArray startArray = NpyArray::zeros(ElementType::I64, {c.batch});
-    for (int64_t b = 0; b < c.batch; ++b)
-      startArray.i64()[b] = starts[b];
-    save("starts", startArray);
-    save("prefill", y0);
-    save("steps", stepOutputs);
-    NpyArray sizes = NpyArray::zeros(ElementType::I64, {3});
-    sizes.i64()[0] = H;
-    sizes.i64()[1] = Hkv;
-    sizes.i64()[2] = c.prefill;
-    save("sizes", sizes);
-  }
+  std::map<std::string, NpyArray> arrays = weights;
+  arrays["tokens"] = tokens;
+  arrays["starts"] = NpyArray::zeros(ElementType::I64, {c.batch});
+  std::copy(starts.begin(), starts.end(), arrays["starts"].i64());
+  arrays["prefill"] = y0;
+  arrays["steps"] = stepOutputs;
+  arrays["sizes"] = NpyArray::zeros(ElementType::I64, {3});
+  arrays["sizes"].i64()[0] = H;
+  arrays["sizes"].i64()[1] = Hkv;
+  arrays["sizes"].i64()[2] = c.prefill;
+  dumpCase(c.name, arrays);
 
   // A call whose rows do not fit (a length past C - T, a negative one)
   // writes nothing: the caches stay as they were.
@@ -323,7 +226,7 @@ protected:
 };
 
 TEST_F(KvCacheTest, MultiHead) {
-  decode({"multi-head", 2, 5, 4, 32, 4, 4, 8, 8, true, false});
+  decode({"multi-head", 2, 5, 4, 32, 4, 4, 8, 8, true, false, {}});
 }
 
 TEST_F(KvCacheTest, DynamicGqaValueDimNoBiasRagged) {
@@ -333,7 +236,7 @@ TEST_F(KvCacheTest, DynamicGqaValueDimNoBiasRagged) {
 // One sequence of one head: the keys are split across the threads
 // (flash-decoding), over several key blocks and a tail.
 TEST_F(KvCacheTest, SplitKeysLongContext) {
-  decode({"split-keys", 1, 300, 3, 16, 1, 1, 16, 16, true, false});
+  decode({"split-keys", 1, 300, 3, 16, 1, 1, 16, 16, true, false, {}});
 }
 
 // Ragged starts in a static graph with a context of several key blocks.

@@ -9,10 +9,11 @@ and the caches as the steps left them: k_cache, v_cache [B, Hkv, C, d]
 (int8) and k_scales, v_scales [B, Hkv, C].
 
 Everything here is written from the definition of the int8 cache, in
-float64, sharing no code with the compiler: each key or value row x of a
-head is stored as scale = max|x| / 127 and codes round_half_even(x / scale)
-clamped to [-127, 127] (0 for a row of zeros), and attention reads
-codes * scale. Two references per row:
+float64, sharing no code with the compiler (test/Inputs/
+causal_decode_reference.py): each key or value row x of a head is stored as
+scale = max|x| / 127 and codes round_half_even(x / scale) clamped to
+[-127, 127] (0 for a row of zeros), and attention reads codes * scale. Two
+references per row:
 
 - exact: the causal layer with unquantized keys and values;
 - quantized: the same with every key and value row quantized as above.
@@ -36,50 +37,15 @@ import sys
 
 import numpy as np
 
-
-def quantize(rows):
-    """The codes and scales of rows [..., d], float64."""
-    scale = np.abs(rows).max(axis=-1) / 127.0
-    safe = np.where(scale == 0, 1.0, scale)
-    codes = np.clip(np.rint(rows / safe[..., None]), -127, 127)
-    codes = np.where(scale[..., None] == 0, 0, codes)
-    return codes, scale
-
-
-def project(x, w, heads_count, name):
-    """x [T, D] @ w_name + b_name as heads [Hx, T, d], float64."""
-    rows = x @ w["w_" + name].astype(np.float64) + w["b_" + name]
-    t = rows.shape[0]
-    return rows.reshape(t, heads_count, -1).transpose(1, 0, 2)
-
-
-def causal_layer(x, w, heads, kv_heads, quantized):
-    """y [T, D] of causal self-attention over x [T, D], float64."""
-    x = x.astype(np.float64)
-    q = project(x, w, heads, "q")
-    k = project(x, w, kv_heads, "k")
-    v = project(x, w, kv_heads, "v")
-    if quantized:
-        kc, ks = quantize(k)
-        vc, vs = quantize(v)
-        k, v = kc * ks[..., None], vc * vs[..., None]
-    t, dk = q.shape[1], q.shape[2]
-    group = heads // kv_heads
-    allowed = np.tril(np.ones((t, t), dtype=bool))
-    out = []
-    for h in range(heads):
-        s = q[h] @ k[h // group].T / np.sqrt(dk)
-        s = np.where(allowed, s, -np.inf)
-        p = np.exp(s - s.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
-        out.append(p @ v[h // group])
-    return np.concatenate(out, axis=1) @ w["w_o"].astype(np.float64) + \
-        w["b_o"]
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "Inputs"))
+from causal_decode_reference import (check_folders, project,  # noqa: E402
+                                     quantize)
 
 
 def check_cache(codes, scales, x, w, kv_heads, name, length):
     """Rule 1 for one sequence's cache of `name` (k or v)."""
-    rows = project(x[:length].astype(np.float64), w, kv_heads, name)
+    rows = project(x[:length], w, kv_heads, name)
     want_codes, want_scales = quantize(rows)
     got_scales = scales[:, :length].astype(np.float64)
     scale_error = (np.abs(got_scales - want_scales) /
@@ -93,33 +59,22 @@ def check_cache(codes, scales, x, w, kv_heads, name, length):
     return scale_error <= 1e-5 and codes_ok, scale_error, int((off != 0).sum())
 
 
-def check(folder):
-    def load(name):
-        return np.load(os.path.join(folder, name + ".npy"))
-    tokens, starts, sizes = load("tokens"), load("starts"), load("sizes")
-    lengths = load("lengths")
-    heads, kv_heads, prefill_len = (int(v) for v in sizes)
-    w = {name: load(name) for name in
-         ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o")}
-    w = {name: a.astype(np.float64) for name, a in w.items()}
-    prefill, steps = load("prefill"), load("steps")
+def check(case):
+    lengths = case.load("lengths")
     against_quantized = against_exact = quantization = 0.0
+    for got, tokens, first in case.rows():
+        exact = case.reference(tokens, first)
+        quant = case.reference(tokens, first, quantized=True)
+        against_quantized = max(against_quantized, np.abs(got - quant).max())
+        against_exact = max(against_exact, np.abs(got - exact).max())
+        quantization = max(quantization, np.abs(quant - exact).max())
     caches_ok, worst_scale, flipped = True, 0.0, 0
-    for b in range(tokens.shape[0]):
-        pairs = [(prefill[b], tokens[b, :prefill_len], 0)]
-        total = int(starts[b]) + steps.shape[0]
-        pairs.append((steps[:, b, :], tokens[b, :total], int(starts[b])))
-        for got, x, first in pairs:
-            exact = causal_layer(x, w, heads, kv_heads, False)[first:]
-            quant = causal_layer(x, w, heads, kv_heads, True)[first:]
-            against_quantized = max(against_quantized,
-                                    np.abs(got - quant).max())
-            against_exact = max(against_exact, np.abs(got - exact).max())
-            quantization = max(quantization, np.abs(quant - exact).max())
+    for b in range(case.tokens.shape[0]):
         for name in ("k", "v"):
             ok, scale_error, off = check_cache(
-                load(name + "_cache")[b], load(name + "_scales")[b],
-                tokens[b], w, kv_heads, name, int(lengths[b]))
+                case.load(name + "_cache")[b], case.load(name + "_scales")[b],
+                case.tokens[b], case.weights, case.kv_heads, name,
+                int(lengths[b]))
             caches_ok &= ok
             worst_scale = max(worst_scale, scale_error)
             flipped += off
@@ -129,21 +84,12 @@ def check(folder):
     print("%s: caches %s (scales within %.1e, %d codes one step off at a "
           "tie); error against the quantized reference %.2e, against the "
           "exact one %.2e, quantization alone %.2e (%.2fx): %s"
-          % (os.path.basename(folder), "ok" if caches_ok else "WRONG",
+          % (case.name, "ok" if caches_ok else "WRONG",
              worst_scale, flipped, against_quantized, against_exact,
              quantization, against_exact / quantization,
              "ok" if ok else "FAILED"))
     return ok
 
 
-def main():
-    root = sys.argv[1]
-    folders = sorted(os.path.join(root, d) for d in os.listdir(root))
-    results = [check(folder) for folder in folders]
-    print("%d of %d cases agree with the float64 reference"
-          % (sum(results), len(results)))
-    return 0 if all(results) else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(check_folders(sys.argv[1], check))
