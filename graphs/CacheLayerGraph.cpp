@@ -2,7 +2,8 @@
 //
 // buildLayerGraph with a key/value cache: the steps of the layer written
 // out, the new keys and values appended to caches of f32, bf16 or int8
-// codes with a scale per row, and causal attention from the positions.
+// codes with a scale per row (or to pools of pages through a block table),
+// and causal attention from the positions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,19 +41,34 @@ OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   add("x", {batchSize, queries, c.modelDim}, data);
   addWeightArguments(args, c, data);
   size_t firstCache = args.size();
-  add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, cacheData);
-  if (int8)
-    add("k_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
-  add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, cacheData);
-  if (int8)
-    add("v_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
+  // Paged: M pages of P rows per sequence, out of a pool of B * M pages
+  // (`?` with a `?` batch) that the block table hands out.
+  bool paged = c.pagedKv != 0;
+  int64_t pagesPerSequence = paged ? llvm::divideCeil(c.kvCache, c.pagedKv) : 0;
+  int64_t poolPages = ShapedType::isDynamic(batchSize)
+                          ? ShapedType::kDynamic
+                          : batchSize * pagesPerSequence;
+  if (paged) {
+    add("k_pool", {poolPages, c.numKvHeads, c.pagedKv, c.headDim}, cacheData);
+    add("v_pool", {poolPages, c.numKvHeads, c.pagedKv, c.valueDim}, cacheData);
+  } else {
+    add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, cacheData);
+    if (int8)
+      add("k_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
+    add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, cacheData);
+    if (int8)
+      add("v_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
+  }
   // y, and the caches the call updates in place.
   auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
   SmallVector<Type> resultTypes = {resultType};
   for (size_t i = firstCache; i < args.size(); ++i)
     resultTypes.push_back(args[i].second);
+  if (paged)
+    add("block_table", {batchSize, pagesPerSequence}, builder.getI32Type());
   add("cache_lengths", {batchSize}, builder.getI64Type());
-  addVariantArguments(args, c, f32, batchSize, queries, c.kvCache);
+  addVariantArguments(args, c, f32, batchSize, queries,
+                      paged ? pagesPerSequence * c.pagedKv : c.kvCache);
 
   llvm::StringMap<Value> named;
   Block *body =
@@ -128,13 +144,27 @@ OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
     if (rowsType.getElementType() != cacheType.getElementType())
       rows = arith::TruncFOp::create(
           builder, loc, rowsType.clone(cacheType.getElementType()), rows);
+    if (paged) {
+      // The pool after the append, and each sequence's rows read through
+      // the table: [B, Hkv, M * P, d].
+      Value table = lookup("block_table");
+      Value appended = mlir::mha::PagedCacheAppendOp::create(
+          builder, loc, cacheType, rows, dest, table, lengths);
+      caches.push_back(appended);
+      auto viewType = RankedTensorType::get({batchSize, cacheType.getDimSize(1),
+                                             pagesPerSequence * c.pagedKv,
+                                             cacheType.getDimSize(3)},
+                                            cacheType.getElementType());
+      return widen(mlir::mha::PagedViewOp::create(builder, loc, viewType,
+                                                  appended, table));
+    }
     Value appended = mlir::mha::CacheAppendOp::create(builder, loc, cacheType,
                                                       rows, dest, lengths);
     caches.push_back(appended);
     return widen(appended);
   };
-  Value kc = append(k, "k_cache", "k_scales");
-  Value vc = append(v, "v_cache", "v_scales");
+  Value kc = append(k, paged ? "k_pool" : "k_cache", "k_scales");
+  Value vc = append(v, paged ? "v_pool" : "v_cache", "v_scales");
   Value o = mlir::mha::SdpaOp::create(
       builder, loc, q, kc, vc,
       /*mask=*/{},

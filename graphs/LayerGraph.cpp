@@ -145,6 +145,30 @@ checkCacheLayer(LayerConfig &c, const LayerOptions &o,
   return llvm::Error::success();
 }
 
+/// A paged cache (--paged-kv P) holds a decoding layer's caches in pages of
+/// P rows, P a multiple of 16 from 16 to 128 (mha.paged_cache_append's
+/// rule); int8 pages are not written yet.
+static llvm::Error
+checkPagedCache(LayerConfig &c, const LayerOptions &o,
+                llvm::function_ref<std::string(llvm::StringRef)> optionName) {
+  if (!o.pagedKv)
+    return llvm::Error::success();
+  if (!c.kvCache)
+    return usageError(optionName("paged-kv") + " needs " +
+                      optionName("kv-cache") +
+                      " (the capacity of each sequence)");
+  int64_t page = *o.pagedKv;
+  if (page < 16 || page > 128 || page % 16 != 0)
+    return usageError(optionName("paged-kv") +
+                      " must be a multiple of 16 from 16 to 128, got " +
+                      Twine(page));
+  if (c.cacheElement == CacheElement::Int8)
+    return usageError(optionName("paged-kv") + " cannot be combined with " +
+                      optionName("cache-dtype") + " int8 yet");
+  c.pagedKv = page;
+  return llvm::Error::success();
+}
+
 /// Checks that the head counts divide what they must, and fills in the head
 /// dimensions dk and dv.
 static llvm::Error
@@ -336,6 +360,8 @@ llvm::Expected<LayerConfig> resolveLayerConfig(
   if (c.kvCache)
     if (llvm::Error error = checkCacheLayer(c, o, optionName))
       return std::move(error);
+  if (llvm::Error error = checkPagedCache(c, o, optionName))
+    return std::move(error);
   if (llvm::Error error = resolveHeadSizes(c, o, optionName))
     return std::move(error);
   if (llvm::Error error = resolveVariants(c, o, optionName))

@@ -44,6 +44,9 @@ struct LayerOptions {
   /// A decoding layer with key/value caches of this capacity (mha-gen's
   /// --kv-cache): causal self-attention of T new tokens per call.
   std::optional<int64_t> kvCache;
+  /// With `kvCache`, caches kept in pages of this many rows (mha-gen's
+  /// --paged-kv): pools k_pool and v_pool and a block_table.
+  std::optional<int64_t> pagedKv;
   /// The caches' element type as given (mha-gen's --cache-dtype): "f32",
   /// "bf16" or "int8"; empty for the layer's own (bf16 with `bf16`).
   std::string cacheDtype;
@@ -88,6 +91,8 @@ struct LayerConfig {
   bool dynamicBatch, dynamicSeq, dynamicKvSeq;
   /// The caches' capacity C; 0 for a layer without caches.
   int64_t kvCache;
+  /// The rows of a page of a paged cache; 0 for dense caches.
+  int64_t pagedKv = 0;
   /// The caches' element type.
   CacheElement cacheElement = CacheElement::F32;
   /// bf16 inputs, weights and biases, f32 output.

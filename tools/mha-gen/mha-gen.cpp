@@ -102,6 +102,14 @@ cl::opt<int64_t> kvCache(
              "values at each sequence's length, attends causally from there, "
              "and returns y and the caches (updated in place)"),
     cl::init(0), cl::cat(genCategory));
+cl::opt<int64_t> pagedKv(
+    "paged-kv",
+    cl::desc("With --kv-cache C, keep the caches in pages of this many rows "
+             "(a multiple of 16 from 16 to 128): pools k_pool and v_pool "
+             "[N, Hkv, P, d] (N = B * M pages), block_table [B, M] (i32, M = "
+             "ceil(C / P), each sequence's pages in order) and cache_lengths "
+             "[B] (i64); returns y and the pools (updated in place)"),
+    cl::value_desc("rows"), cl::cat(genCategory));
 cl::opt<std::string> cacheDtype(
     "cache-dtype",
     cl::desc("With --kv-cache, the element type of the caches: f32 (default; "
@@ -221,6 +229,7 @@ template <typename T> std::optional<T> given(const cl::opt<T> &option) {
   o.splitFirst = splitFirst;
   o.dynamicBatch = o.dynamicSeq = o.dynamicKvSeq = dynamic;
   o.kvCache = given(kvCache);
+  o.pagedKv = given(pagedKv);
   o.bf16 = dtype == "bf16";
   o.cacheDtype = cacheDtype;
   o.scale = given(scale);
