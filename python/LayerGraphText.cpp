@@ -80,6 +80,7 @@ std::string layerGraph(const py::kwargs &kwargs) {
                                 "split_first",
                                 "causal_bottom_right",
                                 "kv_cache",
+                                "cache_dtype",
                                 "dtype",
                                 "scale",
                                 "softcap",
@@ -111,6 +112,7 @@ std::string layerGraph(const py::kwargs &kwargs) {
   size("value_dim", o.valueDim);
   size("out_dim", o.outDim);
   size("kv_cache", o.kvCache);
+  word("cache_dtype", o.cacheDtype);
   flag("cross", o.cross);
   flag("causal", o.causal);
   flag("causal_bottom_right", o.causalBottomRight);

@@ -18,6 +18,8 @@ ElementType elementTypeOf(const GraphArgument &argument) {
     return ElementType::BF16;
   if (element.isInteger(64))
     return ElementType::I64;
+  if (element.isInteger(8))
+    return ElementType::I8;
   return ElementType::Bool;
 }
 

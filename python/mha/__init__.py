@@ -38,7 +38,8 @@ _RUN_DEFAULTS = {"fuse-projections": "true", "prepare-weights": "true"}
 _GRAPH_OPTIONS = ("batch", "seq", "kv_seq", "d_model", "kv_dim", "heads",
                   "kv_heads", "head_dim", "value_dim", "out_dim", "cross",
                   "causal", "causal_bottom_right", "mask", "mask_broadcast",
-                  "bias", "split_first", "kv_cache", "dtype", "scale",
+                  "bias", "split_first", "kv_cache", "cache_dtype", "dtype",
+                  "scale",
                   "softcap", "window", "rope", "rotary_dim", "rope_base",
                   "rope_scale", "rope_mscale", "rope_inv_freq", "qk_norm",
                   "qk_norm_eps", "alibi", "sinks", "attn_bias")
@@ -88,7 +89,9 @@ def layer_graph(**options):
     head_dim, value_dim, out_dim, cross, causal, causal_bottom_right (the
     diagonal aligned bottom-right), mask, mask_broadcast,
     bias=True, split_first, kv_cache (the capacity C of a decoding layer:
-    mha-gen --kv-cache), dtype ("f32", or "bf16": bf16 inputs, weights and
+    mha-gen --kv-cache), cache_dtype ("f32", "bf16" or "int8": how the
+    caches store keys and values, mha-gen --cache-dtype), dtype ("f32", or
+    "bf16": bf16 inputs, weights and
     biases, computed in float32, which a call takes as float32 arrays and
     rounds to nearest even); the served models' variants scale, softcap,
     window, rope ("half" or "interleaved"), rotary_dim, rope_base,
@@ -137,20 +140,27 @@ def from_bf16_bits(bits):
     return shifted.view(numpy.float32)
 
 
+# A session's arrays: the caches and, in an int8 cache, the scales of its
+# rows, which a call updates in place.
+_CACHES = ("k_cache", "v_cache")
+_SCALES = ("k_scales", "v_scales")
+
+
 class DecodeSession:
     """Decodes with a cache graph (mha.layer(kv_cache=C, ...)): owns or
-    borrows the key/value caches [B, Hkv, C, d] (float32, or uint16
-    bfloat16 bits where the layer's caches are bf16) and the lengths [B]
+    borrows the key/value caches [B, Hkv, C, d] (float32; uint16 bfloat16
+    bits where the layer's caches are bf16; int8 codes with float32 scales
+    k_scales, v_scales [B, Hkv, C] where they are int8) and the lengths [B]
     (int64, the tokens each sequence holds), calls the layer on the new
     tokens and advances the lengths. Made by Layer.session(batch=...)."""
 
     def __init__(self, layer, batch=None, k_cache=None, v_cache=None,
-                 lengths=None):
+                 lengths=None, k_scales=None, v_scales=None):
         import numpy
         self._np = numpy
         self.layer = layer
         args = {name: (shape, dtype) for name, shape, dtype in layer.arguments}
-        needed = ("x", "k_cache", "v_cache", "cache_lengths")
+        needed = ("x",) + _CACHES + ("cache_lengths",)
         if not all(name in args for name in needed):
             raise ValueError(
                 "a decode session drives a graph with a key/value cache "
@@ -158,12 +168,20 @@ class DecodeSession:
                 "mha.layer(kv_cache=...) builds), but @%s has none (it "
                 "takes: %s)" % (layer.entry,
                                 ", ".join(name for name in args)))
-        if set(layer.updated) != {"k_cache", "v_cache"}:
+        names = _CACHES + (_SCALES if all(n in args for n in _SCALES) else ())
+        if set(layer.updated) != set(names):
             raise ValueError(
-                "a decode session needs a graph that updates k_cache and "
-                "v_cache in place; @%s updates: %s"
-                % (layer.entry, ", ".join(layer.updated) or "nothing"))
-        shapes = {name: args[name][0] for name in needed}
+                "a decode session needs a graph that updates %s in place; "
+                "@%s updates: %s" % (", ".join(names[:-1]) + " and " +
+                                     names[-1], layer.entry,
+                                     ", ".join(layer.updated) or "nothing"))
+        given = {"k_cache": k_cache, "v_cache": v_cache,
+                 "k_scales": k_scales, "v_scales": v_scales}
+        for name in _SCALES:
+            if given[name] is not None and name not in names:
+                raise ValueError("%s: @%s has no int8 cache to scale"
+                                 % (name, layer.entry))
+        shapes = {name: args[name][0] for name in needed + names}
         declared_batch = shapes["k_cache"][0]
         if batch is None:
             batch = declared_batch if declared_batch is not None else 1
@@ -174,37 +192,38 @@ class DecodeSession:
         if declared_batch is not None and batch != declared_batch:
             raise ValueError("batch %d: the layer's batch is %d"
                              % (batch, declared_batch))
-        caches = {}
-        for name, given in (("k_cache", k_cache), ("v_cache", v_cache)):
+        # bf16 caches hold the bits (zero bits are +0.0); int8 caches their
+        # codes.
+        dtypes = {"bfloat16": numpy.uint16, "int8": numpy.int8}
+        self._arrays = {}
+        for name in names:
             shape = shapes[name]
-            for dim in (1, 2, 3):
+            for dim in range(1, len(shape)):
                 if shape[dim] is None:
                     raise ValueError(
                         "the session allocates %s once, so its key/value "
                         "heads, capacity and head width must be static; "
                         "dimension %d of %s is `?`" % (name, dim, name))
             wanted = (batch,) + tuple(shape[1:])
-            if given is None:
-                # bf16 caches hold the bits; zero bits are +0.0.
-                dtype = (numpy.uint16 if args[name][1] == "bfloat16"
-                         else numpy.float32)
-                caches[name] = numpy.zeros(wanted, dtype)
-            else:
-                # Borrowed: the layer checks dtype and layout at each call;
-                # the shape is checked here, once.
-                if not isinstance(given, numpy.ndarray):
-                    raise TypeError("%s: expected a NumPy array, got %s"
-                                    % (name, type(given).__name__))
-                if given.shape != wanted:
-                    raise ValueError(
-                        "%s: expected shape [%s], found [%s]"
-                        % (name, ", ".join(map(str, wanted)),
-                           ", ".join(map(str, given.shape))))
-                caches[name] = given
-        if k_cache is not None and v_cache is not None:
-            _mha.check_disjoint(["k_cache", "v_cache"], [k_cache, v_cache])
-        self._k_cache, self._v_cache = caches["k_cache"], caches["v_cache"]
-        self._borrowed = k_cache is not None or v_cache is not None
+            if given[name] is None:
+                self._arrays[name] = numpy.zeros(
+                    wanted, dtypes.get(args[name][1], numpy.float32))
+                continue
+            # Borrowed: the layer checks dtype and layout at each call; the
+            # shape is checked here, once.
+            if not isinstance(given[name], numpy.ndarray):
+                raise TypeError("%s: expected a NumPy array, got %s"
+                                % (name, type(given[name]).__name__))
+            if given[name].shape != wanted:
+                raise ValueError(
+                    "%s: expected shape [%s], found [%s]"
+                    % (name, ", ".join(map(str, wanted)),
+                       ", ".join(map(str, given[name].shape))))
+            self._arrays[name] = given[name]
+        borrowed = [name for name in names if given[name] is not None]
+        self._borrowed = bool(borrowed)
+        if len(borrowed) > 1:
+            _mha.check_disjoint(borrowed, [given[n] for n in borrowed])
         self.batch = int(batch)
         self.capacity = shapes["k_cache"][2]
         # The rows each sequence's cache holds: a length may go back to any
@@ -218,11 +237,21 @@ class DecodeSession:
 
     @property
     def k_cache(self):
-        return self._k_cache
+        return self._arrays["k_cache"]
 
     @property
     def v_cache(self):
-        return self._v_cache
+        return self._arrays["v_cache"]
+
+    @property
+    def k_scales(self):
+        """The keys' scales [B, Hkv, C] of an int8 cache (else None)."""
+        return self._arrays.get("k_scales")
+
+    @property
+    def v_scales(self):
+        """The values' scales [B, Hkv, C] of an int8 cache (else None)."""
+        return self._arrays.get("v_scales")
 
     @property
     def lengths(self):
@@ -260,12 +289,12 @@ class DecodeSession:
         token per sequence), appends their keys and values to the caches
         and returns y [B, T, D']; then every length grows by T. `arrays`
         are the layer's other arguments, those prepare() did not bind."""
-        for name in ("k_cache", "v_cache", "cache_lengths"):
+        for name in tuple(self._arrays) + ("cache_lengths",):
             if name in arrays:
                 raise TypeError("argument '%s' is the session's; it passes "
                                 "it itself" % name)
-        y = self.layer(x, k_cache=self._k_cache, v_cache=self._v_cache,
-                       cache_lengths=self._lengths, **arrays)
+        y = self.layer(x, cache_lengths=self._lengths, **self._arrays,
+                       **arrays)
         tokens = x.shape[1]
         self._lengths += tokens
         self._np.maximum(self._written, self._lengths, out=self._written)
@@ -276,12 +305,15 @@ class DecodeSession:
             self.batch, self.capacity, self._lengths.tolist())
 
 
-def _session(layer, batch=None, k_cache=None, v_cache=None, lengths=None):
+def _session(layer, batch=None, k_cache=None, v_cache=None, lengths=None,
+             k_scales=None, v_scales=None):
     """A DecodeSession over this cache graph: batch sequences, zeroed
-    caches it allocates (or k_cache/v_cache arrays it borrows and updates
-    in place), lengths 0 (or `lengths`)."""
+    caches it allocates (or k_cache/v_cache arrays, and for an int8 cache
+    k_scales/v_scales, that it borrows and updates in place), lengths 0 (or
+    `lengths`)."""
     return DecodeSession(layer, batch=batch, k_cache=k_cache,
-                         v_cache=v_cache, lengths=lengths)
+                         v_cache=v_cache, lengths=lengths, k_scales=k_scales,
+                         v_scales=v_scales)
 
 
 Layer.session = _session
