@@ -212,11 +212,7 @@ static void writeArgumentDocs(llvm::raw_ostream &os,
   const std::string &n = interface.name;
   for (auto [index, argument] : llvm::enumerate(interface.signature.arguments))
     os << " *   " << toCIdentifier(argument.name) << ": "
-       << (isMask(argument)        ? "mask (uint8_t) "
-           : isInt64(argument)     ? "int64 "
-           : isBF16Cache(argument) ? "bf16 bits (uint16_t) "
-                                   : "float32 ")
-       << describeShape(argument.type)
+       << describeElementType(argument) << " " << describeShape(argument.type)
        << (interface.isWeight[index] ? ", weight" : "")
        << (isWritten(interface, index) ? ", updated in place" : "")
        << (isBF16(argument) ? ", rounded to bf16" : "") << "\n";

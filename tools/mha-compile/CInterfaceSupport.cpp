@@ -58,11 +58,33 @@ std::string elementType(const GraphArgument &argument, View view) {
     return view == View::Graph   ? "uint16_t"
            : view == View::Check ? "void"
                                  : "float";
-  return isMask(argument) ? "uint8_t" : isInt64(argument) ? "int64_t" : "float";
+  mlir::Type element = argument.type.getElementType();
+  return isMask(argument)        ? "uint8_t"
+         : isInt64(argument)     ? "int64_t"
+         : element.isInteger(32) ? "int32_t"
+         : element.isInteger(8)  ? "int8_t"
+                                 : "float";
+}
+
+/// How the header names an argument's element type.
+std::string describeElementType(const GraphArgument &argument) {
+  mlir::Type element = argument.type.getElementType();
+  if (isMask(argument))
+    return "mask (uint8_t)";
+  if (isInt64(argument))
+    return "int64";
+  if (element.isInteger(32))
+    return "int32 (int32_t)";
+  if (element.isInteger(8))
+    return "int8 (int8_t)";
+  if (isBF16Cache(argument))
+    return "bf16 bits (uint16_t)";
+  return "float32";
 }
 
 /// The cache of `interface`'s graph, if it is a cache graph: it has k_cache
-/// and v_cache of rank 4, both float32 or both bf16, and an int64
+/// and v_cache of rank 4, both float32, both bf16 or both int8 (whose
+/// scales are per-call arguments too, so no session API), and an int64
 /// cache_lengths of rank 1.
 std::optional<CacheLayout> findCache(const LibraryInterface &interface) {
   const runtime::GraphSignature &signature = interface.signature;
@@ -79,7 +101,8 @@ std::optional<CacheLayout> findCache(const LibraryInterface &interface) {
   if (xType.getRank() != 3 || keyType.getRank() != 4 ||
       valueType.getRank() != 4 || lengthType.getRank() != 1 ||
       !(keyType.getElementType().isF32() ||
-        keyType.getElementType().isBF16()) ||
+        keyType.getElementType().isBF16() ||
+        keyType.getElementType().isInteger(8)) ||
       keyType.getElementType() != valueType.getElementType() ||
       !lengthType.getElementType().isInteger(64) ||
       signature.result.getRank() != 3)
@@ -98,6 +121,8 @@ std::optional<CacheLayout> findCache(const LibraryInterface &interface) {
   cache.outDim = signature.result.getDimSize(2);
   if (keyType.getElementType().isBF16())
     cache.element = "uint16_t";
+  if (keyType.getElementType().isInteger(8))
+    cache.element = "int8_t";
   cache.session = true;
   for (int64_t size : {cache.modelDim, cache.kvHeads, cache.capacity,
                        cache.keyDim, cache.valueDim, cache.outDim})
@@ -109,10 +134,11 @@ std::optional<CacheLayout> findCache(const LibraryInterface &interface) {
   return cache;
 }
 
-/// Whether the compiled code writes argument `index` (a cache) in place.
+/// Whether the compiled code writes argument `index` in place: a cache, or
+/// the codes or scales of an int8 cache (the signature's result aliases).
 bool isWritten(const LibraryInterface &interface, unsigned index) {
-  std::optional<CacheLayout> cache = findCache(interface);
-  return cache && (index == cache->keyCache || index == cache->valueCache);
+  return llvm::is_contained(interface.signature.resultAliases,
+                            std::optional<unsigned>(index));
 }
 
 /// `const float *x, const int64_t x_shape[3], ...` for the arguments that

@@ -45,6 +45,10 @@ bool takes(const LibraryInterface &interface, Arguments which, unsigned index);
 /// to, and the checks, which read no bf16 element, take either.
 enum class View { Caller, Graph, Check };
 
+/// How the header names an argument's element type: "float32",
+/// "int8 (int8_t)", ...
+std::string describeElementType(const runtime::GraphArgument &argument);
+
 /// The element type of an argument in C, as `view` sees it.
 std::string elementType(const runtime::GraphArgument &argument,
                         View view = View::Caller);
@@ -60,8 +64,8 @@ struct CacheLayout {
   /// Whether the session API can be written: every activation is one of
   /// x, the caches and the lengths, and the sizes it fixes are static.
   bool session = false;
-  /// The C type of the caches' elements: `float`, or `uint16_t` (bf16
-  /// bits) for a bf16 layer's caches.
+  /// The C type of the caches' elements: `float`, `uint16_t` (bf16 bits)
+  /// for bf16 caches, `int8_t` for the codes of int8 caches.
   std::string element = "float";
 };
 
