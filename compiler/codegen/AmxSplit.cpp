@@ -180,11 +180,19 @@ LogicalResult buildParts(RewriterBase &rewriter, Location loc, Value a,
       SmallVector<AffineMap>(1 + halves.size(), identity),
       SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        SmallVector<Value> results = {
-            buildBF16Part(nb, nloc, args[0], /*lo=*/false)};
-        if (!hiOnly)
-          results.push_back(buildBF16Part(nb, nloc, args[0], /*lo=*/true));
-        linalg::YieldOp::create(nb, nloc, results);
+        // Alone, the hi part need not match a lo part: one conversion
+        // (to nearest even, as PyTorch rounds) instead of the integer
+        // rounding that keeps `x - hi` exact.
+        if (hiOnly) {
+          linalg::YieldOp::create(nb, nloc,
+                                  ValueRange{arith::TruncFOp::create(
+                                      nb, nloc, nb.getBF16Type(), args[0])});
+          return;
+        }
+        linalg::YieldOp::create(
+            nb, nloc,
+            ValueRange{buildBF16Part(nb, nloc, args[0], /*lo=*/false),
+                       buildBF16Part(nb, nloc, args[0], /*lo=*/true)});
       });
   FailureOr<scf::SCFTilingResult> rows = tileLoops(rewriter, split, {1, 0});
   if (failed(rows))
