@@ -45,18 +45,23 @@ static std::optional<ElementType> toNpyType(Type type) {
     return ElementType::I64;
   if (type.isInteger(8))
     return ElementType::I8;
+  if (type.isInteger(32))
+    return ElementType::I32;
   return std::nullopt;
 }
 
 /// The argument `value` is, updated in place: the argument itself, or the
 /// result of a chain of `mha.cache_append` (or of the codes or scales of
-/// `mha.cache_append_quantized`) whose destination is it.
+/// `mha.cache_append_quantized`, or of `mha.paged_cache_append`) whose
+/// destination is it.
 static std::optional<unsigned> aliasedArgument(func::FuncOp func, Value value) {
   while (Operation *op = value.getDefiningOp()) {
     if (auto append = dyn_cast<mlir::mha::CacheAppendOp>(op))
       value = append.getCache();
     else if (auto quantized = dyn_cast<mlir::mha::CacheAppendQuantizedOp>(op))
       value = quantized.getDpsInits()[cast<OpResult>(value).getResultNumber()];
+    else if (auto paged = dyn_cast<mlir::mha::PagedCacheAppendOp>(op))
+      value = paged.getPool();
     else
       break;
   }

@@ -68,6 +68,8 @@ llvm::StringRef mha::runtime::getElementTypeName(ElementType type) {
     return "bfloat16";
   case ElementType::I8:
     return "int8";
+  case ElementType::I32:
+    return "int32";
   }
   llvm_unreachable("unknown element type");
 }
@@ -84,6 +86,8 @@ size_t mha::runtime::getElementSize(ElementType type) {
     return sizeof(uint16_t);
   case ElementType::I8:
     return 1;
+  case ElementType::I32:
+    return sizeof(int32_t);
   }
   llvm_unreachable("unknown element type");
 }
@@ -133,6 +137,16 @@ int8_t *NpyArray::i8() {
 const int8_t *NpyArray::i8() const {
   assert(elementType == ElementType::I8 && "not an int8 array");
   return reinterpret_cast<const int8_t *>(data.data());
+}
+
+int32_t *NpyArray::i32() {
+  assert(elementType == ElementType::I32 && "not an int32 array");
+  return reinterpret_cast<int32_t *>(data.data());
+}
+
+const int32_t *NpyArray::i32() const {
+  assert(elementType == ElementType::I32 && "not an int32 array");
+  return reinterpret_cast<const int32_t *>(data.data());
 }
 
 NpyArray NpyArray::zeros(ElementType elementType,
@@ -433,6 +447,7 @@ llvm::Expected<std::string> mha::runtime::serializeNpy(const NpyArray &array,
   StringRef descr = array.elementType == ElementType::F32    ? "<f4"
                     : array.elementType == ElementType::Bool ? "|b1"
                     : array.elementType == ElementType::I8   ? "|i1"
+                    : array.elementType == ElementType::I32  ? "<i4"
                                                              : "<i8";
   os << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (";
   llvm::interleave(array.shape, os, ", ");

@@ -23,11 +23,12 @@ namespace mha {
 namespace runtime {
 
 /// The element types mha reads and writes: NumPy's '<f4', '|b1', '<i8'
-/// (the lengths of key/value caches) and '|i1' (the codes of int8 caches). BF16
+/// (the lengths of key/value caches), '|i1' (the codes of int8 caches) and
+/// '<i4' (the block tables of paged caches). BF16
 /// has no NumPy type: it is only held in memory, for the bf16 arguments of a
 /// graph (runtime/BFloat16.h rounds float32 arrays to it); .npy files never
 /// hold it.
-enum class ElementType { F32, Bool, I64, BF16, I8 };
+enum class ElementType { F32, Bool, I64, BF16, I8, I32 };
 
 /// Returns the NumPy name of `type` ("float32", "bool", "int64", "int8")
 /// for messages.
@@ -104,6 +105,11 @@ struct NpyArray {
   int8_t *i8();
   /// Returns the elements as int8; only valid for I8 arrays.
   const int8_t *i8() const;
+
+  /// Returns the elements as int32; only valid for I32 arrays.
+  int32_t *i32();
+  /// Returns the elements as int32; only valid for I32 arrays.
+  const int32_t *i32() const;
 
   /// Returns an array of `shape` filled with zeros (false for Bool); the
   /// dimensions must be non-negative.

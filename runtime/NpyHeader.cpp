@@ -209,6 +209,8 @@ std::optional<ElementType> parseDescr(StringRef descr) {
     return ElementType::F32;
   if (descr == "<i8")
     return ElementType::I64;
+  if (descr == "<i4")
+    return ElementType::I32;
   // numpy writes '|i1' for int8; 'i1' and '<i1' are other spellings.
   if (descr == "|i1" || descr == "i1" || descr == "<i1")
     return ElementType::I8;

@@ -323,6 +323,27 @@ deriveOp(Operation &op, RelationDeriver &relations,
           relations.equal(c[dim], s[dim]);
         return c;
       })
+      .Case([&](mlir::mha::PagedCacheAppendOp append)
+                -> std::optional<SymbolicShape> {
+        // One table row and one length per sequence; the pool's pages are
+        // only counted by the table's entries (checked by the tools).
+        SymbolicShape u = shapeOf(append.getUpdate());
+        SymbolicShape p = shapeOf(append.getPool());
+        SymbolicShape t = shapeOf(append.getTable());
+        relations.equal(u[0], t[0]);
+        relations.equal(refine(u[0], t[0]), shapeOf(append.getLengths())[0]);
+        relations.equal(p[1], u[1]);
+        relations.equal(p[3], u[3]);
+        return p;
+      })
+      .Case([&](mlir::mha::PagedViewOp view) -> std::optional<SymbolicShape> {
+        SymbolicShape p = shapeOf(view.getPool());
+        SymbolicShape t = shapeOf(view.getTable());
+        int64_t pages = staticOr(t[1], 0);
+        return SymbolicShape{
+            t[0], p[1], pages ? Size::fixed(pages * view.getPageSize()) : any,
+            p[3]};
+      })
       .Case([&](mlir::mha::DequantizeOp dequantize)
                 -> std::optional<SymbolicShape> {
         SymbolicShape c = shapeOf(dequantize.getCodes());

@@ -45,9 +45,17 @@ llvm::Expected<CacheGraph> findCacheGraph(const GraphSignature &signature,
                                           llvm::StringRef function) {
   CacheGraph graph;
   graph.x = signature.findArgument("x");
-  graph.keyCache = signature.findArgument(kKeyCacheName);
-  graph.valueCache = signature.findArgument(kValueCacheName);
+  // A paged cache's pools stand where a dense cache's caches do.
+  bool paged = signature.findArgument(kKeyPoolName) >= 0 ||
+               signature.findArgument(kValuePoolName) >= 0 ||
+               signature.findArgument(kBlockTableName) >= 0;
+  StringRef keyName = paged ? kKeyPoolName : kKeyCacheName;
+  StringRef valueName = paged ? kValuePoolName : kValueCacheName;
+  graph.keyCache = signature.findArgument(keyName);
+  graph.valueCache = signature.findArgument(valueName);
   graph.lengths = signature.findArgument(kCacheLengthsName);
+  if (paged)
+    graph.blockTable = signature.findArgument(kBlockTableName);
   if (graph.keyCache < 0 && graph.valueCache < 0 && graph.lengths < 0)
     return createError(llvm::formatv(
         "--prefill and --steps drive a graph with a key/value cache "
@@ -55,14 +63,16 @@ llvm::Expected<CacheGraph> findCacheGraph(const GraphSignature &signature,
         "--kv-cache writes), but @{0} has none (it takes: {1})",
         function, signature.listNames()));
   for (auto [index, name] :
-       {std::pair(graph.x, "x"), std::pair(graph.keyCache, "k_cache"),
-        std::pair(graph.valueCache, "v_cache"),
-        std::pair(graph.lengths, "cache_lengths")})
+       {std::pair(graph.x, StringRef("x")), std::pair(graph.keyCache, keyName),
+        std::pair(graph.valueCache, valueName),
+        std::pair(graph.lengths, StringRef(kCacheLengthsName)),
+        std::pair(paged ? graph.blockTable : 0, StringRef(kBlockTableName))})
     if (index < 0)
       return createError(llvm::formatv(
-          "a cache graph takes x, k_cache, v_cache and cache_lengths, but "
-          "@{0} has no argument '{1}' (it takes: {2})",
-          function, name, signature.listNames()));
+          "a cache graph takes x, {0}, {1}{2} and cache_lengths, but @{3} has "
+          "no argument '{4}' (it takes: {5})",
+          keyName, valueName, paged ? ", block_table" : "", function, name,
+          signature.listNames()));
   const GraphArgument &x = signature.arguments[graph.x];
   const GraphArgument &keys = signature.arguments[graph.keyCache];
   const GraphArgument &values = signature.arguments[graph.valueCache];
@@ -77,9 +87,9 @@ llvm::Expected<CacheGraph> findCacheGraph(const GraphSignature &signature,
         !(type.getElementType().isF32() || type.getElementType().isBF16() ||
           type.getElementType().isInteger(8)))
       return createError(llvm::formatv(
-          "a cache graph's {0} must be a float32, bf16 or int8 [B, Hkv, C, "
-          "d], got {1}",
-          cache->name, describe(*cache)));
+          "a cache graph's {0} must be a float32, bf16 or int8 {1}, got {2}",
+          cache->name, paged ? "[N, Hkv, P, d]" : "[B, Hkv, C, d]",
+          describe(*cache)));
     for (int dim = 1; dim < 4; ++dim)
       if (ShapedType::isDynamic(type.getDimSize(dim)))
         return createError(llvm::formatv(
@@ -89,14 +99,15 @@ llvm::Expected<CacheGraph> findCacheGraph(const GraphSignature &signature,
   }
   if (keys.type.getElementType() != values.type.getElementType())
     return createError(llvm::formatv(
-        "k_cache and v_cache must have the same element type, got {0} and {1}",
-        describe(keys), describe(values)));
+        "{0} and {1} must have the same element type, got {2} and {3}", keyName,
+        valueName, describe(keys), describe(values)));
   if (keys.type.getDimSize(1) != values.type.getDimSize(1) ||
       keys.type.getDimSize(2) != values.type.getDimSize(2))
     return createError(llvm::formatv(
-        "k_cache and v_cache must have the same key/value heads and "
-        "capacity, got {0} and {1}",
-        describe(keys), describe(values)));
+        "{0} and {1} must have the same key/value heads and {2}, got {3} "
+        "and {4}",
+        keyName, valueName, paged ? "page size" : "capacity", describe(keys),
+        describe(values)));
   if (lengths.type.getRank() != 1 ||
       !lengths.type.getElementType().isInteger(64))
     return createError(llvm::formatv(
@@ -107,6 +118,20 @@ llvm::Expected<CacheGraph> findCacheGraph(const GraphSignature &signature,
   graph.keyDim = keys.type.getDimSize(3);
   graph.valueDim = values.type.getDimSize(3);
   graph.declaredTokens = x.type.getDimSize(1);
+  if (paged) {
+    const GraphArgument &table = signature.arguments[graph.blockTable];
+    if (table.type.getRank() != 2 ||
+        !table.type.getElementType().isInteger(32) ||
+        ShapedType::isDynamic(table.type.getDimSize(1)))
+      return createError(llvm::formatv(
+          "a paged cache graph's block_table must be an int32 [B, M] with a "
+          "static M, got {0}",
+          describe(table)));
+    graph.pageSize = keys.type.getDimSize(2);
+    graph.pagesPerSequence = table.type.getDimSize(1);
+    graph.capacity = graph.pageSize * graph.pagesPerSequence;
+    graph.poolPages = keys.type.getDimSize(0);
+  }
   if (keys.type.getElementType().isBF16())
     graph.cacheElement = ElementType::BF16;
   if (keys.type.getElementType().isInteger(8)) {
@@ -132,6 +157,49 @@ llvm::Expected<CacheGraph> findCacheGraph(const GraphSignature &signature,
   return graph;
 }
 
+llvm::Expected<std::vector<int64_t>>
+parseLengths(llvm::StringRef text, int64_t batch, int64_t prefill) {
+  if (text.empty())
+    return std::vector<int64_t>(batch, prefill);
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',');
+  std::vector<int64_t> lengths;
+  for (llvm::StringRef part : parts) {
+    int64_t length;
+    if (part.trim().getAsInteger(10, length))
+      return createError(llvm::formatv(
+          "--lengths '{0}': expected comma-separated integers, one per "
+          "sequence, e.g. --lengths 16,9",
+          text));
+    lengths.push_back(length);
+  }
+  if (int64_t(lengths.size()) != batch)
+    return createError(llvm::formatv(
+        "--lengths gives {0} lengths for a batch of {1} sequences; give one "
+        "per sequence",
+        lengths.size(), batch));
+  for (auto [b, length] : llvm::enumerate(lengths))
+    if (length < 0 || length > prefill)
+      return createError(llvm::formatv(
+          "--lengths: sequence {0} keeps {1} of the prefill's tokens; a "
+          "length must be between 0 and --prefill {2}",
+          b, length, prefill));
+  return lengths;
+}
+
+/// Where the capacity comes from: `k_cache [?, 2, 16, 8]`, or `block_table
+/// [?, 3] of pages of 16 rows` for a paged cache.
+static std::string describeCapacity(const GraphSignature &signature,
+                                    const CacheGraph &graph) {
+  if (!graph.isPaged())
+    return "k_cache " + declaredShape(signature.arguments[graph.keyCache].type);
+  return llvm::formatv(
+             "block_table {0} of pages of {1} rows",
+             declaredShape(signature.arguments[graph.blockTable].type),
+             graph.pageSize)
+      .str();
+}
+
 llvm::Error checkCallsFit(func::FuncOp entry, const GraphSignature &signature,
                           const CacheGraph &graph, int64_t prefill,
                           int64_t steps, bool lengthsGiven) {
@@ -150,9 +218,8 @@ llvm::Error checkCallsFit(func::FuncOp entry, const GraphSignature &signature,
   if (prefill > capacity)
     return createError(llvm::formatv(
         "--prefill {0} does not fit in the cache: its capacity is {1} tokens "
-        "(k_cache {2})",
-        prefill, capacity,
-        declaredShape(signature.arguments[graph.keyCache].type)));
+        "({2})",
+        prefill, capacity, describeCapacity(signature, graph)));
 
   // The steps too, where no input is needed (and before x of T + N rows is
   // made): without --lengths every sequence holds T tokens after the
@@ -173,10 +240,9 @@ llvm::Error pastCapacityError(const GraphSignature &signature,
   int64_t capacity = graph.capacity;
   return createError(llvm::formatv(
       "--steps {0}: sequence {1} would reach {2} + {0} = {3} tokens, past "
-      "the cache's capacity of {4} (k_cache {5}); at most {6} steps fit",
+      "the cache's capacity of {4} ({5}); at most {6} steps fit",
       steps, sequence, length, length + steps, capacity,
-      declaredShape(signature.arguments[graph.keyCache].type),
-      capacity - longest));
+      describeCapacity(signature, graph), capacity - longest));
 }
 
 GraphSignature bindingSignature(const GraphSignature &signature,
@@ -187,7 +253,7 @@ GraphSignature bindingSignature(const GraphSignature &signature,
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
     if (int(index) == graph.keyCache || int(index) == graph.valueCache ||
         int(index) == graph.keyScales || int(index) == graph.valueScales ||
-        int(index) == graph.lengths)
+        int(index) == graph.lengths || int(index) == graph.blockTable)
       continue;
     newIndex[index] = binding.arguments.size();
     binding.arguments.push_back(argument);
@@ -258,6 +324,10 @@ static HeadSteps findHeadSteps(Value value) {
       value = quantized.getUpdate();
     } else if (auto dequantize = dyn_cast<mlir::mha::DequantizeOp>(op)) {
       value = dequantize.getCodes();
+    } else if (auto paged = dyn_cast<mlir::mha::PagedCacheAppendOp>(op)) {
+      value = paged.getUpdate();
+    } else if (auto view = dyn_cast<mlir::mha::PagedViewOp>(op)) {
+      value = view.getPool();
     } else if (op->hasTrait<OpTrait::Elementwise>() &&
                op->getNumOperands() == 1) {
       value = op->getOperand(0);

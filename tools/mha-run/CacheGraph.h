@@ -17,6 +17,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace mha {
 namespace tools {
@@ -35,6 +36,14 @@ struct CacheGraph {
   /// The caches' elements: float32, bf16 (a bf16 layer's) or int8 (codes
   /// with their scales).
   runtime::ElementType cacheElement = runtime::ElementType::F32;
+  /// A paged cache's (mha-gen --paged-kv): `keyCache` and `valueCache` are
+  /// then the pools k_pool and v_pool [N, Hkv, P, d], `blockTable` the
+  /// table [B, M] (i32); the capacity is M * P. -1 and 0 for dense caches;
+  /// `poolPages` is N as declared (`?` where the graph leaves it).
+  int blockTable = -1;
+  int64_t pageSize = 0, pagesPerSequence = 0;
+  int64_t poolPages = mlir::ShapedType::kDynamic;
+  bool isPaged() const { return blockTable >= 0; }
 };
 
 /// Finds x, the caches and the lengths, and checks the types that the
@@ -43,6 +52,11 @@ struct CacheGraph {
 llvm::Expected<CacheGraph>
 findCacheGraph(const runtime::GraphSignature &signature,
                llvm::StringRef function);
+
+/// Parses `--lengths l0,l1,...`: B numbers, each between 0 and T
+/// (`prefill`); empty text: every sequence keeps all T.
+llvm::Expected<std::vector<int64_t>>
+parseLengths(llvm::StringRef text, int64_t batch, int64_t prefill);
 
 /// Checks what needs no input: that x's declared token count serves a
 /// prefill of `prefill` tokens and steps of one, and that the prefill and

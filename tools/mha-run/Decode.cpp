@@ -25,6 +25,7 @@
 #include "tools/mha-run/Decode.h"
 #include "tools/mha-run/CacheGraph.h"
 #include "tools/mha-run/DecodeCheck.h"
+#include "tools/mha-run/PagedCache.h"
 #include "tools/mha-run/ParallelRun.h"
 
 #include "runtime/BFloat16.h"
@@ -57,37 +58,6 @@ namespace {
 
 llvm::Error createError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// Parses `--lengths l0,l1,...`: B numbers, each between 0 and T.
-llvm::Expected<std::vector<int64_t>>
-parseLengths(llvm::StringRef text, int64_t batch, int64_t prefill) {
-  if (text.empty())
-    return std::vector<int64_t>(batch, prefill);
-  llvm::SmallVector<llvm::StringRef> parts;
-  text.split(parts, ',');
-  std::vector<int64_t> lengths;
-  for (llvm::StringRef part : parts) {
-    int64_t length;
-    if (part.trim().getAsInteger(10, length))
-      return createError(llvm::formatv(
-          "--lengths '{0}': expected comma-separated integers, one per "
-          "sequence, e.g. --lengths 16,9",
-          text));
-    lengths.push_back(length);
-  }
-  if (int64_t(lengths.size()) != batch)
-    return createError(llvm::formatv(
-        "--lengths gives {0} lengths for a batch of {1} sequences; give one "
-        "per sequence",
-        lengths.size(), batch));
-  for (auto [b, length] : llvm::enumerate(lengths))
-    if (length < 0 || length > prefill)
-      return createError(llvm::formatv(
-          "--lengths: sequence {0} keeps {1} of the prefill's tokens; a "
-          "length must be between 0 and --prefill {2}",
-          b, length, prefill));
-  return lengths;
 }
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
@@ -144,8 +114,10 @@ struct DecoderArrays {
   std::vector<int64_t> lengths;
   /// The caches, zeroed once, their bytes, and the lengths.
   NpyArray keyCache, valueCache, cacheLengths;
-  /// The scales of int8 caches [B, Hkv, C] (empty for other caches).
-  NpyArray keyScales, valueScales;
+  /// The scales of int8 caches [B, Hkv, C] (empty for other caches); a
+  /// paged cache's block table and the file it comes from ("": its own).
+  NpyArray keyScales, valueScales, blockTable;
+  std::string tablePath;
   uint64_t cacheBytes = 0;
   /// x of the prefill and of each step, in bf16 where x is.
   NpyArray prefillInput;
@@ -176,7 +148,9 @@ llvm::Error bindDecoderInputs(const GraphSignature &signature,
                               llvm::raw_ostream &os, DecoderArrays &arrays) {
   int64_t prefill = options.prefill, steps = options.steps;
   arrays.binding = bindingSignature(signature, graph, prefill + steps);
-  auto bound = bindInputs(arrays.binding, inputOptions, &os);
+  InputOptions bindOptions = inputOptions;
+  arrays.tablePath = takeBlockTablePath(graph, bindOptions);
+  auto bound = bindInputs(arrays.binding, bindOptions, &os);
   if (!bound)
     return bound.takeError();
   arrays.bound = std::move(*bound);
@@ -207,10 +181,8 @@ llvm::Error bindDecoderInputs(const GraphSignature &signature,
 /// refused when they would not fit in memory.
 llvm::Error allocateCaches(const CacheGraph &graph, DecoderArrays &arrays) {
   int64_t batch = arrays.batch, capacity = graph.capacity;
-  std::vector<int64_t> keyShape = {batch, graph.kvHeads, capacity,
-                                   graph.keyDim};
-  std::vector<int64_t> valueShape = {batch, graph.kvHeads, capacity,
-                                     graph.valueDim};
+  std::vector<int64_t> keyShape = getCacheShape(graph, batch, /*key=*/true);
+  std::vector<int64_t> valueShape = getCacheShape(graph, batch, false);
   uint64_t cacheBytes = 0;
   // An int8 cache's scales: 4 bytes per row of each cache.
   std::vector<int64_t> scalesShape = {batch, graph.kvHeads, capacity};
@@ -233,8 +205,11 @@ llvm::Error allocateCaches(const CacheGraph &graph, DecoderArrays &arrays) {
   }
   if (auto error = checkMemoryLimit(
           cacheBytes,
-          llvm::formatv("the caches k_cache {0} and v_cache {1}",
-                        formatShape(keyShape), formatShape(valueShape))
+          llvm::formatv("the caches {0} {1} and {2} {3}",
+                        graph.isPaged() ? kKeyPoolName : kKeyCacheName,
+                        formatShape(keyShape),
+                        graph.isPaged() ? kValuePoolName : kValueCacheName,
+                        formatShape(valueShape))
               .str()))
     return error;
   arrays.cacheBytes = cacheBytes;
@@ -246,6 +221,24 @@ llvm::Error allocateCaches(const CacheGraph &graph, DecoderArrays &arrays) {
   }
   arrays.cacheLengths = NpyArray::zeros(ElementType::I64, {batch});
   return llvm::Error::success();
+}
+
+/// A paged cache's block table, given or the decoder's own, checked against
+/// the pages the calls use.
+llvm::Error allocateBlockTable(const CacheGraph &graph,
+                               const DecodeOptions &options,
+                               const InputOptions &inputOptions,
+                               DecoderArrays &arrays) {
+  if (!graph.isPaged())
+    return llvm::Error::success();
+  int64_t poolPages = arrays.keyCache.shape[0];
+  auto table = makeBlockTable(graph, arrays.batch, poolPages, arrays.tablePath,
+                              inputOptions.seed);
+  if (!table)
+    return table.takeError();
+  arrays.blockTable = std::move(*table);
+  return checkBlockTable(graph, arrays.blockTable, poolPages, arrays.lengths,
+                         options.prefill, options.steps);
 }
 
 /// x of each call: the prefill's rows, then one row per step, in bf16 where
@@ -283,6 +276,8 @@ std::vector<const NpyArray *> callArguments(const GraphSignature &signature,
       list.push_back(&arrays.valueScales);
     else if (int(index) == graph.lengths)
       list.push_back(&arrays.cacheLengths);
+    else if (int(index) == graph.blockTable)
+      list.push_back(&arrays.blockTable);
     else
       list.push_back(
           arrays.callInputs[arrays.binding.findArgument(argument.name)]);
@@ -434,6 +429,12 @@ void printTimes(llvm::raw_ostream &os, const DecodeOptions &options,
   if (graph.cacheElement == ElementType::I8)
     os << llvm::formatv(", int8 caches with their scales ({0} bytes)",
                         arrays.cacheBytes);
+  if (graph.isPaged())
+    os << llvm::formatv(", pages of {0} rows ({1} per sequence, {2} in the "
+                        "pools, {3} table)",
+                        graph.pageSize, graph.pagesPerSequence,
+                        arrays.keyCache.shape[0],
+                        arrays.tablePath.empty() ? "a shuffled" : "the given");
   if (!options.lengths.empty())
     os << ", lengths after the prefill " << options.lengths;
   os << llvm::formatv(" ({0} thread{1})\n", omp_get_max_threads(),
@@ -536,6 +537,8 @@ int runDecoder(LoadedGraph &loaded, PassManager &pm,
     graph = rank->cache;
   }
   if (auto error = allocateCaches(graph, arrays))
+    return fail(std::move(error), kBadInput);
+  if (auto error = allocateBlockTable(graph, options, inputOptions, arrays))
     return fail(std::move(error), kBadInput);
   makeCallTokens(signature, graph, prefill, steps, arrays);
   // Both kinds of call must fit the graph, checked by its verifiers before

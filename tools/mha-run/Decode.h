@@ -32,6 +32,10 @@ constexpr llvm::StringLiteral kValueCacheName = "v_cache";
 constexpr llvm::StringLiteral kKeyScalesName = "k_scales";
 constexpr llvm::StringLiteral kValueScalesName = "v_scales";
 constexpr llvm::StringLiteral kCacheLengthsName = "cache_lengths";
+/// The pools and block table of a paged cache (mha-gen --paged-kv).
+constexpr llvm::StringLiteral kKeyPoolName = "k_pool";
+constexpr llvm::StringLiteral kValuePoolName = "v_pool";
+constexpr llvm::StringLiteral kBlockTableName = "block_table";
 
 /// What `--prefill`, `--steps`, `--lengths` and the options they share with
 /// a plain run ask for.

@@ -198,6 +198,8 @@ ElementType getElementType(const GraphArgument &argument) {
     return ElementType::I64;
   if (element.isInteger(8))
     return ElementType::I8;
+  if (element.isInteger(32))
+    return ElementType::I32;
   return ElementType::F32;
 }
 
@@ -231,9 +233,11 @@ NpyArray randomArray(const GraphArgument &argument,
   bool isMask = getElementType(argument) == ElementType::Bool;
   NpyArray array = NpyArray::zeros(getElementType(argument), shape);
   // Cache lengths: 0, an empty cache (any other number would have to fit
-  // the cache's capacity); the codes of an int8 cache: 0, as empty.
+  // the cache's capacity); the codes of an int8 cache: 0, as empty; a
+  // block table: page 0 for every entry, a page of any pool.
   if (array.elementType == ElementType::I64 ||
-      array.elementType == ElementType::I8)
+      array.elementType == ElementType::I8 ||
+      array.elementType == ElementType::I32)
     return array;
   if (isMask) {
     std::bernoulli_distribution allowed(0.8);

@@ -1,0 +1,111 @@
+//===- PagedCache.cpp - The block table of a paged cache graph ------------===//
+
+#include "tools/mha-run/PagedCache.h"
+#include "tools/mha-run/Decode.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+using namespace ::mha::runtime;
+
+namespace mha::tools {
+
+static llvm::Error createError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::vector<int64_t> getCacheShape(const CacheGraph &graph, int64_t batch,
+                                   bool key) {
+  int64_t width = key ? graph.keyDim : graph.valueDim;
+  if (!graph.isPaged())
+    return {batch, graph.kvHeads, graph.capacity, width};
+  int64_t pages = mlir::ShapedType::isDynamic(graph.poolPages)
+                      ? batch * graph.pagesPerSequence
+                      : graph.poolPages;
+  return {pages, graph.kvHeads, graph.pageSize, width};
+}
+
+std::string takeBlockTablePath(const CacheGraph &graph,
+                               runtime::InputOptions &options) {
+  if (!graph.isPaged())
+    return "";
+  std::string prefix = (kBlockTableName + "=").str();
+  std::string path;
+  // The last --input of the table wins, as bindInputs' do.
+  llvm::erase_if(options.files, [&](const std::string &file) {
+    if (!llvm::StringRef(file).starts_with(prefix))
+      return false;
+    path = file.substr(prefix.size());
+    return true;
+  });
+  if (!path.empty() || options.directory.empty())
+    return path;
+  llvm::SmallString<128> inDirectory(options.directory);
+  llvm::sys::path::append(inDirectory, kBlockTableName + ".npy");
+  return llvm::sys::fs::exists(inDirectory) ? inDirectory.str().str() : "";
+}
+
+llvm::Expected<NpyArray> makeBlockTable(const CacheGraph &graph, int64_t batch,
+                                        int64_t poolPages,
+                                        const std::string &path,
+                                        uint64_t seed) {
+  int64_t perSequence = graph.pagesPerSequence;
+  std::vector<int64_t> shape = {batch, perSequence};
+  if (!path.empty()) {
+    auto table = readNpy(path);
+    if (!table)
+      return table.takeError();
+    if (table->elementType != ElementType::I32 || table->shape != shape)
+      return createError(llvm::formatv(
+          "block_table from '{0}' must be an int32 array of shape {1}, got {2} "
+          "of shape {3}",
+          path, formatShape(shape), getElementTypeName(table->elementType),
+          formatShape(table->shape)));
+    return std::move(*table);
+  }
+  if (poolPages < batch * perSequence)
+    return createError(llvm::formatv(
+        "the pools hold {0} pages, but {1} sequences of {2} pages need {3}: "
+        "give a block_table (--input block_table=FILE.npy)",
+        poolPages, batch, perSequence, batch * perSequence));
+  std::vector<int32_t> pages(poolPages);
+  std::iota(pages.begin(), pages.end(), 0);
+  std::mt19937_64 engine(seed);
+  std::shuffle(pages.begin(), pages.end(), engine);
+  NpyArray table = NpyArray::zeros(ElementType::I32, shape);
+  std::copy_n(pages.begin(), batch * perSequence, table.i32());
+  return table;
+}
+
+llvm::Error checkBlockTable(const CacheGraph &graph, const NpyArray &table,
+                            int64_t poolPages, llvm::ArrayRef<int64_t> lengths,
+                            int64_t prefill, int64_t steps) {
+  int64_t perSequence = graph.pagesPerSequence;
+  std::vector<int64_t> owner(poolPages, -1);
+  for (auto [b, length] : llvm::enumerate(lengths)) {
+    int64_t rows = std::max(prefill, length + steps);
+    int64_t used = llvm::divideCeil(rows, graph.pageSize);
+    for (int64_t entry = 0; entry < used; ++entry) {
+      int64_t page = table.i32()[b * perSequence + entry];
+      if (page < 0 || page >= poolPages)
+        return createError(llvm::formatv(
+            "block_table[{0}, {1}] is {2}, not a page of the pools (0 to {3}); "
+            "sequence {0} writes {4} rows, in its first {5} pages",
+            b, entry, page, poolPages - 1, rows, used));
+      if (owner[page] >= 0)
+        return createError(llvm::formatv(
+            "block_table gives page {0} to sequence {1} and to sequence {2}: "
+            "each would write the other's rows",
+            page, owner[page], b));
+      owner[page] = b;
+    }
+  }
+  return llvm::Error::success();
+}
+
+} // namespace mha::tools
