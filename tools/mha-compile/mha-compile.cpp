@@ -287,6 +287,13 @@ int main(int argc, char **argv) {
     return kBadInput;
   if (auto error = pipelineOptions.validate("--"))
     return fail(std::move(error), kBadInput);
+  // The functions' prefix comes from libNAME.so; a file with no NAME in it
+  // would give every function a bare `_` prefix.
+  if (libraryName.empty() && llvm::StringRef(defaultName()).trim('_').empty()) {
+    reportError("cannot take the functions' prefix from '" + libraryFile +
+                "': name the library libNAME.so or give --name");
+    return kBadInput;
+  }
   if (int status = configureTarget(pipelineOptions); status != kOk)
     return status;
 
