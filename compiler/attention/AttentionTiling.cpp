@@ -15,6 +15,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::mha;
 
@@ -31,6 +33,24 @@ std::pair<Value, Value> SdpaTiling::getInt8Source(Value operand) {
   if (!dequantize)
     return {};
   return {dequantize.getCodes(), dequantize.getScales()};
+}
+
+PagedViewOp SdpaTiling::getPagedSource(Value operand) {
+  return operand.getDefiningOp<PagedViewOp>();
+}
+
+void SdpaTiling::readPages() {
+  PagedViewOp keys = getPagedSource(key), values = getPagedSource(value);
+  if (!keys || !values || keys.getTable() != values.getTable() ||
+      keys.getPageSize() != values.getPageSize())
+    return;
+  keyPool = keys.getPool();
+  valuePool = values.getPool();
+  blockTable = keys.getTable();
+  pageSize = keys.getPageSize();
+  // Blocks that divide the page never straddle two (a multiple of 16, as
+  // is every key tile).
+  keyTile = std::gcd(keyTile, pageSize);
 }
 
 SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
@@ -65,6 +85,9 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaOp op, int64_t queryTile,
       value = codes;
       valueScales = scales;
     }
+    // A paged cache's views (after a bf16 widening): each key block is
+    // read from its page through the table.
+    readPages();
   }
   readSizes(builder);
 }
@@ -81,6 +104,9 @@ SdpaTiling::SdpaTiling(OpBuilder &builder, SdpaSplitOp op, int64_t queryTile)
   if (std::optional<APFloat> cap = op.getSoftcap())
     softcap = cap->convertToDouble();
   scoreMod = getScoreModRegion(op);
+  // The split takes the views of a paged cache, as mha.sdpa's tiles do.
+  if (positions)
+    readPages();
   readSizes(builder);
 }
 
@@ -124,6 +150,10 @@ void SdpaTiling::eraseDeadWidenings(RewriterBase &rewriter) const {
           dead.push_back(user);
   for (Operation *extf : dead)
     rewriter.eraseOp(extf);
+  // And the unused views of a paged cache (the tiles read the pages).
+  for (Value view : {key, value})
+    if (PagedViewOp op = getPagedSource(view); op && op->use_empty())
+      rewriter.eraseOp(op);
 }
 
 void SdpaTiling::replaceByTiles(RewriterBase &rewriter, SdpaOp op,
@@ -261,6 +291,31 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
   if (keysT)
     tile.keyT = sliceTrailing(builder, keysT, {b, kvHead, zero, zero},
                               {one, one, dk, numKeys}, 2);
+  if (blockTable) {
+    // The head's pages [N, P, d], and the sequence's row of the table;
+    // `key` and `value` are the first page, for their shapes only.
+    OpFoldResult page = builder.getIndexAttr(pageSize);
+    auto pagesOf = [&](Value pool, OpFoldResult width) {
+      auto type = cast<RankedTensorType>(pool.getType());
+      auto pagesType = RankedTensorType::get(
+          {type.getDimSize(0), pageSize, type.getDimSize(3)},
+          type.getElementType());
+      return tensor::ExtractSliceOp::create(
+          builder, loc, pagesType, pool, {zero, kvHead, zero, zero},
+          {tensor::getMixedSize(builder, loc, pool, 0), one, page, width},
+          {one, one, one, one});
+    };
+    tile.keyPages = pagesOf(keyPool, dk);
+    tile.valuePages = pagesOf(valuePool, dv);
+    tile.pageTable = sliceTrailing(
+        builder, blockTable, {b, zero},
+        {one, tensor::getMixedSize(builder, loc, blockTable, 1)}, 1);
+    tile.pageSize = pageSize;
+    tile.key = sliceTrailing(builder, tile.keyPages, {zero, zero, zero},
+                             {one, page, dk}, 2);
+    tile.value = sliceTrailing(builder, tile.valuePages, {zero, zero, zero},
+                               {one, page, dv}, 2);
+  }
   if (keyScales)
     tile.keyScales = sliceTrailing(builder, keyScales, {b, kvHead, zero},
                                    {one, one, numKeys}, 1);

@@ -43,6 +43,10 @@ struct SdpaTiling {
   /// key block) instead of the op's f32 operand.
   static std::pair<Value, Value> getInt8Source(Value operand);
 
+  /// The `mha.paged_view` that `operand` is (the pool and its table), else
+  /// null: the tiles read each key block from its page instead.
+  static PagedViewOp getPagedSource(Value operand);
+
   /// Erases the unused `arith.extf` of the bf16 key and value once `op` is
   /// replaced: the tiles read the bf16 sources, and a dead widening of a
   /// whole cache is not left to later passes. Reads only `key` and `value`,
@@ -153,6 +157,11 @@ struct SdpaTiling {
   /// (getInt8Source), `keyScales` and `valueScales` their scales
   /// [B, Hkv, S] (null otherwise).
   Value query, key, value, mask, positions, keysT, keyScales, valueScales;
+  /// A paged cache's pools [N, Hkv, P, d] and block table [B, M] where the
+  /// key and value are its `mha.paged_view`s (getPagedSource; `key` and
+  /// `value` stay the views, for their sizes); null otherwise.
+  Value keyPool, valuePool, blockTable;
+  int64_t pageSize = 0;
   /// Whether `keysT` and `value` are packed (pack).
   bool packed = false;
   /// Whether every query row sits at the same position: the query heads of
@@ -189,6 +198,11 @@ private:
   /// The head counts and dimensions, B, T, S, the causal offset and the
   /// mask's broadcast, from the operands.
   void readSizes(OpBuilder &builder);
+
+  /// Reads the key and value through their `mha.paged_view`s, where both
+  /// are views of one table (getPagedSource), and makes the key blocks
+  /// divide the page.
+  void readPages();
 
   /// transposeKeys, or Kᵀ in pairs of rows where `packedKeys` (pack).
   LogicalResult makeKeysT(RewriterBase &rewriter, bool packedKeys);

@@ -184,15 +184,17 @@ static void buildTileScoreMod(OpBuilder &builder, Location loc,
 
 OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
     RewriterBase &rewriter, const OnlineSoftmaxState &state, OpFoldResult begin,
-    OpFoldResult count, bool causal) {
+    OpFoldResult count, bool causal, OpFoldResult rowBegin) {
   OpFoldResult zero = rewriter.getIndexAttr(0);
   OpFoldResult dk = rewriter.getIndexAttr(keyDim),
                dv = rewriter.getIndexAttr(valueDim);
+  if (!rowBegin)
+    rowBegin = begin;
   // The range's keys, values and mask: views of the tile's.
   Value keys =
-      sliceUnlessWhole(rewriter, loc, tile.key, {begin, zero}, {count, dk});
-  Value values =
-      sliceUnlessWhole(rewriter, loc, tile.value, {begin, zero}, {count, dv});
+      sliceUnlessWhole(rewriter, loc, tile.key, {rowBegin, zero}, {count, dk});
+  Value values = sliceUnlessWhole(rewriter, loc, tile.value, {rowBegin, zero},
+                                  {count, dv});
   Value keysT, mask, keyScales, valueScales;
   SmallVector<Value> scoreInputs;
   if (tile.keyT)
@@ -233,6 +235,8 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
 OnlineSoftmaxState OnlineSoftmaxBuilder::updateByKeys(
     const OnlineSoftmaxState &state, OpFoldResult begin, OpFoldResult end,
     bool causal, ArrayRef<int64_t> blockSizes, bool fullBlocks) {
+  if (tile.pageTable)
+    return updateByPages(state, begin, end, causal, blockSizes, fullBlocks);
   IRRewriter rewriter(builder);
   AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
   // An empty range (end < begin) has no keys; all the keys need no clamp.
@@ -253,6 +257,82 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateByKeys(
   // make.
   assert(succeeded(results) && "expects the key loop to tile");
   return OnlineSoftmaxState::fromRange(*results);
+}
+
+OnlineSoftmaxState OnlineSoftmaxBuilder::updateByPages(
+    const OnlineSoftmaxState &state, OpFoldResult begin, OpFoldResult end,
+    bool causal, ArrayRef<int64_t> blockSizes, bool fullBlocks) {
+  MLIRContext *context = builder.getContext();
+  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
+  int64_t pageSize = tile.pageSize;
+  auto apply = [&](OpBuilder &b, AffineExpr expr,
+                   ArrayRef<OpFoldResult> operands) {
+    return affine::makeComposedFoldedAffineApply(
+        b, loc, AffineMap::get(2, 0, expr, context), operands);
+  };
+  auto pair = AffineMap::get(2, 0, {d0, d1}, context);
+  Value firstPage = getValueOrCreateConstantIndexOp(
+      builder, loc, apply(builder, d0.floorDiv(pageSize), {begin, begin}));
+  Value endPage = getValueOrCreateConstantIndexOp(
+      builder, loc, apply(builder, d0.ceilDiv(pageSize), {end, end}));
+  Value pages = tensor::DimOp::create(builder, loc, tile.keyPages, 0);
+  // A whole block of the range stays whole in its page where P is whole
+  // blocks.
+  bool pageBlocks = fullBlocks && pageSize % blockSizes.front() == 0;
+  // The body is built once the loop is in place (tileKeys folds affine
+  // maps, which look at the regions above their operands).
+  auto loop = scf::ForOp::create(
+      builder, loc, firstPage, endPage,
+      arith::ConstantIndexOp::create(builder, loc, 1), state.asRange());
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(loop.getBody());
+  OpBuilder &b = builder;
+  Location nloc = loc;
+  Value page = loop.getInductionVar();
+  ValueRange carried = loop.getRegionIterArgs();
+  OpFoldResult pageStart = apply(b, d0 * pageSize, {page, page});
+  OpFoldResult lo =
+      affine::makeComposedFoldedAffineMax(b, nloc, pair, {begin, pageStart});
+  OpFoldResult hi = affine::makeComposedFoldedAffineMin(
+      b, nloc, pair, {end, apply(b, d0 + pageSize, {pageStart, page})});
+  OpFoldResult count = affine::makeComposedFoldedAffineMax(
+      b, nloc,
+      AffineMap::get(2, 0, {d1 - d0, b.getAffineConstantExpr(0)}, context),
+      {lo, hi});
+  // The page's entry, clamped into the pool: the tools check the
+  // tables, and a wrong entry must not read outside the pool.
+  Value entry = arith::IndexCastOp::create(
+      b, nloc, b.getIndexType(),
+      tensor::ExtractOp::create(b, nloc, tile.pageTable, page));
+  Value lastPage = arith::SubIOp::create(
+      b, nloc, pages, arith::ConstantIndexOp::create(b, nloc, 1));
+  entry = arith::MaxSIOp::create(
+      b, nloc, arith::ConstantIndexOp::create(b, nloc, 0),
+      arith::MinSIOp::create(b, nloc, entry, lastPage));
+  auto pageOf = [&](Value pool) -> Value {
+    auto type = cast<RankedTensorType>(pool.getType());
+    auto rowsType = RankedTensorType::get(type.getShape().drop_front(),
+                                          type.getElementType());
+    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    return tensor::ExtractSliceOp::create(
+        b, nloc, rowsType, pool, {OpFoldResult(entry), zero, zero},
+        {one, b.getIndexAttr(pageSize), b.getIndexAttr(type.getDimSize(2))},
+        {one, one, one});
+  };
+  Value wholeKeys = tile.key, wholeValues = tile.value;
+  tile.key = pageOf(tile.keyPages);
+  tile.value = pageOf(tile.valuePages);
+  IRRewriter rewriter(b);
+  OnlineAttentionOp update =
+      createUpdate(rewriter, OnlineSoftmaxState::fromRange(carried), lo, count,
+                   causal, apply(b, d0 - d1, {lo, pageStart}));
+  tile.key = wholeKeys;
+  tile.value = wholeValues;
+  FailureOr<SmallVector<Value>> results =
+      tileKeys(rewriter, update, blockSizes, pageBlocks);
+  assert(succeeded(results) && "expects the key loop to tile");
+  scf::YieldOp::create(b, nloc, *results);
+  return OnlineSoftmaxState::fromRange(loop.getResults());
 }
 
 OnlineSoftmaxState

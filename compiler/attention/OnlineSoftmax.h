@@ -38,6 +38,14 @@ struct AttentionTile {
   /// With i8 keys or values (the codes of an int8 cache), their scales, one
   /// per key, [S]: each block is dequantized in the tile. Null otherwise.
   Value keyScales, valueScales;
+  /// A paged cache's (mha.paged_view): the pages of the key/value head,
+  /// [N, P, dk] and [N, P, dv], and the sequence's row of the block table
+  /// [M] (i32). Key j is row j mod P of page pageTable[j / P]: the key
+  /// loop then runs over pages, and each block is sliced from its page
+  /// (`key` and `value` are one page's view, [P, d], for the shapes).
+  /// Null otherwise.
+  Value keyPages, valuePages, pageTable;
+  int64_t pageSize = 0;
   /// The same keys transposed, [dk, S], when the caller made them once for
   /// all tiles of the head; null: each key block is transposed itself.
   Value keyT;
@@ -152,11 +160,21 @@ public:
 
 private:
   /// The `mha.online_attention` of the state by the `count` keys from
-  /// `begin`.
+  /// `begin`, whose rows of `tile.key` and `tile.value` start at `rowBegin`
+  /// (`begin` where null; a page's first row for a paged tile).
   OnlineAttentionOp createUpdate(RewriterBase &rewriter,
                                  const OnlineSoftmaxState &state,
                                  OpFoldResult begin, OpFoldResult count,
-                                 bool causal);
+                                 bool causal, OpFoldResult rowBegin = {});
+
+  /// The update by [begin, end) of a paged tile: a loop over the pages the
+  /// range touches, each page's part of it an update of its own that reads
+  /// its keys and values from the page (so no block straddles two pages),
+  /// tiled by `tileKeys`.
+  OnlineSoftmaxState updateByPages(const OnlineSoftmaxState &state,
+                                   OpFoldResult begin, OpFoldResult end,
+                                   bool causal, ArrayRef<int64_t> blockSizes,
+                                   bool fullBlocks);
 
   /// The update by [begin, end), tiled by `tileKeys`.
   OnlineSoftmaxState updateByKeys(const OnlineSoftmaxState &state,
