@@ -153,41 +153,12 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
                      maskInputs, maskMaps);
 
     SmallVector<OpFoldResult> rowSizes = {batch, numHeads, sizes.queries};
-    AffineMap rows3 = b.affineMap(3, {d0, d1, d2});
-    AffineMap headOfRow3 = b.affineMap(3, {d1});
-
     if (modifiesScores)
       scores = buildModifiedScores(b, scores, positions, scaleFactor, steps,
                                    causality, scoreSizes);
 
-    // The row maxima start at -inf, or at the head's sink: the sink joins
-    // the maximum that the exponentials subtract, so that neither its
-    // weight nor the scores' overflow.
-    Value maxInit =
-        steps.sinks
-            ? b.generic({steps.sinks}, b.empty(rowSizes), {headOfRow3, rows3},
-                        SmallVector<IteratorType>(3, kParallel),
-                        [](OpBuilder &, Location, ValueRange args) {
-                          return args[0];
-                        })
-            : b.filled(rowSizes, constants.minusInfinity);
-
-    // rowMax[b, h, t] = max over allowed s of scores; -inf when no key is
-    // allowed.
-    SmallVector<Value> maxInputs = {scores};
-    llvm::append_range(maxInputs, maskInputs);
-    SmallVector<AffineMap> maxMaps = {rows4};
-    llvm::append_range(maxMaps, maskMaps);
-    maxMaps.push_back(perRow4);
-    Value rowMax =
-        b.generic(maxInputs, maxInit, maxMaps, rowReduction,
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    auto allowed = [&] {
-                      return allowedIn(nb, nloc, args, mask, causality);
-                    };
-                    return buildMaskedMax(nb, nloc, constants, args[0], allowed,
-                                          args.back());
-                  });
+    Value rowMax = buildRowMax(b, constants, scores, steps.sinks, mask,
+                               causality, maskInputs, maskMaps, rowSizes);
 
     // weights[b, h, t, s] = exp((scores - rowMax)·scale) for allowed keys,
     // exactly 0 for the others (also where rowMax is -inf).
@@ -208,42 +179,12 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
           return buildMaskedExp(nb, nloc, constants, args[0], max, allowed);
         });
 
-    // rowSum[b, h, t] = sum over s of weights, plus e^(sink - rowMax) with
-    // sinks (a weight that multiplies no value).
-    Value sumInit = steps.sinks ? Value() : b.zeros(rowSizes);
-    if (steps.sinks)
-      sumInit = b.generic(
-          {steps.sinks, rowMax}, b.empty(rowSizes), {headOfRow3, rows3, rows3},
-          SmallVector<IteratorType>(3, kParallel),
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value max = buildFiniteMax(nb, nloc, constants, args[1]);
-            return buildMaskedExp(nb, nloc, constants, args[0], max,
-                                  [] { return Value(); });
-          });
-    Value rowSum = b.generic(
-        {weights}, sumInit, {rows4, perRow4}, rowReduction,
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
-        });
-
+    Value rowSum =
+        buildRowSum(b, constants, weights, steps.sinks, rowMax, rowSizes);
     Value unnormalized = weigh(weights);
 
-    // 1 / rowSum, and 0 for a row that may attend no key (sum 0), so that
-    // such a row gives zeros, never NaN.
-    Value inverse =
-        b.generic({rowSum}, b.empty(rowSizes), {rows3, rows3},
-                  SmallVector<IteratorType>(3, kParallel),
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    return buildReciprocalOrZero(nb, nloc, constants, args[0]);
-                  });
-
-    return b.generic(
-        {unnormalized, inverse},
-        b.empty({batch, numHeads, sizes.queries, rowWidth}),
-        {rows4, perRow4, rows4}, elementwise,
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult();
-        });
+    return normalizeRows(b, constants, unnormalized, rowSum, rowSizes,
+                         rowWidth);
   }
 
 private:
@@ -257,6 +198,93 @@ private:
     /// The window's size W (index), or null without a window.
     Value window;
   };
+
+  /// rowMax[b, h, t]: the maximum of the allowed scores of each row, from
+  /// -inf or from the head's sink: the sink joins the maximum that the
+  /// exponentials subtract, so that neither its weight nor the scores'
+  /// overflow. -inf for a row that may attend no key.
+  static Value buildRowMax(LinalgBuilder &b, const SoftmaxConstants &constants,
+                           Value scores, Value sinks, Value mask,
+                           const Causality &causality,
+                           ArrayRef<Value> maskInputs,
+                           ArrayRef<AffineMap> maskMaps,
+                           ArrayRef<OpFoldResult> rowSizes) {
+    AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3);
+    AffineMap rows3 = b.affineMap(3, {d0, d1, d2});
+    Value maxInit = sinks ? b.generic({sinks}, b.empty(rowSizes),
+                                      {b.affineMap(3, {d1}), rows3},
+                                      SmallVector<IteratorType>(3, kParallel),
+                                      [](OpBuilder &, Location,
+                                         ValueRange args) { return args[0]; })
+                          : b.filled(rowSizes, constants.minusInfinity);
+    SmallVector<Value> inputs = {scores};
+    llvm::append_range(inputs, maskInputs);
+    SmallVector<AffineMap> maps = {b.affineMap(4, {d0, d1, d2, d3})};
+    llvm::append_range(maps, maskMaps);
+    maps.push_back(b.affineMap(4, {d0, d1, d2}));
+    return b.generic(inputs, maxInit, maps,
+                     {kParallel, kParallel, kParallel, kReduction},
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       auto allowed = [&] {
+                         return allowedIn(nb, nloc, args, mask, causality);
+                       };
+                       return buildMaskedMax(nb, nloc, constants, args[0],
+                                             allowed, args.back());
+                     });
+  }
+
+  /// rowSum[b, h, t] = sum over s of weights, plus e^(sink - rowMax) with
+  /// sinks (a weight that multiplies no value).
+  static Value buildRowSum(LinalgBuilder &b, const SoftmaxConstants &constants,
+                           Value weights, Value sinks, Value rowMax,
+                           ArrayRef<OpFoldResult> rowSizes) {
+    AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3);
+    AffineMap rows3 = b.affineMap(3, {d0, d1, d2});
+    Value sumInit = b.zeros(rowSizes);
+    if (sinks)
+      sumInit = b.generic({sinks, rowMax}, b.empty(rowSizes),
+                          {b.affineMap(3, {d1}), rows3, rows3},
+                          SmallVector<IteratorType>(3, kParallel),
+                          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                            Value max =
+                                buildFiniteMax(nb, nloc, constants, args[1]);
+                            return buildMaskedExp(nb, nloc, constants, args[0],
+                                                  max, [] { return Value(); });
+                          });
+    return b.generic(
+        {weights}, sumInit,
+        {b.affineMap(4, {d0, d1, d2, d3}), b.affineMap(4, {d0, d1, d2})},
+        {kParallel, kParallel, kParallel, kReduction},
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult();
+        });
+  }
+
+  /// rows [B, H, T, rowWidth] times 1 / rowSum, and 0 for a row that may
+  /// attend no key (sum 0), so that such a row gives zeros, never NaN.
+  static Value normalizeRows(LinalgBuilder &b,
+                             const SoftmaxConstants &constants, Value rows,
+                             Value rowSum, ArrayRef<OpFoldResult> rowSizes,
+                             OpFoldResult rowWidth) {
+    AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3);
+    AffineMap rows3 = b.affineMap(3, {d0, d1, d2});
+    Value inverse =
+        b.generic({rowSum}, b.empty(rowSizes), {rows3, rows3},
+                  SmallVector<IteratorType>(3, kParallel),
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return buildReciprocalOrZero(nb, nloc, constants, args[0]);
+                  });
+    SmallVector<OpFoldResult> sizes(rowSizes);
+    sizes.push_back(rowWidth);
+    AffineMap rows4 = b.affineMap(4, {d0, d1, d2, d3});
+    return b.generic(
+        {rows, inverse}, b.empty(sizes),
+        {rows4, b.affineMap(4, {d0, d1, d2}), rows4},
+        SmallVector<IteratorType>(4, kParallel),
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult();
+        });
+  }
 
   /// The scores after mha.sdpa's score steps (buildScoreSteps, then the
   /// `score_mod` region, buildScoreMod): scaled, soft-capped, with ALiBi's
