@@ -11,6 +11,9 @@ with mha-gen --kv-cache and, in R rounds whose order rotates, measures:
   int8       the same with int8 caches (mha-gen --cache-dtype int8: codes
              and an f32 scale per row), float32 weights, against its own
              bound (a quarter of the caches' bytes plus the scales);
+  paged      the same with a paged cache (mha-gen --paged-kv 16: pools of
+             pages of 16 rows and a block table, shuffled by mha-run),
+             against the float32 step of the same round;
   bound      the bytes a step must read (the K and V caches up to the
              context, B·Hkv·(context+1)·(dk+dv)·4, plus the four weight
              matrices) ÷ the read bandwidth of bench/stream_read (P threads,
@@ -78,6 +81,8 @@ BOUND_TARGET = 1.5
 RECOMPUTE_TARGET = 20.0
 TORCH_TARGET = 2.0
 PREFILL_TARGET = 1.10
+PAGED_TARGET = 1.10
+PAGE_ROWS = 16
 MAIN_SHAPE = (4, 4096, 512, 8, 8)
 
 STEP = re.compile(r"^step: median ([0-9.]+) ms", re.M)
@@ -257,10 +262,15 @@ def main():
         generate(tools["mha-gen"], cache_int8, heads + [
             "--dynamic", f"--kv-cache={context + args.steps + 1}",
             "--cache-dtype=int8"])
+        cache_paged = os.path.join(
+            work, f"cache_paged_{b}_{context}_{d}_{h}_{hkv}.mlir")
+        generate(tools["mha-gen"], cache_paged, heads + [
+            "--dynamic", f"--kv-cache={context + args.steps + 1}",
+            f"--paged-kv={PAGE_ROWS}"])
         recompute = os.path.join(work, f"cross_{b}_{context}_{d}_{h}_{hkv}.mlir")
         generate(tools["mha-gen"], recompute, heads + [
             f"--batch={b}", "--seq=1", f"--kv-seq={context}"])
-        graphs[shape] = (cache, recompute, cache_bf16, cache_int8)
+        graphs[shape] = (cache, recompute, cache_bf16, cache_int8, cache_paged)
     b, t, d, h, hkv = prefill_shape
     prefill_cache = os.path.join(work, "prefill_cache.mlir")
     generate(tools["mha-gen"], prefill_cache, [
@@ -289,7 +299,7 @@ def main():
         dram = stream()
         for shape in shapes:
             bsz, context = shape[0], shape[1]
-            cache, recompute, cache_bf16, cache_int8 = graphs[shape]
+            cache, recompute, cache_bf16, cache_int8, cache_paged = graphs[shape]
             llc = stream(max(1, step_bytes(shape) >> 20))
 
             def step(graph):
@@ -301,6 +311,7 @@ def main():
                 "ours": lambda: step(cache),
                 "bf16": lambda: step(cache_bf16),
                 "int8": lambda: step(cache_int8),
+                "paged": lambda: step(cache_paged),
                 "recompute": lambda: measured(MEDIAN, [
                     tools["mha-run"], recompute, "--random",
                     f"--repeat={args.repeat}", "--warmup=1"] + threads),
@@ -459,6 +470,26 @@ def main():
               f"{fmt(median_or_none([r['int8_bound'] for r in results]), 3)}"
               f" | {fmt(per_round(results, 'int8', 'int8_bound'), 2, '×')} | "
               f"{fmt(per_round(results, 'int8', 'ours'), 2, '×')} |")
+
+    print(f"\nThe same steps with a paged cache (pages of {PAGE_ROWS} rows, a "
+          "shuffled block table), against the float32 step of the same "
+          "round:\n")
+    print("| layer (B, context, D, H) | paged ms/step | float32 ms/step | "
+          "paged / float32 step |")
+    print("|---|---|---|---|")
+    for shape in shapes:
+        results = rows[shape]
+        ratio = per_round(results, "paged", "ours")
+        print(f"| {name(shape)} | "
+              f"{fmt(median_or_none([r.get('paged') for r in results]), 3)} | "
+              f"{fmt(median_or_none([r.get('ours') for r in results]), 3)} | "
+              f"{fmt(ratio, 2, '×')} |")
+        if ratio is not None:
+            verdicts.append(
+                f"{name(shape)}: paged within {PAGED_TARGET:.1f}× of the "
+                f"dense step: "
+                f"{'met' if ratio <= PAGED_TARGET else 'not met'} "
+                f"({ratio:.2f}×)")
 
     b, t, d, h, hkv = prefill_shape
     prefill = median_or_none([r.get("prefill") for r in prefill_rounds])
