@@ -1,6 +1,7 @@
 //===- InputBinding.cpp - Give every graph argument an array --------------===//
 
 #include "tools/mha-run/InputBinding.h"
+#include "tools/mha-run/PagedCache.h"
 
 #include "runtime/BFloat16.h"
 
@@ -364,6 +365,8 @@ mha::runtime::bindInputs(const GraphSignature &signature,
     });
     *log << " (--dims sets them)\n";
   }
+  if (auto error = mha::tools::checkCallBlockTable(signature, inputs))
+    return std::move(error);
   return inputs;
 }
 

@@ -108,4 +108,42 @@ llvm::Error checkBlockTable(const CacheGraph &graph, const NpyArray &table,
   return llvm::Error::success();
 }
 
+llvm::Error checkCallBlockTable(const GraphSignature &signature,
+                                llvm::ArrayRef<NpyArray> inputs) {
+  int table = signature.findArgument(kBlockTableName);
+  int pool = signature.findArgument(kKeyPoolName);
+  int lengths = signature.findArgument(kCacheLengthsName);
+  int x = signature.findArgument("x");
+  if (table < 0 || pool < 0 || lengths < 0 || x < 0)
+    return llvm::Error::success();
+  const NpyArray &t = inputs[table], &p = inputs[pool], &l = inputs[lengths];
+  const NpyArray &tokens = inputs[x];
+  if (t.elementType != ElementType::I32 || t.shape.size() != 2 ||
+      p.shape.size() != 4 || l.elementType != ElementType::I64 ||
+      l.shape.size() != 1 || tokens.shape.size() != 3 ||
+      l.shape[0] != t.shape[0])
+    return llvm::Error::success();
+  int64_t perSequence = t.shape[1], pageSize = p.shape[2];
+  int64_t poolPages = p.shape[0], newRows = tokens.shape[1];
+  for (int64_t b = 0; b < t.shape[0]; ++b) {
+    int64_t length = l.i64()[b];
+    if (length < 0 || length > perSequence * pageSize - newRows)
+      return createError(llvm::formatv(
+          "cache_lengths[{0}] is {1}: sequence {0} would hold {1} + {2} rows, "
+          "outside the {3} * {4} rows of its block_table row",
+          b, length, newRows, perSequence, pageSize));
+    int64_t used = llvm::divideCeil(length + newRows, pageSize);
+    for (int64_t entry = 0; entry < used; ++entry) {
+      int64_t page = t.i32()[b * perSequence + entry];
+      if (page < 0 || page >= poolPages)
+        return createError(llvm::formatv(
+            "block_table[{0}, {1}] is {2}, not a page of the pools (0 to "
+            "{3}); sequence {0} holds {4} rows after the call, in its first "
+            "{5} pages",
+            b, entry, page, poolPages - 1, length + newRows, used));
+    }
+  }
+  return llvm::Error::success();
+}
+
 } // namespace mha::tools

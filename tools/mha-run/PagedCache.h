@@ -47,6 +47,15 @@ llvm::Error checkBlockTable(const CacheGraph &graph,
                             llvm::ArrayRef<int64_t> lengths, int64_t prefill,
                             int64_t steps);
 
+/// For one call of a paged cache graph with the arrays `inputs` bound to
+/// `signature`'s arguments (a run without --prefill): sequence b holds
+/// cache_lengths[b] + T rows after the call, which must fit in its table
+/// row (M * P), and the entries of their pages must be pages of the pools.
+/// Success for any other graph, and where the sizes disagree (the verifiers
+/// say so later).
+llvm::Error checkCallBlockTable(const runtime::GraphSignature &signature,
+                                llvm::ArrayRef<runtime::NpyArray> inputs);
+
 } // namespace tools
 } // namespace mha
 
