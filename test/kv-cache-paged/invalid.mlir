@@ -97,3 +97,27 @@ func.func @view_width(%pool: tensor<8x2x16x8xf32>, %t: tensor<2x4xi32>) -> tenso
   %r = mha.paged_view %pool through %t : tensor<8x2x16x8xf32> through tensor<2x4xi32> -> tensor<2x2x64x4xf32>
   return %r : tensor<2x2x64x4xf32>
 }
+
+// -----
+
+func.func @update_width(%k: tensor<2x2x1x4xf32>, %pool: tensor<8x2x16x8xf32>, %t: tensor<2x4xi32>, %len: tensor<2xi64>) -> tensor<8x2x16x8xf32> {
+  // expected-error @+1 {{'mha.paged_cache_append' op expects update row width (d) to be 8, got 4}}
+  %r = mha.paged_cache_append %k into %pool through %t at %len : tensor<2x2x1x4xf32> into tensor<8x2x16x8xf32> through tensor<2x4xi32> at tensor<2xi64>
+  return %r : tensor<8x2x16x8xf32>
+}
+
+// -----
+
+func.func @pool_heads_dynamic(%k: tensor<2x2x1x8xf32>, %pool: tensor<8x?x16x8xf32>, %t: tensor<2x4xi32>, %len: tensor<2xi64>) -> tensor<8x?x16x8xf32> {
+  // expected-error @+1 {{'mha.paged_cache_append' op expects a static head count (dimension 1 of pool), got ?}}
+  %r = mha.paged_cache_append %k into %pool through %t at %len : tensor<2x2x1x8xf32> into tensor<8x?x16x8xf32> through tensor<2x4xi32> at tensor<2xi64>
+  return %r : tensor<8x?x16x8xf32>
+}
+
+// -----
+
+func.func @view_heads(%pool: tensor<8x2x16x8xf32>, %t: tensor<2x4xi32>) -> tensor<2x4x64x8xf32> {
+  // expected-error @+1 {{'mha.paged_view' op expects result heads (Hkv) to be 2, got 4}}
+  %r = mha.paged_view %pool through %t : tensor<8x2x16x8xf32> through tensor<2x4xi32> -> tensor<2x4x64x8xf32>
+  return %r : tensor<2x4x64x8xf32>
+}
