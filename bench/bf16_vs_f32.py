@@ -208,8 +208,9 @@ def fmt(value, digits=2):
 
 def bf16_path(mha_gen, mha_run, bf16_dot, timeout):
     """Which instructions a bf16 layer's products take with `bf16_dot` (None:
-    mha-run's default, `auto`) on this CPU, read off the passes mha-run
-    lowers a small bf16 layer with: "AMX", "vdpbf16ps" or "the f32 path"."""
+    mha-run's default, `auto`) on this CPU, read off the path that
+    mha-strategy records (bf16_path) when mha-run lowers a small bf16 layer:
+    "AMX", "vdpbf16ps" or "the f32 path"."""
     with tempfile.TemporaryDirectory() as work:
         graph = os.path.join(work, "bf16.mlir")
         code, out, err = run_child(
@@ -218,13 +219,14 @@ def bf16_path(mha_gen, mha_run, bf16_dot, timeout):
         if code != 0:
             sys.exit(f"mha-gen failed: {last_line(err or out)}")
         code, out, err = run_child(
-            [mha_run, graph, "--print-pipeline"] +
+            [mha_run, graph, "--random", "--mlir-print-ir-after=mha-strategy"] +
             ([f"--bf16-dot={bf16_dot}"] if bf16_dot else []), None, timeout)
         if code != 0:
-            sys.exit(f"mha-run --print-pipeline failed: {last_line(err or out)}")
-    if "mha-bf16-amx" in out:
+            sys.exit(f"mha-run --mlir-print-ir-after failed: "
+                     f"{last_line(err or out)}")
+    if 'bf16_path = "amx"' in err:
         return "AMX"
-    if "mha-bf16-dot" in out:
+    if 'bf16_path = "avx512"' in err:
         return "vdpbf16ps"
     return "the f32 path"
 

@@ -4,6 +4,7 @@
 #define MHA_COMPILER_PASSES_H
 
 #include "compiler/attention/AttentionPath.h"
+#include "compiler/codegen/Strategy.h"
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -22,7 +22,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 using namespace mlir::mha;
@@ -30,7 +29,9 @@ using namespace mlir::mha;
 MhaTileAttentionOptions MhaPipelineOptions::getTileAttentionOptions() const {
   MhaTileAttentionOptions tile;
   tile.attention = attention;
-  tile.amxSplit = getBF16Path() == BF16Path::Amx && bf16AmxAttention;
+  // Where the function's recorded bf16 path is AMX (mha-tile-attention
+  // reads it).
+  tile.amxSplit = bf16AmxAttention;
   tile.groupQueryHeads = groupQueryHeads;
   return tile;
 }
@@ -57,57 +58,10 @@ MhaStrategyOptions MhaPipelineOptions::getStrategyOptions() const {
       projectionRowTile.hasValue() ? int64_t(projectionRowTile) : -1;
   sizes.projectionColTile =
       projectionColTile.hasValue() ? int64_t(projectionColTile) : -1;
+  // The bf16 dot paths read prepared weights in registers: without them
+  // the bf16 projections compute in f32.
+  sizes.bf16Dot = prepareWeights && vectorize ? bf16Dot : BF16DotMode::Off;
   return sizes;
-}
-
-bool mlir::mha::hostHasAVX512BF16() {
-  return llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
-}
-
-bool mlir::mha::hostHasAMXBF16() {
-  // Read once per process: the answer does not change.
-  static const bool has = [] {
-    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    return features.lookup("amx-tile") && features.lookup("amx-bf16");
-  }();
-  return has;
-}
-
-bool mlir::mha::cpuRunsBF16DotAtFmaRate(llvm::StringRef cpuName) {
-  // AMD's cores from Zen 4 on ("znver4", "znver5", ...).
-  unsigned generation = 0;
-  return cpuName.consume_front("znver") &&
-         !cpuName.getAsInteger(10, generation) && generation >= 4;
-}
-
-bool mlir::mha::hostRunsBF16DotAtFmaRate() {
-  return hostHasAVX512BF16() &&
-         cpuRunsBF16DotAtFmaRate(llvm::sys::getHostCPUName());
-}
-
-BF16Path MhaPipelineOptions::getBF16Path() const {
-  if (!prepareWeights || !vectorize)
-    return BF16Path::F32;
-  switch (bf16Dot) {
-  case BF16DotMode::Amx:
-    return BF16Path::Amx;
-  case BF16DotMode::Avx512:
-    return BF16Path::Avx512;
-  case BF16DotMode::Off:
-    return BF16Path::F32;
-  case BF16DotMode::Auto:
-    break;
-  }
-  // `auto`: AMX where the target has it (TDPBF16PS: about 14x the f32 FMA
-  // rate per core on the Sapphire Rapids measured, docs/performance.md,
-  // "bf16"). vdpbf16ps where it does twice the FMA's FLOP per cycle (AMD
-  // Zen 4 and later), which makes the projections' products twice as
-  // fast. Elsewhere the f32 path: where vdpbf16ps does fewer FLOP per
-  // cycle than the FMA (that Sapphire Rapids without its AMX), the dot
-  // path ran slower than the f32 one.
-  if (targetHasAMX)
-    return BF16Path::Amx;
-  return targetRunsBF16DotAtFmaRate ? BF16Path::Avx512 : BF16Path::F32;
 }
 
 llvm::Error MhaPipelineOptions::validate(llvm::StringRef prefix) const {
@@ -171,6 +125,7 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   // and rows there.
   MhaSetTargetOptions target;
   target.cpu = options.cpu;
+  target.amx = options.targetMayUseAMX;
   pm.addPass(createMhaSetTarget(target));
   pm.addPass(createMhaStrategy(options.getStrategyOptions()));
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
@@ -205,18 +160,16 @@ void mlir::mha::buildMhaToLinalgPipeline(OpPassManager &pm,
   // read (the layer's mha.codegen is kept).
   pm.addPass(createMhaStrategy(options.getStrategyOptions()));
   // bf16 projections whose weights were just prepared read them packed in
-  // K pairs, for the bf16 dot products (lowered by mha-bf16-dot below).
+  // K pairs, for the bf16 dot products (lowered by mha-bf16-dot below), in
+  // the functions whose recorded bf16 path is not f32 (mha-strategy).
   // On AMX, in panels of 16 columns: one B tile per KiB; and the output
   // projection too, its f32 input split in bf16 hi + lo (2^-17 relative:
   // rounding it to bf16 alone would break the accuracy bound).
-  if (options.getBF16Path() != BF16Path::F32) {
+  if (options.prepareWeights) {
     MhaBF16ProjectionsOptions projections;
-    projections.panels = options.getBF16Path() == BF16Path::Amx;
     bool fast = options.bf16Precision == BF16Precision::Fast;
-    projections.splitF32 = options.getBF16Path() == BF16Path::Amx &&
-                           options.bf16SplitOutput && !fast;
-    projections.roundF32 = options.getBF16Path() == BF16Path::Amx &&
-                           options.bf16SplitOutput && fast;
+    projections.splitF32 = options.bf16SplitOutput && !fast;
+    projections.roundF32 = options.bf16SplitOutput && fast;
     pm.addPass(createMhaBF16Projections(projections));
   }
   buildTilingAndLinalgPipeline(pm, options);
@@ -237,10 +190,9 @@ static void buildLoopsPipeline(OpPassManager &pm,
     // The bf16 projections become AMX tiles or vdpbf16ps register blocks
     // first, so that mha-vectorize sees only the f32 ops. Their tiles and
     // the register blocks are the function's mha.codegen.
-    if (options.getBF16Path() == BF16Path::Amx) {
-      funcPm.addPass(createMhaBF16Amx());
-    } else if (options.getBF16Path() == BF16Path::Avx512)
-      funcPm.addPass(createMhaBF16Dot());
+    // Each acts on the functions whose recorded bf16 path is its own.
+    funcPm.addPass(createMhaBF16Amx());
+    funcPm.addPass(createMhaBF16Dot());
     funcPm.addPass(createMhaVectorize());
     funcPm.addPass(createMhaHoistAccumulators());
     funcPm.addPass(createMhaUnrollReductions());
@@ -281,8 +233,9 @@ static void buildLoopsPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // Attention's products in bf16 layers on AMX, written in place.
-  if (options.getBF16Path() == BF16Path::Amx) {
+  // Attention's products in bf16 layers on AMX, written in place (where
+  // mha-tile-attention marked them: the AMX path).
+  if (options.vectorize) {
     MhaAmxSplitOptions amxSplit;
     amxSplit.fast = options.bf16Precision == BF16Precision::Fast;
     pm.addNestedPass<func::FuncOp>(createMhaAmxSplit(amxSplit));
@@ -303,8 +256,9 @@ static void buildLoopsPipeline(OpPassManager &pm,
   if (options.vectorize)
     pm.addNestedPass<func::FuncOp>(createMhaApproximateExp());
   // The bf16 paths' roundings to bf16 (their hi + lo splits), two
-  // registers per instruction: both paths need AVX512_BF16, which has it.
-  if (options.getBF16Path() != BF16Path::F32)
+  // registers per instruction, in the functions whose recorded bf16 path
+  // is not f32: both paths need AVX512_BF16, which has it.
+  if (options.prepareWeights && options.vectorize)
     pm.addNestedPass<func::FuncOp>(createMhaBF16PairConversion());
 }
 

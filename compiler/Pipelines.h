@@ -15,40 +15,11 @@ class OpPassManager;
 
 namespace mha {
 
-/// Which instructions the bf16 projections run on (`bf16-dot`): `auto`
-/// (AMX where the target has it, vdpbf16ps where it runs at the f32 FMA's
-/// instruction rate, else the f32 path: MhaPipelineOptions::getBF16Path
-/// says why), AMX tiles, AVX512_BF16's vdpbf16ps (`on` is its old name),
-/// or off (f32 on widened values).
-enum class BF16DotMode { Auto, Avx512, Amx, Off };
-
-/// The path that a pipeline takes for the bf16 projections.
-enum class BF16Path { F32, Avx512, Amx };
-
 /// How a bf16 layer rounds what it computes in f32 (`bf16-precision`):
 /// `accurate` splits the f32 operands of the bf16 products in hi + lo, within
 /// 1.5 times the error of bf16 storage; `fast` rounds them to bf16, as
 /// PyTorch, oneDNN and OpenVINO do.
 enum class BF16Precision { Accurate, Fast };
-
-/// Whether this machine's CPU has AVX512_BF16, the JIT's target.
-bool hostHasAVX512BF16();
-
-/// Whether this machine's CPU has AMX-BF16 (and AMX-TILE). Whether Linux
-/// lets a process use the tile data is for the tools that run the code to
-/// ask (runtime/AMXPermission.h); the compiler reads the CPU only.
-bool hostHasAMXBF16();
-
-/// Whether the CPU named `cpuName` (LLVM's names: "znver4") issues
-/// AVX512_BF16's vdpbf16ps zmm as often as the f32 FMA, so that its 32
-/// products per instruction are twice the FMA's arithmetic rate. No target
-/// feature says so; it is a property of the core: AMD's Zen 4 and later.
-/// (The Intel core measured, Sapphire Rapids, issues it at half that rate
-/// and has AMX.) The CPU must also have AVX512_BF16.
-bool cpuRunsBF16DotAtFmaRate(llvm::StringRef cpuName);
-
-/// hostHasAVX512BF16 and cpuRunsBF16DotAtFmaRate of this machine's CPU.
-bool hostRunsBF16DotAtFmaRate();
 
 /// Options of the named pipelines, e.g.
 /// `mha-opt --mha-to-llvm="attention=fused query-tile=32"`.
@@ -173,10 +144,10 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
 
   /// bf16 projections on the bf16 dot-product instructions
   /// (`mha-bf16-projections`, then `mha-bf16-amx` or `mha-bf16-dot`; they
-  /// need prepare-weights and vectorize). `auto` takes AMX where the
-  /// target has AMX-BF16 (targetHasAMX), vdpbf16ps where the target runs
-  /// it at the FMA's rate (targetRunsBF16DotAtFmaRate) and keeps the f32
-  /// path elsewhere (getBF16Path says why); `amx` and `avx512` (or `on`) need a
+  /// need prepare-weights and vectorize, else the path is f32). mha-strategy
+  /// records the path on each function (chooseBF16Path): `auto` is the
+  /// module's target's, AMX where it has AMX-BF16, vdpbf16ps where it runs
+  /// it at the FMA's rate, else f32; `amx` and `avx512` (or `on`) need a
   /// target with that extension: mha-run and mha-compile refuse them otherwise.
   Option<BF16DotMode> bf16Dot{
       *this, "bf16-dot",
@@ -251,23 +222,12 @@ struct MhaPipelineOptions : public PassPipelineOptions<MhaPipelineOptions> {
                      "or runtime (OMP_SCHEDULE) (default: static)"),
       llvm::cl::init("static")};
 
-  /// Whether the target of the compiled code has AMX-BF16, which `auto`
-  /// reads: this machine's CPU (the JIT's target, hostHasAMXBF16) unless a
-  /// tool compiles for another CPU (mha-compile's --cpu sets it). A tool
-  /// that runs the code in its own process (mha-run, the Python module)
-  /// clears it where Linux refuses that process the AMX tile data
-  /// (runtime/AMXPermission.h).
-  bool targetHasAMX = hostHasAMXBF16();
-
-  /// Whether the target runs vdpbf16ps at the f32 FMA's instruction rate
-  /// (cpuRunsBF16DotAtFmaRate), where `auto` takes it when there is no
-  /// AMX: this machine unless mha-compile's --cpu names another.
-  bool targetRunsBF16DotAtFmaRate = hostRunsBF16DotAtFmaRate();
-
-  /// The path of the bf16 projections: `bf16-dot` resolved against
-  /// targetHasAMX and targetRunsBF16DotAtFmaRate; F32 without prepare-weights
-  /// or vectorize.
-  BF16Path getBF16Path() const;
+  /// Whether the module's target may keep its AMX features
+  /// (`mha-set-target`'s `amx`): a tool that runs the code in its own
+  /// process (mha-run, the Python module) clears it where Linux refuses
+  /// that process the AMX tile data (runtime/AMXPermission.h), so that
+  /// `bf16-dot=auto` does not take the AMX path there.
+  bool targetMayUseAMX = true;
 
   /// The options of `mha-strategy`: the tiles, register blocks and key
   /// splits that are set (the others left to the module's target); and

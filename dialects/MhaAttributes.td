@@ -62,7 +62,15 @@ def Mha_CodegenSizesAttr : AttrDef<Mha_Dialect, "CodegenSizes"> {
     - `stack_bytes`: `mha-stack-scratch`'s `max-bytes`;
     - `outline_steps`: `mha-outline-register-blocks`' `min-steps`;
     - `query_tile`: the fused attention's query tile where no `mha.sdpa`
-      carries one (an op that tiling or splitting the keys made).
+      carries one (an op that tiling or splitting the keys made);
+    - `row_padding`: f32 elements added to each row of the padded weights
+      (`mha-weight-layouts`) and transposed keys (`mha-tile-attention`);
+    - `tail_keys`: keys per block of the online softmax's peeled last
+      blocks, a power of two;
+    - `bf16_path`: the path of the bf16 projections, `"f32"`, `"avx512"`
+      (vdpbf16ps) or `"amx"`, which `mha-bf16-projections`,
+      `mha-bf16-dot`, `mha-bf16-amx`, `mha-tile-attention`'s `amx-split`
+      and `mha-bf16-pair-conversion` follow.
 
     ```mlir
     func.func @layer(...) attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = 128>}
@@ -80,7 +88,10 @@ def Mha_CodegenSizesAttr : AttrDef<Mha_Dialect, "CodegenSizes"> {
                         DefaultValuedParameter<"int64_t", "0">:$bf16_lanes,
                         DefaultValuedParameter<"int64_t", "0">:$stack_bytes,
                         DefaultValuedParameter<"int64_t", "0">:$outline_steps,
-                        DefaultValuedParameter<"int64_t", "0">:$query_tile);
+                        DefaultValuedParameter<"int64_t", "0">:$query_tile,
+                        DefaultValuedParameter<"int64_t", "0">:$row_padding,
+                        DefaultValuedParameter<"int64_t", "0">:$tail_keys,
+                        StringRefParameter<"the bf16 path", [{""}]>:$bf16_path);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

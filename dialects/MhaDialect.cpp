@@ -184,7 +184,8 @@ LogicalResult CodegenSizesAttr::verify(
     int64_t maxVectorLength, int64_t projectionRows, int64_t projectionCols,
     int64_t chunkBytes, int64_t chunkRows, int64_t amxRows, int64_t amxKChunk,
     int64_t l1Bytes, int64_t bf16Lanes, int64_t stackBytes,
-    int64_t outlineSteps, int64_t queryTile) {
+    int64_t outlineSteps, int64_t queryTile, int64_t rowPadding,
+    int64_t tailKeys, StringRef bf16Path) {
   constexpr int64_t kGiB = int64_t(1) << 30;
   if (failed(checkRecorded(emitError, "chunk_bytes", chunkBytes, 1, kGiB)) ||
       failed(checkRecorded(emitError, "chunk_rows", chunkRows, 1,
@@ -197,8 +198,19 @@ LogicalResult CodegenSizesAttr::verify(
       failed(checkRecorded(emitError, "outline_steps", outlineSteps, 1,
                            int64_t(1) << 20)) ||
       failed(checkRecorded(emitError, "query_tile", queryTile, 1,
+                           kMaxAttentionTile)) ||
+      failed(checkRecorded(emitError, "row_padding", rowPadding, 1,
+                           kMaxRegisterBlock)) ||
+      failed(checkRecorded(emitError, "tail_keys", tailKeys, 1,
                            kMaxAttentionTile)))
     return failure();
+  if (!llvm::isPowerOf2_64(tailKeys) && tailKeys != 0)
+    return emitError() << "expects tail_keys to be a power of two, got "
+                       << tailKeys;
+  if (!llvm::is_contained({"", "f32", "avx512", "amx"}, bf16Path))
+    return emitError() << "expects bf16_path to be \"f32\", \"avx512\" or "
+                          "\"amx\", got \""
+                       << bf16Path << "\"";
   if (amxRows % 16 != 0)
     return emitError() << "expects amx_rows to be a multiple of 16, got "
                        << amxRows;

@@ -44,7 +44,8 @@ Layer::Layer(const std::string &source, bool isText,
     throw py::value_error(message(std::move(error)));
   // The compiled code runs in this process: `bf16-dot=auto` takes AMX only
   // where Linux lets this process use the tile data.
-  pipelineOptions.targetHasAMX = processMayUseAMX(pipelineOptions.targetHasAMX);
+  pipelineOptions.targetMayUseAMX =
+      processMayUseAMX(mlir::mha::TargetDescription::host().amxBF16);
 
   mlir::DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);

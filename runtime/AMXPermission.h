@@ -41,7 +41,7 @@ inline std::string requestAMXTileData() {
 /// Whether this process may run code with AMX instructions on a CPU that
 /// has AMX-BF16 (`cpuHasAMX`): false without it, else whether Linux grants
 /// the tile data (requestAMXTileData). A tool whose JIT targets this machine
-/// sets MhaPipelineOptions::targetHasAMX from it.
+/// sets MhaPipelineOptions::targetMayUseAMX from it.
 inline bool processMayUseAMX(bool cpuHasAMX) {
   return cpuHasAMX && requestAMXTileData().empty();
 }

@@ -143,7 +143,9 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     // also for a single query tile (whose blocks would otherwise transpose
     // K in f32).
     std::optional<int64_t> queries = getConstantIntValue(tiling.numQueries);
-    if (amxSplit &&
+    // (Only where the function's recorded bf16 path, if any, is AMX.)
+    std::optional<BF16Path> path = getRecordedBF16Path(op);
+    if (amxSplit && (!path || *path == BF16Path::Amx) &&
         MhaDialect::Bf16LayerAttrHelper(op.getContext()).isAttrPresent(op) &&
         tiling.canPack()) {
       if (failed(tiling.pack(rewriter)))

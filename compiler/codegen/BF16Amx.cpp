@@ -393,6 +393,10 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
   using MhaBF16AmxBase::MhaBF16AmxBase;
 
   void runOnOperation() override {
+    // A function whose recorded bf16 path is another is not this pass's.
+    std::optional<BF16Path> path = getRecordedBF16Path(getOperation());
+    if (path && *path != BF16Path::Amx)
+      return;
     // Each size: the option where set, else the record (mha-strategy),
     // else the sizes of one Sapphire Rapids core.
     CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation());

@@ -376,6 +376,10 @@ struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {
   using MhaBF16DotBase::MhaBF16DotBase;
 
   void runOnOperation() override {
+    // A function whose recorded bf16 path is another is not this pass's.
+    std::optional<BF16Path> path = getRecordedBF16Path(getOperation());
+    if (path && *path != BF16Path::Avx512)
+      return;
     if (rowTile < 1 || colTile < 1 || rows < 1) {
       getOperation().emitError()
           << "mha-bf16-dot expects row-tile, col-tile and rows >= 1, got "

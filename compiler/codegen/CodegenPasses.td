@@ -394,6 +394,10 @@ def MhaStrategy : Pass<"mha-strategy", "ModuleOp"> {
       `mha-outline-register-blocks` (their own options, where set,
       override the record; where neither is there they take their
       defaults);
+    - on the same record, `bf16_path`: the path of the bf16 projections
+      that `bf16-dot` asks for, where `auto` is the target's (AMX where it
+      has AMX-BF16, vdpbf16ps where it runs it at the FMA's rate, AMD's
+      Zen 4 and later, else f32), which the bf16 passes follow;
     - on each `mha.sdpa` that has none, `mha.tiles`, an
       `#mha.attention_tiles<query_tile, key_tile, key_splits>`, which
       `mha-tile-attention` and the op's `TilingInterface` read
@@ -439,6 +443,18 @@ def MhaStrategy : Pass<"mha-strategy", "ModuleOp"> {
            /*default=*/"-1",
            "Columns per parallel tile of the projections (-1: the target's; "
            "0: all)">,
+    Option<"bf16Dot", "bf16-dot", "mlir::mha::BF16DotMode",
+           /*default=*/"mlir::mha::BF16DotMode::Auto",
+           "The path of the bf16 projections",
+           [{::llvm::cl::values(
+             clEnumValN(mlir::mha::BF16DotMode::Auto, "auto",
+                        "the target's: AMX where it has AMX-BF16, vdpbf16ps "
+                        "on AMD Zen 4 and later, else f32"),
+             clEnumValN(mlir::mha::BF16DotMode::Amx, "amx", "AMX tiles"),
+             clEnumValN(mlir::mha::BF16DotMode::Avx512, "avx512",
+                        "vdpbf16ps register blocks"),
+             clEnumValN(mlir::mha::BF16DotMode::Off, "off",
+                        "f32 on widened values"))}]>,
   ];
   let dependentDialects = ["mha::MhaDialect"];
 }
@@ -457,6 +473,9 @@ def MhaSetTarget : Pass<"mha-set-target", "ModuleOp"> {
   let options = [
     Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
            "LLVM's name of the CPU, or host (this machine's)">,
+    Option<"amx", "amx", "bool", /*default=*/"true",
+           "Keep the CPU's AMX features (false where the process that runs "
+           "the code may not use the AMX tile data)">,
   ];
   let dependentDialects = ["mha::MhaDialect"];
 }

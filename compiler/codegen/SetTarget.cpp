@@ -180,6 +180,10 @@ struct MhaSetTargetPass : mha::impl::MhaSetTargetBase<MhaSetTargetPass> {
       module.emitError() << "mha-set-target: unknown CPU '" << cpu << "'";
       return signalPassFailure();
     }
+    // Code that a process Linux refuses the tile data would run must not
+    // take the AMX path (runtime/AMXPermission.h).
+    if (!amx)
+      target->amxTile = target->amxBF16 = false;
     helper.setAttr(module, target->getAttr(&getContext()));
   }
 };

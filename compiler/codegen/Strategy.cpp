@@ -88,6 +88,67 @@ void mlir::mha::fillPassSizes(CodegenStrategy &strategy,
   // A call's cost beside 256 register-block steps is small; attention's
   // blocks (64 or 128 steps) stay inline.
   strategy.outlineSteps = 256;
+  // Rows whose length in bytes is a multiple of 4 KiB (a [K, 1024] f32
+  // weight, keys transposed to [d, 1024]) start at the same L1 set, so a
+  // register block that reads one element of each of 8 rows evicts its
+  // own lines; a vector's more per row puts them on different sets, and
+  // keeps each row's vectors aligned.
+  strategy.rowPadding = strategy.lanes;
+  // The online softmax's last blocks: one vector of keys each, so that no
+  // block left over is shorter than a vector but the very last.
+  strategy.tailKeys = int64_t(llvm::bit_floor(uint64_t(strategy.lanes)));
+}
+
+bool mlir::mha::cpuRunsBF16DotAtFmaRate(llvm::StringRef cpuName) {
+  // AMD's cores from Zen 4 on ("znver4", "znver5", ...).
+  unsigned generation = 0;
+  return cpuName.consume_front("znver") &&
+         !cpuName.getAsInteger(10, generation) && generation >= 4;
+}
+
+BF16Path mlir::mha::chooseBF16Path(const TargetDescription &target,
+                                   BF16DotMode mode) {
+  switch (mode) {
+  case BF16DotMode::Amx:
+    return BF16Path::Amx;
+  case BF16DotMode::Avx512:
+    return BF16Path::Avx512;
+  case BF16DotMode::Off:
+    return BF16Path::F32;
+  case BF16DotMode::Auto:
+    break;
+  }
+  // `auto`: AMX where the target has it (TDPBF16PS: about 14x the f32 FMA
+  // rate per core on the Sapphire Rapids measured, docs/performance.md,
+  // "bf16"). vdpbf16ps where it does twice the FMA's FLOP per cycle (AMD
+  // Zen 4 and later), which makes the projections' products twice as
+  // fast. Elsewhere the f32 path: where vdpbf16ps does fewer FLOP per
+  // cycle than the FMA (that Sapphire Rapids without its AMX), the dot
+  // path ran slower than the f32 one.
+  if (target.amxBF16)
+    return BF16Path::Amx;
+  if (target.avx512bf16 && cpuRunsBF16DotAtFmaRate(target.cpu))
+    return BF16Path::Avx512;
+  return BF16Path::F32;
+}
+
+llvm::StringRef mlir::mha::stringifyBF16Path(BF16Path path) {
+  switch (path) {
+  case BF16Path::F32:
+    return "f32";
+  case BF16Path::Avx512:
+    return "avx512";
+  case BF16Path::Amx:
+    return "amx";
+  }
+  llvm_unreachable("unknown bf16 path");
+}
+
+std::optional<BF16Path> mlir::mha::parseBF16Path(llvm::StringRef name) {
+  for (BF16Path path : {BF16Path::F32, BF16Path::Avx512, BF16Path::Amx})
+    if (name == stringifyBF16Path(path))
+      return path;
+  return std::nullopt;
 }
 
 CodegenSizesAttr
@@ -99,7 +160,9 @@ mlir::mha::getCodegenSizesAttr(MLIRContext *context,
       strategy.projectionRowTile, strategy.projectionColTile,
       strategy.chunkBytes, strategy.chunkRows, strategy.amxRows,
       strategy.amxKChunk, strategy.l1Bytes, strategy.bf16Lanes,
-      strategy.stackBytes, strategy.outlineSteps, strategy.attentionQueryTile);
+      strategy.stackBytes, strategy.outlineSteps, strategy.attentionQueryTile,
+      strategy.rowPadding, strategy.tailKeys,
+      stringifyBF16Path(strategy.bf16Path));
 }
 
 std::optional<int64_t> mlir::mha::getRecordedAttentionQueryTile(Operation *op) {
@@ -125,6 +188,13 @@ CodegenSizesAttr mlir::mha::getRecordedCodegenSizes(Operation *op) {
   if (!function)
     return nullptr;
   return MhaDialect::CodegenAttrHelper(op->getContext()).getAttr(function);
+}
+
+std::optional<BF16Path> mlir::mha::getRecordedBF16Path(Operation *op) {
+  CodegenSizesAttr sizes = getRecordedCodegenSizes(op);
+  if (!sizes)
+    return std::nullopt;
+  return parseBF16Path(sizes.getBf16Path());
 }
 
 namespace {
@@ -198,6 +268,7 @@ struct MhaStrategyPass : mha::impl::MhaStrategyBase<MhaStrategyPass> {
     set(queryTile, strategy.attentionQueryTile, 0);
     // The passes' sizes that follow the options set above.
     fillPassSizes(strategy, target);
+    strategy.bf16Path = chooseBF16Path(target, bf16Dot);
     MLIRContext *context = &getContext();
     CodegenSizesAttr sizes = getCodegenSizesAttr(context, strategy);
     AttentionTileRequest request = getAttentionRequest();

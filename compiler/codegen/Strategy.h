@@ -3,10 +3,11 @@
 // One place derives the sizes that the code generation passes use from the
 // CPU the code is compiled for: the register block of mha-vectorize, the
 // parallel tiles of mha-tile-projections and the tiles of the fused
-// attention (recorded on each mha.sdpa by mha-strategy). The passes'
-// and pipelines' defaults are this rule applied to the host (the JIT's target);
-// `mha-compile --cpu` applies it to its CPU; options set by hand override
-// it. docs/pipeline.md ("Sizes from the target") states the rule.
+// attention (recorded on each mha.sdpa by mha-strategy), and the path of
+// the bf16 projections. mha-strategy applies it to the module's target
+// and records the result; the passes read the record, and options set by
+// hand override it. docs/pipeline.md ("Sizes from the target") states
+// the rule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +70,33 @@ struct TargetDescription {
 /// The target recorded on `op`'s module (`mha.target`), else null.
 TargetAttr getModuleTarget(Operation *op);
 
+/// Which instructions the bf16 projections run on (`bf16-dot`): `auto`
+/// (the target's choice, chooseBF16Path), AMX tiles, AVX512_BF16's
+/// vdpbf16ps (`on` is its old name), or off (f32 on widened values).
+enum class BF16DotMode { Auto, Avx512, Amx, Off };
+
+/// The path that the bf16 projections take, recorded on each function
+/// (`#mha.codegen_sizes`' bf16_path).
+enum class BF16Path { F32, Avx512, Amx };
+
+/// Whether the CPU named `cpuName` (LLVM's names: "znver4") issues
+/// AVX512_BF16's vdpbf16ps zmm as often as the f32 FMA, so that its 32
+/// products per instruction are twice the FMA's arithmetic rate. No target
+/// feature says so; it is a property of the core: AMD's Zen 4 and later.
+/// (The Intel core measured, Sapphire Rapids, issues it at half that rate
+/// and has AMX.) The CPU must also have AVX512_BF16.
+bool cpuRunsBF16DotAtFmaRate(llvm::StringRef cpuName);
+
+/// The bf16 path that `mode` takes on `target`: the mode's own where it
+/// names one; for `auto`, AMX where the target has AMX-BF16, vdpbf16ps
+/// where it runs at the FMA's rate (cpuRunsBF16DotAtFmaRate), else f32.
+BF16Path chooseBF16Path(const TargetDescription &target, BF16DotMode mode);
+
+/// The record's spelling of `path` ("f32", "avx512", "amx"), and back
+/// (none for another string).
+llvm::StringRef stringifyBF16Path(BF16Path path);
+std::optional<BF16Path> parseBF16Path(llvm::StringRef name);
+
 /// The sizes the code generation passes use.
 struct CodegenStrategy {
   /// f32 elements of one vector register (mha-vectorize `lanes`).
@@ -100,6 +128,14 @@ struct CodegenStrategy {
   int64_t stackBytes;
   /// mha-outline-register-blocks: contraction steps per call, at least.
   int64_t outlineSteps;
+  /// f32 elements added to each row of a padded buffer (mha-weight-layouts'
+  /// weights, mha-tile-attention's transposed keys): one vector.
+  int64_t rowPadding;
+  /// Keys per block of the online softmax's last, peeled blocks: one vector
+  /// of f32.
+  int64_t tailKeys;
+  /// The path of the bf16 projections (chooseBF16Path).
+  BF16Path bf16Path = BF16Path::F32;
 };
 
 /// The rule (docs/pipeline.md, "Sizes from the target"):
@@ -134,7 +170,10 @@ struct CodegenStrategy {
 ///   target's f32 lanes (at most 16, the widest vdpbf16ps);
 /// - 128 KiB of scratch per parallel loop on the stack (a small part of
 ///   the OpenMP threads' few MiB); register blocks of 256 steps and more
-///   outlined.
+///   outlined;
+/// - rows of padded buffers one vector longer, and the online softmax's
+///   tail key blocks one vector of keys.
+/// The bf16 path is f32 here: mha-strategy chooses it (chooseBF16Path).
 CodegenStrategy deriveCodegenStrategy(const TargetDescription &target);
 
 /// The single passes' sizes of `strategy` (chunkBytes to outlineSteps) for
@@ -156,6 +195,10 @@ CodegenSizesAttr getCodegenSizesAttr(MLIRContext *context,
 /// null: the code generation passes read them there, and fall back on
 /// their own options where a function has none.
 CodegenSizesAttr getRecordedCodegenSizes(Operation *op);
+
+/// The bf16 path recorded on `op`'s function, else none (no record, or
+/// one written without it).
+std::optional<BF16Path> getRecordedBF16Path(Operation *op);
 
 } // namespace mha
 } // namespace mlir

@@ -409,6 +409,9 @@ struct MhaBF16ProjectionsPass
     : mha::impl::MhaBF16ProjectionsBase<MhaBF16ProjectionsPass> {
   using MhaBF16ProjectionsBase::MhaBF16ProjectionsBase;
 
+  /// The options for the layer being rewritten: its recorded bf16 path's.
+  bool usePanels = false, useSplitF32 = false, useRoundF32 = false;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -418,11 +421,21 @@ struct MhaBF16ProjectionsPass
               .getAttr(function))
         layers.push_back(function);
     for (func::FuncOp layer : layers) {
+      // The layer's recorded bf16 path decides where it has one (its
+      // prepare functions follow it): none on the f32 path, panels and the
+      // output projection on the AMX path.
+      std::optional<BF16Path> path = getRecordedBF16Path(layer);
+      if (path && *path == BF16Path::F32)
+        continue;
+      usePanels = path ? *path == BF16Path::Amx : bool(panels);
+      bool amx = !path || *path == BF16Path::Amx;
+      useSplitF32 = amx && splitF32;
+      useRoundF32 = amx && roundF32;
       SmallVector<ProjectOp> projections;
       layer.walk([&](ProjectOp op) { projections.push_back(op); });
       for (ProjectOp op : projections)
         rewrite(op, layer, symbols);
-      if (!splitF32 && !roundF32)
+      if (!useSplitF32 && !useRoundF32)
         continue;
       SmallVector<OutputProjectOp> outputs;
       layer.walk([&](OutputProjectOp op) { outputs.push_back(op); });
@@ -454,7 +467,7 @@ struct MhaBF16ProjectionsPass
     Value packed = packInKPairs(b, loc, values);
     auto flatType = RankedTensorType::get({k / 2 * n}, b.getF32Type());
     Value flat;
-    if (panels)
+    if (usePanels)
       flat = tensor::CollapseShapeOp::create(
           b, loc, flatType, toPanels(b, loc, packed),
           SmallVector<ReassociationIndices>{{0, 1, 2}});
@@ -472,7 +485,7 @@ struct MhaBF16ProjectionsPass
     layer.setType(FunctionType::get(&getContext(), argumentTypes,
                                     layer.getResultTypes()));
     b.setInsertionPoint(op);
-    if (panels)
+    if (usePanels)
       return fromPanels(
           b, op->getLoc(),
           tensor::ExpandShapeOp::create(
@@ -547,10 +560,10 @@ struct MhaBF16ProjectionsPass
     if (!weight)
       return;
 
-    Value weightPairs = packWeight(*weight, layer, op, /*twice=*/splitF32);
+    Value weightPairs = packWeight(*weight, layer, op, /*twice=*/useSplitF32);
     OpBuilder b(op);
     Value x = splitInBF16Terms(b, op.getLoc(), op.getInput(),
-                               /*terms=*/splitF32 ? 2 : 1);
+                               /*terms=*/useSplitF32 ? 2 : 1);
     Operation *oldWeight = op.getWeight().getDefiningOp();
     op.getResult().replaceAllUsesWith(buildBF16Projection(
         b, op.getLoc(), resultType, op.getBias(), x, weightPairs));

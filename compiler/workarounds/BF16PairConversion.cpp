@@ -87,6 +87,11 @@ struct TruncateInPairs : OpRewritePattern<arith::TruncFOp> {
 struct MhaBF16PairConversionPass
     : mha::impl::MhaBF16PairConversionBase<MhaBF16PairConversionPass> {
   void runOnOperation() override {
+    // Only the bf16 dot paths' functions: their target has AVX512_BF16.
+    std::optional<mha::BF16Path> path =
+        mha::getRecordedBF16Path(getOperation());
+    if (path && *path == mha::BF16Path::F32)
+      return;
     RewritePatternSet patterns(&getContext());
     patterns.add<TruncateInPairs>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -146,3 +146,24 @@ func.func @codegen_no_steps() attributes {mha.codegen = #mha.codegen_sizes<lanes
 func.func @codegen_negative_tile() attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = -1>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{expects bf16_path to be "f32", "avx512" or "amx", got "avx2"}}
+func.func @codegen_unknown_bf16_path() attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = 128, bf16_path = "avx2">} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects tail_keys to be a power of two, got 12}}
+func.func @codegen_tail_keys_not_power_of_two() attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = 128, tail_keys = 12>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects row_padding between 1 and 64, got 65}}
+func.func @codegen_row_padding_too_long() attributes {mha.codegen = #mha.codegen_sizes<lanes = 16, register_rows = 6, register_cols = 64, register_unroll = 2, max_vector_length = 256, projection_rows = 48, projection_cols = 128, row_padding = 65>} {
+  return
+}

@@ -10,7 +10,7 @@
 // blocks and 32 x 128 tiles).
 
 // CHECK-LABEL: func.func @matmul(
-//  CHECK-SAME:   mha.codegen = #mha.codegen_sizes<lanes = 8, register_rows = 4, register_cols = 16, register_unroll = 1, max_vector_length = 64, projection_rows = 16, projection_cols = 0, chunk_bytes = {{[0-9]+}}, chunk_rows = 128, amx_rows = 64, amx_k_chunk = 16, l1_bytes = {{[0-9]+}}, bf16_lanes = 8, stack_bytes = 131072, outline_steps = 256, query_tile = 64>
+//  CHECK-SAME:   mha.codegen = #mha.codegen_sizes<lanes = 8, register_rows = 4, register_cols = 16, register_unroll = 1, max_vector_length = 64, projection_rows = 16, projection_cols = 0, chunk_bytes = {{[0-9]+}}, chunk_rows = 128, amx_rows = 64, amx_k_chunk = 16, l1_bytes = {{[0-9]+}}, bf16_lanes = 8, stack_bytes = 131072, outline_steps = 256, query_tile = 64, row_padding = 8, tail_keys = 8, bf16_path = "f32">
 // The options left at 0 (-1 for the projection tiles) take the target's
 // sizes (Strategy.h): blocks of at most 64 x 64, vectors of 4 to 16 lanes.
 // TARGET-LABEL: func.func @matmul(

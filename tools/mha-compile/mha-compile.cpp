@@ -153,9 +153,8 @@ int configureTarget(mlir::mha::MhaPipelineOptions &pipelineOptions) {
   // LLVM does not know is refused below.
   pipelineOptions.cpu = cpu == "native" ? std::string("host") : cpu.getValue();
   // The library runs on --cpu, not necessarily on this machine: the bf16
-  // dot paths need that CPU's instructions, or the library could not run,
-  // and `auto` takes AMX where that CPU has it, vdpbf16ps where that CPU
-  // runs it at the FMA's rate.
+  // dot paths need that CPU's instructions, or the library could not run.
+  // (`auto` is the target's choice, made by mha-strategy.)
   {
     llvm::Expected<bool> hasBF16 =
         ::mha::compile::cpuHasFeature(cpu, "avx512bf16");
@@ -165,11 +164,6 @@ int configureTarget(mlir::mha::MhaPipelineOptions &pipelineOptions) {
         ::mha::compile::cpuHasFeature(cpu, "amx-bf16");
     if (!hasAMX)
       return fail(hasAMX.takeError(), kCompileFailed);
-    pipelineOptions.targetHasAMX = *hasAMX;
-    pipelineOptions.targetRunsBF16DotAtFmaRate =
-        *hasBF16 && mlir::mha::cpuRunsBF16DotAtFmaRate(
-                        cpu == "native" ? llvm::sys::getHostCPUName()
-                                        : llvm::StringRef(cpu));
     if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Avx512 && !*hasBF16)
       return reportError("--bf16-dot=avx512 (or on) needs a --cpu with "
                          "AVX512_BF16; '" +

@@ -181,12 +181,13 @@ private:
     // The JIT compiles for this CPU: code with vdpbf16ps, or AMX tiles,
     // could not run where it lacks them.
     if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Avx512 &&
-        !mlir::mha::hostHasAVX512BF16())
+        !mlir::mha::TargetDescription::host().avx512bf16)
       return reportError("--bf16-dot=avx512 (or on) needs a CPU with "
                          "AVX512_BF16; this one has none"),
              kBadInput;
     if (pipelineOptions.bf16Dot == mlir::mha::BF16DotMode::Amx &&
-        !::mha::runtime::processMayUseAMX(mlir::mha::hostHasAMXBF16()))
+        !::mha::runtime::processMayUseAMX(
+            mlir::mha::TargetDescription::host().amxBF16))
       return reportError("--bf16-dot=amx needs a CPU with AMX-BF16 and a "
                          "kernel that lets this process use the AMX tile "
                          "data; this one has not: " +
@@ -583,8 +584,8 @@ static int run(int argc, char **argv) {
     return kBadInput;
   // The JIT runs the code in this process: `bf16-dot=auto` takes AMX only
   // where Linux lets this process use the tile data.
-  pipelineOptions.targetHasAMX =
-      ::mha::runtime::processMayUseAMX(pipelineOptions.targetHasAMX);
+  pipelineOptions.targetMayUseAMX = ::mha::runtime::processMayUseAMX(
+      mlir::mha::TargetDescription::host().amxBF16);
   return Run(threads, pipelineOptions,
              llvm::ArrayRef<const char *>(argv, argc).drop_front())();
 }
