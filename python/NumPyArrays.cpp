@@ -11,16 +11,9 @@ using namespace ::mha::runtime;
 namespace mha::python {
 
 ElementType elementTypeOf(const GraphArgument &argument) {
-  mlir::Type element = argument.type.getElementType();
-  if (element.isF32())
-    return ElementType::F32;
-  if (element.isBF16())
-    return ElementType::BF16;
-  if (element.isInteger(64))
-    return ElementType::I64;
-  if (element.isInteger(8))
-    return ElementType::I8;
-  return ElementType::Bool;
+  // readSignature refuses the others.
+  return getStoredElementType(argument.type.getElementType())
+      .value_or(ElementType::Bool);
 }
 
 ElementType callerTypeOf(const GraphArgument &argument) {

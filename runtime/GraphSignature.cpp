@@ -33,12 +33,11 @@ std::string GraphSignature::listNames() const {
                     ", ");
 }
 
-/// The element types mha-run can pass: f32 data, i1 masks and i64 cache
-/// lengths, as the .npy files hold them. A bf16 argument is given as float32
-/// and rounded (runtime/BFloat16.h): NumPy has no bfloat16.
-static std::optional<ElementType> toNpyType(Type type) {
-  if (type.isF32() || type.isBF16())
+std::optional<ElementType> getStoredElementType(Type type) {
+  if (type.isF32())
     return ElementType::F32;
+  if (type.isBF16())
+    return ElementType::BF16;
   if (type.isInteger(1))
     return ElementType::Bool;
   if (type.isInteger(64))
@@ -48,6 +47,11 @@ static std::optional<ElementType> toNpyType(Type type) {
   if (type.isInteger(32))
     return ElementType::I32;
   return std::nullopt;
+}
+
+std::optional<ElementType> getCallerElementType(Type type) {
+  std::optional<ElementType> stored = getStoredElementType(type);
+  return stored == ElementType::BF16 ? ElementType::F32 : stored;
 }
 
 /// The argument `value` is, updated in place: the argument itself, or the
@@ -80,11 +84,12 @@ llvm::Expected<GraphSignature> readSignature(func::FuncOp func) {
         index, mlir::mha::MhaDialect::NameAttrHelper::getNameStr());
     argument.name = name ? name.str() : llvm::formatv("arg{0}", index).str();
     argument.type = dyn_cast<RankedTensorType>(argType);
-    if (!argument.type || !toNpyType(argument.type.getElementType()))
+    if (!argument.type || !getCallerElementType(argument.type.getElementType()))
       return createStringError(
           llvm::formatv("argument '{0}' of @{1} has type {2}; mha-run passes "
                         "ranked tensors of f32 or bf16 (or i1 for masks, i64 "
-                        "for cache lengths)",
+                        "for cache lengths, i8 for int8 caches, i32 for block "
+                        "tables)",
                         argument.name, func.getSymName(), argType));
     // An input of a `?` size must be at least 1 long (checkInput); a size
     // written as 0 is no better, and the lowering does not handle it.
@@ -156,7 +161,7 @@ static std::string formatDeclaredShape(RankedTensorType type) {
 
 llvm::Error checkInput(const GraphArgument &argument, const NpyArray &array,
                        llvm::StringRef source) {
-  ElementType expected = *toNpyType(argument.type.getElementType());
+  ElementType expected = *getCallerElementType(argument.type.getElementType());
   if (array.elementType != expected)
     return createStringError(
         llvm::formatv("input '{0}' ({1}): expected dtype {2}, found {3}",

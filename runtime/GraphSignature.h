@@ -30,6 +30,16 @@ struct GraphArgument {
   mlir::RankedTensorType type;
 };
 
+/// The element type the compiled code holds values of `type` in: F32,
+/// BF16, Bool (i1 masks), I64, I8 or I32; nullopt for a type the runtime
+/// cannot pass.
+std::optional<ElementType> getStoredElementType(mlir::Type type);
+
+/// The element type a caller gives values of `type` in (an .npy file, a
+/// NumPy or C array): the stored one, but float32 for bf16, which the
+/// runtime rounds (runtime/BFloat16.h): NumPy has no bfloat16.
+std::optional<ElementType> getCallerElementType(mlir::Type type);
+
 /// One `?` dimension of one argument.
 struct ArgumentDim {
   /// The argument's index.
@@ -113,9 +123,7 @@ struct GraphSignature {
   std::string listNames() const;
   /// True when some result is an argument updated in place (a graph that
   /// appends to key/value caches).
-  bool hasUpdatedArguments() const {
-    return resultAliases.size() > 1;
-  }
+  bool hasUpdatedArguments() const { return resultAliases.size() > 1; }
 };
 
 /// Reads the signature of `func` (which verifies): ranked f32, i1 or i64

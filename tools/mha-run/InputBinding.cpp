@@ -192,16 +192,8 @@ getRandomShapes(const GraphSignature &signature, llvm::StringRef dimsSpec) {
 }
 
 ElementType getElementType(const GraphArgument &argument) {
-  mlir::Type element = argument.type.getElementType();
-  if (element.isInteger(1))
-    return ElementType::Bool;
-  if (element.isInteger(64))
-    return ElementType::I64;
-  if (element.isInteger(8))
-    return ElementType::I8;
-  if (element.isInteger(32))
-    return ElementType::I32;
-  return ElementType::F32;
+  return getCallerElementType(argument.type.getElementType())
+      .value_or(ElementType::F32);
 }
 
 /// Checks, before anything is allocated, that random data for `argument`
