@@ -18,6 +18,45 @@ using namespace mlir;
 
 namespace mha::graphs {
 
+/// Appends the caches' arguments to `args`: k_cache and v_cache (each
+/// followed by its scales when int8), or a paged cache's pools k_pool and
+/// v_pool and its block_table; then cache_lengths. The caches' types are
+/// appended to `resultTypes` (the function returns them after y).
+static void addCacheArguments(OpBuilder &builder,
+                              SmallVectorImpl<std::pair<StringRef, Type>> &args,
+                              const LayerConfig &c, int64_t batchSize,
+                              Type cacheData,
+                              SmallVectorImpl<Type> &resultTypes) {
+  size_t firstCache = args.size();
+  // Paged: M pages of P rows per sequence, out of a pool of B * M pages
+  // (`?` with a `?` batch) that the block table hands out.
+  bool paged = c.pagedKv != 0, int8 = c.cacheElement == CacheElement::Int8;
+  int64_t pagesPerSequence = paged ? llvm::divideCeil(c.kvCache, c.pagedKv) : 0;
+  Type f32 = builder.getF32Type();
+  auto add = [&](StringRef name, ArrayRef<int64_t> shape, Type element) {
+    args.push_back({name, RankedTensorType::get(shape, element)});
+  };
+  int64_t poolPages = ShapedType::isDynamic(batchSize)
+                          ? ShapedType::kDynamic
+                          : batchSize * pagesPerSequence;
+  if (paged) {
+    add("k_pool", {poolPages, c.numKvHeads, c.pagedKv, c.headDim}, cacheData);
+    add("v_pool", {poolPages, c.numKvHeads, c.pagedKv, c.valueDim}, cacheData);
+  } else {
+    add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, cacheData);
+    if (int8)
+      add("k_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
+    add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, cacheData);
+    if (int8)
+      add("v_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
+  }
+  for (size_t i = firstCache; i < args.size(); ++i)
+    resultTypes.push_back(args[i].second);
+  if (paged)
+    add("block_table", {batchSize, pagesPerSequence}, builder.getI32Type());
+  add("cache_lengths", {batchSize}, builder.getI64Type());
+}
+
 OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
                                            const LayerConfig &c) {
   context.getOrLoadDialect<arith::ArithDialect>();
@@ -40,33 +79,12 @@ OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   Type cacheData = int8 ? Type(builder.getI8Type()) : data;
   add("x", {batchSize, queries, c.modelDim}, data);
   addWeightArguments(args, c, data);
-  size_t firstCache = args.size();
-  // Paged: M pages of P rows per sequence, out of a pool of B * M pages
-  // (`?` with a `?` batch) that the block table hands out.
   bool paged = c.pagedKv != 0;
   int64_t pagesPerSequence = paged ? llvm::divideCeil(c.kvCache, c.pagedKv) : 0;
-  int64_t poolPages = ShapedType::isDynamic(batchSize)
-                          ? ShapedType::kDynamic
-                          : batchSize * pagesPerSequence;
-  if (paged) {
-    add("k_pool", {poolPages, c.numKvHeads, c.pagedKv, c.headDim}, cacheData);
-    add("v_pool", {poolPages, c.numKvHeads, c.pagedKv, c.valueDim}, cacheData);
-  } else {
-    add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, cacheData);
-    if (int8)
-      add("k_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
-    add("v_cache", {batchSize, c.numKvHeads, c.kvCache, c.valueDim}, cacheData);
-    if (int8)
-      add("v_scales", {batchSize, c.numKvHeads, c.kvCache}, f32);
-  }
   // y, and the caches the call updates in place.
   auto resultType = RankedTensorType::get({batchSize, queries, c.outDim}, f32);
   SmallVector<Type> resultTypes = {resultType};
-  for (size_t i = firstCache; i < args.size(); ++i)
-    resultTypes.push_back(args[i].second);
-  if (paged)
-    add("block_table", {batchSize, pagesPerSequence}, builder.getI32Type());
-  add("cache_lengths", {batchSize}, builder.getI64Type());
+  addCacheArguments(builder, args, c, batchSize, cacheData, resultTypes);
   addVariantArguments(args, c, f32, batchSize, queries,
                       paged ? pagesPerSequence * c.pagedKv : c.kvCache);
 
