@@ -304,9 +304,10 @@ declaredArray(StringRef headerText, StringRef name, size_t &byteCount) {
 
   std::optional<ElementType> type = parseDescr(header.descr);
   if (!type)
-    return makeError(name, "unsupported dtype '" + header.descr +
-                               "' (supported: '<f4' for float32, '|b1' for "
-                               "bool, '<i8' for int64, '|i1' for int8)");
+    return makeError(
+        name, "unsupported dtype '" + header.descr +
+                  "' (supported: '<f4' for float32, '|b1' for "
+                  "bool, '<i8' for int64, '|i1' for int8, '<i4' for int32)");
   if (header.fortranOrder)
     return makeError(name, "Fortran-order arrays are not supported; save "
                            "with np.ascontiguousarray");

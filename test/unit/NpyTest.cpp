@@ -183,6 +183,27 @@ TEST_F(NpyFileTest, RoundTripInt8) {
   }
 }
 
+// The block tables of paged caches: '<i4', as NumPy writes int32, with the
+// ends of the range kept exactly.
+TEST_F(NpyFileTest, RoundTripInt32) {
+  NpyArray array = NpyArray::zeros(ElementType::I32, {2, 2});
+  const int32_t values[] = {0, 7, -1, 2147483647};
+  for (int64_t i = 0; i < 4; ++i)
+    array.i32()[i] = values[i];
+  expectRoundTrip(array, path("t.npy"));
+  llvm::Expected<std::string> bytes = serializeNpy(array);
+  ASSERT_TRUE(bool(bytes));
+  EXPECT_TRUE(StringRef(*bytes).contains(
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }"));
+  llvm::Expected<NpyArray> parsed = parseNpy(
+      makeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }",
+              StringRef("\xfe\xff\xff\xff", 4)),
+      "t.npy");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_EQ(parsed->elementType, ElementType::I32);
+  EXPECT_EQ(parsed->i32()[0], -2);
+}
+
 TEST(NpyTest, WritesWhatNumpyWrites) {
   for (const char *file :
        {"causal/b_o.npy", "causal/x.npy", "padmask/mask.npy"}) {
@@ -403,7 +424,7 @@ TEST(NpyErrorTest, BigEndianFloat) {
       makeNpy("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }",
               floatBytes(1)),
       "unsupported dtype '>f4' (supported: '<f4' for float32, '|b1' for "
-      "bool, '<i8' for int64, '|i1' for int8)"));
+      "bool, '<i8' for int64, '|i1' for int8, '<i4' for int32)"));
 }
 
 TEST(NpyErrorTest, Float64) {
@@ -412,9 +433,9 @@ TEST(NpyErrorTest, Float64) {
               floatBytes(2)),
       "unsupported dtype '<f8'"));
   EXPECT_TRUE(failsWith(
-      makeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }",
+      makeNpy("{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }",
               floatBytes(1)),
-      "unsupported dtype '<i4'"));
+      "unsupported dtype '<u4'"));
 }
 
 TEST(NpyErrorTest, FortranOrder) {
