@@ -210,6 +210,8 @@ static void buildLoopsPipeline(OpPassManager &pm,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(createMhaOrderConstantGlobals(
+      MhaOrderConstantGlobalsOptions{bufferize.bufferAlignment}));
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // A tile written back to the scratch it was sliced from bufferizes to a
   // copy between two identical subviews: CSE makes them one value and the

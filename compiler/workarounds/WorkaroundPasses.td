@@ -87,6 +87,22 @@ def MhaExpandShapeMetadata : Pass<"mha-expand-shape-metadata", "func::FuncOp"> {
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
+def MhaOrderConstantGlobals : Pass<"mha-order-constant-globals", "ModuleOp"> {
+  let summary = "Make the globals of tensor constants in the module's order";
+  let description = [{
+    Before `one-shot-bufferize`: makes the `memref.global` of each tensor
+    `arith.constant`, in the order of the module's functions and their ops,
+    as bufferization would (`bufferization::getGlobalFor`, with the same
+    alignment), so that bufferization reuses them instead of making them in
+    the order of its DenseMap of functions, which changes from run to run.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "uint64_t", /*default=*/"64",
+           "The globals' alignment: one-shot-bufferize's buffer-alignment">,
+  ];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 def MhaLowerScalarTransfers
     : Pass<"mha-lower-scalar-transfers", "func::FuncOp"> {
   let summary = "Rewrite vector transfers of one element as memref loads and "
