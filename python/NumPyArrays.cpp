@@ -31,6 +31,8 @@ py::dtype dtypeOf(ElementType type) {
     return py::dtype::of<int64_t>();
   case ElementType::I8:
     return py::dtype::of<int8_t>();
+  case ElementType::I32:
+    return py::dtype::of<int32_t>();
   case ElementType::Bool:
     break;
   }
