@@ -52,7 +52,7 @@ def Mha_CodegenSizesAttr : AttrDef<Mha_Dialect, "CodegenSizes"> {
       tile, 0 (the whole dimension) to 4096;
 
     and the sizes of single passes, each 0 where not recorded (the pass
-    then takes its option's default):
+    then needs its option set):
 
     - `chunk_bytes`, `chunk_rows`: `mha-batch-chunks`' `cache-bytes` and
       `min-rows`;

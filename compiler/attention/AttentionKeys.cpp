@@ -169,23 +169,26 @@ LogicalResult SdpaTiling::makeKeysT(RewriterBase &rewriter, bool packedKeys) {
   auto type = RankedTensorType::get(
       {keyType.getDimSize(0), kvHeads, keyDim, keyType.getDimSize(2)},
       keyType.getElementType());
-  // Kᵀ's rows are padded by one cache line: a key block's dk rows, S keys
-  // apart, would otherwise fall into the same few cache sets whenever S is
-  // a multiple of 256 (8 KiB rows at S = 2048), and evict each other
-  // between the query rows that read them. Kᵀ is a view of the padded
-  // buffer (alloc_tensor: a slice of an empty tensor would fold into a
-  // smaller one).
-  constexpr int64_t kRowPadding = 16;
+  // Kᵀ's rows are padded by the function's row_padding (one vector): a key
+  // block's dk rows, S keys apart, would otherwise fall into the same few
+  // cache sets whenever S is a multiple of 256 (8 KiB rows at S = 2048),
+  // and evict each other between the query rows that read them. Kᵀ is a
+  // view of the padded buffer (alloc_tensor: a slice of an empty tensor
+  // would fold into a smaller one). mha-tile-attention refuses a function
+  // without a record.
+  CodegenSizesAttr sizes =
+      getRecordedCodegenSizes(rewriter.getInsertionBlock()->getParentOp());
+  int64_t rowPadding = sizes ? sizes.getRowPadding() : 0;
   SmallVector<int64_t> paddedShape(type.getShape());
   if (ShapedType::isStatic(paddedShape.back()))
-    paddedShape.back() += kRowPadding;
+    paddedShape.back() += rowPadding;
   auto paddedType = RankedTensorType::get(paddedShape, type.getElementType());
   SmallVector<Value> dynamicSizes;
   if (type.isDynamicDim(0))
     dynamicSizes.push_back(
         getValueOrCreateConstantIndexOp(rewriter, loc, batch));
   OpFoldResult paddedKeys =
-      apply(rewriter, rewriter.getAffineDimExpr(0) + kRowPadding, {numKeys});
+      apply(rewriter, rewriter.getAffineDimExpr(0) + rowPadding, {numKeys});
   if (type.isDynamicDim(3))
     dynamicSizes.push_back(
         getValueOrCreateConstantIndexOp(rewriter, loc, paddedKeys));

@@ -101,6 +101,9 @@ OnlineSoftmaxBuilder::OnlineSoftmaxBuilder(OpBuilder &builder, Location loc,
       keyTile(keyTile) {
   keyDim = cast<RankedTensorType>(tile.key.getType()).getDimSize(1);
   valueDim = cast<RankedTensorType>(tile.value.getType()).getDimSize(1);
+  if (CodegenSizesAttr sizes = getRecordedCodegenSizes(
+          builder.getInsertionBlock()->getParentOp()))
+    tailKeys = sizes.getTailKeys();
 }
 
 bool AttentionTile::isOneQuery() const {
@@ -348,8 +351,8 @@ OnlineSoftmaxBuilder::iterateKeyRange(const OnlineSoftmaxState &state,
   SmallVector<int64_t> blockSizes;
   if (fits(keyTile))
     blockSizes.push_back(keyTile);
-  if (keyTile > kTailKeys && fits(kTailKeys))
-    blockSizes.push_back(kTailKeys);
+  if (tailKeys > 0 && keyTile > tailKeys && fits(tailKeys))
+    blockSizes.push_back(tailKeys);
   return updateByKeys(state, begin, end, causal, blockSizes,
                       /*fullBlocks=*/false);
 }

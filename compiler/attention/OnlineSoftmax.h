@@ -15,6 +15,8 @@
 #ifndef MHA_COMPILER_ATTENTION_ONLINESOFTMAX_H
 #define MHA_COMPILER_ATTENTION_ONLINESOFTMAX_H
 
+#include "compiler/codegen/Strategy.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OpDefinition.h"
@@ -141,8 +143,8 @@ public:
 
   /// The blocks of [begin, end) where `end - begin` is only known at run
   /// time: as many whole blocks of BK keys as fit, then whole blocks of
-  /// `kTailKeys` keys, then the rest (< kTailKeys keys): the key loop of BK
-  /// with its last block peeled, that block tiled again by `kTailKeys` and
+  /// `tailKeys` keys, then the rest (< tailKeys keys): the key loop of BK
+  /// with its last block peeled, that block tiled again by `tailKeys` and
   /// peeled (tileKeys). The first two loops have static shapes (so they are
   /// vectorized); only the few keys of the last have dynamic ones. Decoding
   /// needs it: a sequence's keys end at its own length, which no tile size
@@ -151,8 +153,11 @@ public:
                                      OpFoldResult begin, OpFoldResult end,
                                      bool causal);
 
-  /// Keys per block of the tail of `iterateKeyRange`.
-  static constexpr int64_t kTailKeys = 16;
+  /// Keys per block of the tail of `iterateKeyRange`: the function's
+  /// recorded tail_keys (mha-strategy: one vector of f32, so that no block
+  /// but the last is shorter than a vector), 0 (no such blocks) without a
+  /// record, which mha-tile-attention refuses.
+  int64_t tailKeys = 0;
 
   /// out = l == 0 ? 0 : acc / l, in place of acc: a row that attended no
   /// key gives exactly 0.

@@ -238,6 +238,23 @@ struct MhaTileAttentionPass
 
   void runOnOperation() override {
     MhaTileAttentionOptions options = getOptions();
+    // The tiles pad Kᵀ's rows and cut the last key blocks by the
+    // function's record (row_padding, tail_keys).
+    bool tiles = options.attention != AttentionMode::Decomposed &&
+                 getOperation()
+                     .walk([](Operation *op) {
+                       return isa<SdpaOp, SdpaSplitOp>(op)
+                                  ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+                     })
+                     .wasInterrupted();
+    CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation());
+    if (tiles && (!sizes || !sizes.getRowPadding() || !sizes.getTailKeys())) {
+      getOperation().emitError()
+          << "mha-tile-attention: no #mha.codegen_sizes record with "
+             "row_padding and tail_keys: run mha-strategy first";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     populateTileAttentionPatterns(patterns, options);
     walkAndApplyPatterns(getOperation(), std::move(patterns));

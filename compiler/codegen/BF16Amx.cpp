@@ -397,18 +397,29 @@ struct MhaBF16AmxPass : mha::impl::MhaBF16AmxBase<MhaBF16AmxPass> {
     std::optional<BF16Path> path = getRecordedBF16Path(getOperation());
     if (path && *path != BF16Path::Amx)
       return;
-    // Each size: the option where set, else the record (mha-strategy),
-    // else the sizes of one Sapphire Rapids core.
-    CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation());
-    auto pick = [](int64_t option, int64_t recorded, int64_t fallback) {
-      if (option != 0)
-        return option;
-      return recorded > 0 ? recorded : fallback;
+    // Each size: the option where set, else the record (mha-strategy).
+    if (!hasBF16Projections(getOperation()))
+      return;
+    auto pick = [&](int64_t option, llvm::StringRef name,
+                    int64_t (*recorded)(CodegenSizesAttr)) {
+      return getOptionOrRecorded(getOperation(), "mha-bf16-amx", option, name,
+                                 recorded);
     };
-    int64_t rowTile = pick(this->rowTile, sizes ? sizes.getAmxRows() : 0, 64);
-    int64_t kChunk = pick(this->kChunk, sizes ? sizes.getAmxKChunk() : 0, 16);
-    int64_t l1Bytes =
-        pick(this->l1Bytes, sizes ? sizes.getL1Bytes() : 0, 48 * 1024);
+    FailureOr<int64_t> rowTiles =
+        pick(this->rowTile, "row-tile", [](CodegenSizesAttr sizes) -> int64_t {
+          return sizes.getAmxRows();
+        });
+    FailureOr<int64_t> kChunks =
+        pick(this->kChunk, "k-chunk", [](CodegenSizesAttr sizes) -> int64_t {
+          return sizes.getAmxKChunk();
+        });
+    FailureOr<int64_t> l1 =
+        pick(this->l1Bytes, "l1-bytes", [](CodegenSizesAttr sizes) -> int64_t {
+          return sizes.getL1Bytes();
+        });
+    if (failed(rowTiles) || failed(kChunks) || failed(l1))
+      return signalPassFailure();
+    int64_t rowTile = *rowTiles, kChunk = *kChunks, l1Bytes = *l1;
     if (rowTile < kAmxTile || rowTile % kAmxTile != 0 || colTile < 1 ||
         kChunk < 1) {
       getOperation().emitError()

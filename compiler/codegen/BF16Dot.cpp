@@ -186,6 +186,15 @@ static void eraseDeadChain(Operation *op) {
     eraseDeadChain(definition);
 }
 
+bool mlir::mha::hasBF16Projections(Operation *root) {
+  return root
+      ->walk([](linalg::GenericOp op) {
+        return matchBF16Projection(op) ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 void mlir::mha::replaceBF16Projections(
     Operation *root,
     llvm::function_ref<Value(ImplicitLocOpBuilder &, BF16Projection &)>
@@ -388,14 +397,15 @@ struct MhaBF16DotPass : mha::impl::MhaBF16DotBase<MhaBF16DotPass> {
           << " rows=" << int64_t(rows);
       return signalPassFailure();
     }
-    // The lanes: the option where set, else the record (mha-strategy),
-    // else a zmm register's 16.
-    int64_t vectorLanes = lanes;
-    if (vectorLanes == 0) {
-      CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation());
-      vectorLanes =
-          sizes && sizes.getBf16Lanes() > 0 ? sizes.getBf16Lanes() : 16;
-    }
+    // The lanes: the option where set, else the record (mha-strategy).
+    if (!hasBF16Projections(getOperation()))
+      return;
+    FailureOr<int64_t> recordedLanes = getOptionOrRecorded(
+        getOperation(), "mha-bf16-dot", lanes, "lanes",
+        [](CodegenSizesAttr sizes) { return sizes.getBf16Lanes(); });
+    if (failed(recordedLanes))
+      return signalPassFailure();
+    int64_t vectorLanes = *recordedLanes;
     if (!llvm::is_contained({4, 8, 16}, vectorLanes)) {
       getOperation().emitError()
           << "mha-bf16-dot expects lanes 4, 8 or 16, got " << vectorLanes;

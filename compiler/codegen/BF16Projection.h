@@ -79,6 +79,10 @@ BF16TileLoop buildBF16TileLoop(ImplicitLocOpBuilder &b,
 std::pair<int64_t, int64_t> getBF16Tiles(Operation *function, int64_t rowTile,
                                          int64_t colTile);
 
+/// Whether `root` holds a `mha.bf16_dot` projection that the kernels lower:
+/// only then do they need their sizes.
+bool hasBF16Projections(Operation *root);
+
 /// Replaces each `mha.bf16_dot` projection under `root` by the value that
 /// `buildKernel` builds for it (before the generic), then erases the generic
 /// and what it leaves unused: its init and the side-effect-free ops that

@@ -36,7 +36,7 @@ def MhaBF16Dot : Pass<"mha-bf16-dot", "func::FuncOp"> {
            "Rows of a register block (2 accumulators each)">,
     Option<"lanes", "lanes", "int64_t", /*default=*/"0",
            "f32 lanes of a vector: 4, 8 or 16 (0: mha.codegen's "
-           "bf16_lanes, else 16)">,
+           "bf16_lanes)">,
   ];
   let dependentDialects = [
     "arith::ArithDialect",
@@ -69,19 +69,18 @@ def MhaBF16Amx : Pass<"mha-bf16-amx", "func::FuncOp"> {
            "Rows (tokens) of the result per parallel tile (a multiple of "
            "16); 4 times as many (at most the tokens, in blocks of 32) "
            "where a column block's weight panel fits in L1 (l1-bytes) (0: "
-           "mha.codegen's amx_rows, else 64)">,
+           "mha.codegen's amx_rows)">,
     Option<"colTile", "col-tile", "int64_t", /*default=*/"128",
            "Columns of the result per parallel tile at most (a multiple of "
            "32 that divides the columns, per head)">,
     Option<"kChunk", "k-chunk", "int64_t", /*default=*/"0",
            "Steps of 32 k unrolled between two round trips of the "
-           "accumulators through memory (0: mha.codegen's amx_k_chunk, "
-           "else 16)">,
+           "accumulators through memory (0: mha.codegen's amx_k_chunk)">,
     Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"0",
            "L1 data cache of one core: a column block's weight panel "
            "(K by 32 columns of bf16) within two thirds of it stays there "
            "for the tile's row blocks, which then take 4 times row-tile "
-           "rows (0: mha.codegen's l1_bytes, the target's; else 48 KiB)">,
+           "rows (0: mha.codegen's l1_bytes, the target's)">,
   ];
   let dependentDialects = [
     "amx::AMXDialect",
@@ -155,7 +154,8 @@ def MhaWeightLayouts : Pass<"mha-weight-layouts", "ModuleOp"> {
       `linalg::packTranspose`), its result computed as `[..., N/P, P]`, a
       view of the same buffer, so that each parallel tile reads one
       contiguous panel. Otherwise (P = 0 or not a divisor) with rows padded
-      by 16 floats: consecutive rows fall into consecutive sets.
+      by `row-padding` floats (the layer's `mha.codegen` row_padding, one
+      vector): consecutive rows fall into different sets.
 
     A weight that a prepare function computes is stored so by that
     function (the layer's argument grows by the padding); a weight
@@ -169,6 +169,9 @@ def MhaWeightLayouts : Pass<"mha-weight-layouts", "ModuleOp"> {
            "Columns per panel of a weight read along its columns, where the "
            "layer has no mha.codegen (whose projection_cols it is otherwise; "
            "0: padded rows instead)">,
+    Option<"rowPadding", "row-padding", "int64_t", /*default=*/"0",
+           "Floats added to each padded row (0: the layer's mha.codegen "
+           "row_padding)">,
   ];
   let dependentDialects = [
     "arith::ArithDialect",
@@ -354,7 +357,7 @@ def MhaStackScratch : Pass<"mha-stack-scratch", "func::FuncOp"> {
   let options = [
     Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"0",
            "Most bytes of scratch per parallel loop put on the stack (0: "
-           "the function's mha.codegen stack_bytes, else 128 KiB)">,
+           "the function's mha.codegen stack_bytes)">,
   ];
   let dependentDialects = ["memref::MemRefDialect"];
 }
@@ -392,8 +395,8 @@ def MhaStrategy : Pass<"mha-strategy", "ModuleOp"> {
       `mha-unroll-reductions` read, and the sizes of `mha-batch-chunks`,
       `mha-bf16-amx`, `mha-bf16-dot`, `mha-stack-scratch` and
       `mha-outline-register-blocks` (their own options, where set,
-      override the record; where neither is there they take their
-      defaults);
+      override the record; where neither is there they fail, but
+      `mha-outline-register-blocks`, which takes 256);
     - on the same record, `bf16_path`: the path of the bf16 projections
       that `bf16-dot` asks for, where `auto` is the target's (AMX where it
       has AMX-BF16, vdpbf16ps where it runs it at the FMA's rate, AMD's

@@ -68,24 +68,25 @@ struct MhaStackScratchPass
     : mha::impl::MhaStackScratchBase<MhaStackScratchPass> {
   using MhaStackScratchBase::MhaStackScratchBase;
 
-  /// The bound: the option where set, else the record (mha-strategy),
-  /// else 128 KiB.
+  /// The bound: the option where set, else the record (mha-strategy).
   int64_t boundBytes = 0;
 
   void runOnOperation() override {
-    boundBytes = maxBytes;
-    if (boundBytes <= 0) {
-      mha::CodegenSizesAttr sizes =
-          mha::getRecordedCodegenSizes(getOperation());
-      boundBytes = sizes && sizes.getStackBytes() > 0 ? sizes.getStackBytes()
-                                                      : 128 * 1024;
-    }
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) {
       // Outermost parallel loops only: they are the threads' tiles.
       if (!loop->getParentOfType<scf::ParallelOp>())
         loops.push_back(loop);
     });
+    if (loops.empty())
+      return;
+    FailureOr<int64_t> bound = mha::getOptionOrRecorded(
+        getOperation(), "mha-stack-scratch", std::max<int64_t>(maxBytes, 0),
+        "max-bytes",
+        [](mha::CodegenSizesAttr sizes) { return sizes.getStackBytes(); });
+    if (failed(bound))
+      return signalPassFailure();
+    boundBytes = *bound;
     for (scf::ParallelOp loop : loops)
       moveToStack(loop);
   }

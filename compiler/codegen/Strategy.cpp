@@ -197,6 +197,21 @@ std::optional<BF16Path> mlir::mha::getRecordedBF16Path(Operation *op) {
   return parseBF16Path(sizes.getBf16Path());
 }
 
+FailureOr<int64_t> mlir::mha::getOptionOrRecorded(
+    Operation *op, llvm::StringRef pass, int64_t option,
+    llvm::StringRef optionName,
+    llvm::function_ref<int64_t(CodegenSizesAttr)> recorded) {
+  if (option != 0)
+    return option;
+  if (CodegenSizesAttr sizes = getRecordedCodegenSizes(op))
+    if (int64_t size = recorded(sizes))
+      return size;
+  return op->emitError() << pass
+                         << ": no #mha.codegen_sizes record: run "
+                            "mha-strategy first or set "
+                         << optionName;
+}
+
 namespace {
 struct MhaStrategyPass : mha::impl::MhaStrategyBase<MhaStrategyPass> {
   using Base::Base;

@@ -192,13 +192,22 @@ CodegenSizesAttr getCodegenSizesAttr(MLIRContext *context,
                                      const CodegenStrategy &strategy);
 
 /// The sizes recorded on `op`'s function (or on `op`, a function), else
-/// null: the code generation passes read them there, and fall back on
-/// their own options where a function has none.
+/// null: the code generation passes read them there, unless their own
+/// options set them.
 CodegenSizesAttr getRecordedCodegenSizes(Operation *op);
 
 /// The bf16 path recorded on `op`'s function, else none (no record, or
 /// one written without it).
 std::optional<BF16Path> getRecordedBF16Path(Operation *op);
+
+/// A size of pass `pass` for `op`: `option` where it is set (not 0), else
+/// what `recorded` reads off its function's record (where that is set,
+/// not 0), else an error on `op`, "<pass>: no #mha.codegen_sizes record:
+/// run mha-strategy first or set <optionName>", and failure.
+FailureOr<int64_t>
+getOptionOrRecorded(Operation *op, llvm::StringRef pass, int64_t option,
+                    llvm::StringRef optionName,
+                    llvm::function_ref<int64_t(CodegenSizesAttr)> recorded);
 
 } // namespace mha
 } // namespace mlir

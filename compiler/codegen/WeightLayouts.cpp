@@ -51,9 +51,6 @@ using namespace mlir;
 using namespace mlir::mha;
 
 namespace {
-/// Floats added to each row of a padded weight: one cache line.
-constexpr int64_t kRowPadding = 16;
-
 /// How a weight is stored.
 enum class Layout { AsIs, HeadMajor, Panels, PaddedRows };
 
@@ -140,6 +137,8 @@ struct WeightReads {
   Layout layout = Layout::AsIs;
   /// Columns per panel (Layout::Panels).
   int64_t panelColumns = 0;
+  /// Floats added to each row (Layout::PaddedRows).
+  int64_t rowPadding = 0;
   SmallVector<OpOperand *> uses;
 };
 
@@ -246,7 +245,7 @@ RankedTensorType storedType(const WeightReads &reads) {
     shape.back() = reads.panelColumns;
     break;
   default:
-    shape.back() += kRowPadding;
+    shape.back() += reads.rowPadding;
   }
   return RankedTensorType::get(shape, reads.type.getElementType());
 }
@@ -420,6 +419,22 @@ struct MhaWeightLayoutsPass
       return signalPassFailure();
   }
 
+  /// The padding of `reads` with padded rows: the option where set, else
+  /// the layer's record (mha-strategy: one vector of f32, so that rows
+  /// whose bytes are a multiple of 4 KiB do not all start at one L1 set
+  /// and each row's vectors stay aligned).
+  LogicalResult setRowPadding(func::FuncOp layer, WeightReads &reads) {
+    if (reads.layout != Layout::PaddedRows)
+      return success();
+    FailureOr<int64_t> padding = getOptionOrRecorded(
+        layer, "mha-weight-layouts", rowPadding, "row-padding",
+        [](CodegenSizesAttr sizes) { return sizes.getRowPadding(); });
+    if (failed(padding))
+      return failure();
+    reads.rowPadding = *padding;
+    return success();
+  }
+
   LogicalResult relayout(func::FuncOp layer, SymbolTable &symbols) {
     MLIRContext *context = layer.getContext();
     MhaDialect::PrepareFunctionsAttrHelper helper(context);
@@ -446,6 +461,8 @@ struct MhaWeightLayoutsPass
       std::optional<WeightReads> reads = analyzeReads(prepared, panelColumns);
       if (!prepare || prepare.isExternal() || !reads)
         continue;
+      if (failed(setRowPadding(layer, *reads)))
+        return failure();
       auto returnOp =
           dyn_cast<func::ReturnOp>(prepare.getBody().back().getTerminator());
       if (!returnOp || returnOp.getNumOperands() != 1)
@@ -472,6 +489,8 @@ struct MhaWeightLayoutsPass
       std::optional<WeightReads> reads = analyzeReads(weight, panelColumns);
       if (!reads)
         continue;
+      if (failed(setRowPadding(layer, *reads)))
+        return failure();
       std::string name =
           (layer.getSymName() + "_prepare" + Twine(prepareFunctions.size()))
               .str();

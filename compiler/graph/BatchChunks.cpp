@@ -93,24 +93,35 @@ struct MhaBatchChunksPass : mha::impl::MhaBatchChunksBase<MhaBatchChunksPass> {
   using MhaBatchChunksBase::MhaBatchChunksBase;
 
   /// Bytes and rows of a chunk: the options where set, else the record
-  /// (mha-strategy), else the sizes of one AVX-512 core (a 2 MiB L2, 8
-  /// row tiles of 48).
+  /// (mha-strategy).
   int64_t budgetBytes = 0, fewestRows = 0;
 
   void runOnOperation() override {
     if (chunk == 0)
       return;
-    CodegenSizesAttr sizes = getRecordedCodegenSizes(getOperation());
-    auto pick = [](int64_t option, int64_t recorded, int64_t fallback) {
-      if (option > 0)
-        return option;
-      return recorded > 0 ? recorded : fallback;
-    };
-    budgetBytes =
-        pick(cacheBytes, sizes ? sizes.getChunkBytes() : 0, 2 * 1024 * 1024);
-    fewestRows = pick(minRows, sizes ? sizes.getChunkRows() : 0, 384);
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    // A chunk given in sequences needs no sizes.
+    if (ops.empty() || chunk > 0)
+      return tileAll(ops);
+    FailureOr<int64_t> bytes = getOptionOrRecorded(
+        getOperation(), "mha-batch-chunks", std::max<int64_t>(cacheBytes, 0),
+        "cache-bytes",
+        [](CodegenSizesAttr sizes) { return sizes.getChunkBytes(); });
+    if (failed(bytes))
+      return signalPassFailure();
+    FailureOr<int64_t> rows = getOptionOrRecorded(
+        getOperation(), "mha-batch-chunks", std::max<int64_t>(minRows, 0),
+        "min-rows",
+        [](CodegenSizesAttr sizes) { return sizes.getChunkRows(); });
+    if (failed(rows))
+      return signalPassFailure();
+    budgetBytes = *bytes;
+    fewestRows = *rows;
+    tileAll(ops);
+  }
+
+  void tileAll(ArrayRef<AttentionOp> ops) {
     IRRewriter rewriter(&getContext());
     for (AttentionOp op : ops)
       if (failed(tileOverBatch(rewriter, op)))

@@ -34,11 +34,10 @@ def MhaBatchChunks : Pass<"mha-batch-chunks", "func::FuncOp"> {
            "Sequences per chunk; -1 picks them from cache-bytes">,
     Option<"cacheBytes", "cache-bytes", "int64_t", /*default=*/"0",
            "Bytes that a chunk's intermediates may take (0: the function's "
-           "mha.codegen chunk_bytes, one core's L2; else 2 MiB)">,
+           "mha.codegen chunk_bytes, one core's L2)">,
     Option<"minRows", "min-rows", "int64_t", /*default=*/"0",
            "Query rows that a chunk has at least (0: the function's "
-           "mha.codegen chunk_rows, 8 row tiles of the projections; else "
-           "384)">,
+           "mha.codegen chunk_rows, 8 row tiles of the projections)">,
   ];
   let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect",
                            "tensor::TensorDialect"];

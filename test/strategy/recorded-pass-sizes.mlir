@@ -1,10 +1,9 @@
-// RUN: mha-opt %s -split-input-file -mha-batch-chunks -mha-stack-scratch | FileCheck %s
+// RUN: mha-opt %s -split-input-file -mha-batch-chunks -mha-stack-scratch -verify-diagnostics | FileCheck %s
 // RUN: mha-opt %s -split-input-file -mha-batch-chunks="cache-bytes=4194304 min-rows=100" -mha-stack-scratch=max-bytes=131072 | FileCheck %s --check-prefix=OPTIONS
 
 // The single passes read their sizes from the function's mha.codegen
 // (written by mha-strategy from the module's target); their options, where
-// set, override it, and without either they take their defaults (a 2 MiB
-// L2, 384 rows, 128 KiB of stack).
+// set, override it, and without either they stop with an error.
 //
 // Batch chunks with `?` lengths compute the chunk at run time: as many
 // sequences as fit in chunk_bytes / 4 floats (262144 / 4 = 65536) and at
@@ -45,15 +44,10 @@ func.func @recorded(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>, %n: index,
 
 // -----
 
-// No record: the defaults, 2 MiB / 4 floats, 384 rows, 128 KiB of stack.
-// Both buffers move, the first of them the body's first op (where the
-// pass's builder inserts).
-// CHECK-LABEL: func.func @unrecorded(
-//       CHECK:   arith.divui %c524288
-//       CHECK:   arith.ceildivui %c384
-//       CHECK:   scf.parallel
-//  CHECK-NEXT:     memref.alloca() {alignment = 64 : i64} : memref<64xf32>
-//  CHECK-NEXT:     memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// No record: mha-batch-chunks stops at its first size (an error per
+// function, exit 3 from mha-opt); with its options set, mha-stack-scratch
+// stops at its own.
+// expected-error @+1 {{mha-batch-chunks: no #mha.codegen_sizes record: run mha-strategy first or set cache-bytes}}
 func.func @unrecorded(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>, %n: index)
     -> tensor<?x?x512xf32> {
   %y = mha.attention %x weights(%w, %w, %w, %w) heads(8)

@@ -1,4 +1,4 @@
-// RUN: mha-opt %s -split-input-file -mha-batch-chunks="cache-bytes=4194304" \
+// RUN: mha-opt %s -split-input-file -mha-batch-chunks="cache-bytes=4194304 min-rows=384" \
 // RUN:   | FileCheck %s
 // RUN: mha-opt %s -split-input-file -mha-batch-chunks="chunk=2" \
 // RUN:   | FileCheck %s --check-prefix=TWO

@@ -1,6 +1,6 @@
 // RUN: mha-opt %s -split-input-file -mha-strategy="query-tile=16 key-tile=8" -mha-tile-attention \
 // RUN:   | FileCheck %s --implicit-check-not=mha.sdpa
-// RUN: mha-opt %s -split-input-file -mha-tile-attention="attention=auto" \
+// RUN: mha-opt %s -split-input-file -mha-strategy -mha-tile-attention="attention=auto" \
 // RUN:   | FileCheck %s --check-prefix=AUTO
 // RUN: mha-opt %s -split-input-file -mha-tile-attention="attention=decomposed" \
 // RUN:   | FileCheck %s --check-prefix=KEEP

@@ -1,4 +1,4 @@
-// RUN: mha-opt %s -split-input-file -mha-stack-scratch | FileCheck %s
+// RUN: mha-opt %s -split-input-file -mha-strategy -mha-stack-scratch | FileCheck %s
 // RUN: mha-opt %s -split-input-file -mha-stack-scratch=max-bytes=1024 | FileCheck %s --check-prefix=SMALL
 
 // A tile's scratch of static shape, freed in its own block (here in a

@@ -1,4 +1,4 @@
-// RUN: mha-opt %s -split-input-file -mha-weight-layouts | FileCheck %s
+// RUN: mha-opt %s -split-input-file -mha-weight-layouts="row-padding=16" | FileCheck %s
 
 // A prepared Q|K|V weight [D, H, d], read by heads with the reduction
 // outermost, is stored head by head: the prepare function transposes it

@@ -1,6 +1,6 @@
-// RUN: mha-opt %s -split-input-file -mha-weight-layouts="panel-columns=64" | FileCheck %s
-// RUN: mha-opt %s -split-input-file -mha-weight-layouts="panel-columns=96" | FileCheck %s --check-prefix=NODIV
-// RUN: mha-opt %s -split-input-file -mha-weight-layouts="panel-columns=64" -mha-tile-projections="row-tile=2 col-tile=64" | FileCheck %s --check-prefix=TILED
+// RUN: mha-opt %s -split-input-file -mha-weight-layouts="panel-columns=64 row-padding=16" | FileCheck %s
+// RUN: mha-opt %s -split-input-file -mha-weight-layouts="panel-columns=96 row-padding=16" | FileCheck %s --check-prefix=NODIV
+// RUN: mha-opt %s -split-input-file -mha-weight-layouts="panel-columns=64 row-padding=16" -mha-tile-projections="row-tile=2 col-tile=64" | FileCheck %s --check-prefix=TILED
 
 // The output projection's weight [H, dv, N], rows of 256 floats (1 KiB),
 // in panels of 64 columns: the prepare function stores it [N/64, H, dv, 64]
