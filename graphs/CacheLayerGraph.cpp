@@ -57,6 +57,45 @@ static void addCacheArguments(OpBuilder &builder,
   add("cache_lengths", {batchSize}, builder.getI64Type());
 }
 
+/// `value` widened to f32 (`arith.extf`, exact) where it is bf16.
+static Value widenBF16(OpBuilder &builder, Location loc, Value value) {
+  if (!value ||
+      !cast<RankedTensorType>(value.getType()).getElementType().isBF16())
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  return arith::ExtFOp::create(builder, loc, type.clone(builder.getF32Type()),
+                               value);
+}
+
+/// QK-norm, then RoPE at each new token's position in its sequence
+/// (lengths[b] + t), of the new queries `q` and keys `k`, before the keys
+/// are stored: the cache holds rotated keys, as the served models' caches
+/// do.
+static void applyQkNormAndRope(OpBuilder &builder, Location loc,
+                               const LayerConfig &c,
+                               llvm::function_ref<Value(StringRef)> lookup,
+                               Value lengths, Value &q, Value &k) {
+  const LayerVariants &variants = c.variants;
+  VariantAttrs attrs(builder, c);
+  if (variants.qkNorm) {
+    FloatAttr eps = builder.getF64FloatAttr(variants.qkNormEps.value_or(1e-6));
+    q = mlir::mha::RmsNormOp::create(builder, loc, q, lookup("q_norm"), eps);
+    k = mlir::mha::RmsNormOp::create(builder, loc, k, lookup("k_norm"), eps);
+  }
+  if (variants.rope.empty())
+    return;
+  auto rotate = [&](Value rows) -> Value {
+    return mlir::mha::RopeOp::create(
+        builder, loc, rows, lengths, lookup("rope_inv_freq"), attrs.rope,
+        builder.getI64IntegerAttr(variants.rotaryDim),
+        builder.getF64FloatAttr(variants.ropeBase.value_or(10000.0)),
+        builder.getF64FloatAttr(variants.ropeScale.value_or(1.0)),
+        builder.getF64FloatAttr(variants.ropeMscale.value_or(1.0)));
+  };
+  q = rotate(q);
+  k = rotate(k);
+}
+
 OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
                                            const LayerConfig &c) {
   context.getOrLoadDialect<arith::ArithDialect>();
@@ -101,13 +140,7 @@ OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   // bf16 bound (docs/dialect.md, "Element types"). bf16 mha ops would round
   // Q and the heads' output too.
   builder.setInsertionPointToEnd(body);
-  auto widen = [&](Value value) -> Value {
-    if (!value ||
-        !cast<RankedTensorType>(value.getType()).getElementType().isBF16())
-      return value;
-    auto type = cast<RankedTensorType>(value.getType());
-    return arith::ExtFOp::create(builder, loc, type.clone(f32), value);
-  };
+  auto widen = [&](Value value) { return widenBF16(builder, loc, value); };
   auto lookupWide = [&](StringRef name) { return widen(lookup(name)); };
   Value x = lookupWide("x");
   auto heads = [&](StringRef weight, StringRef bias, int64_t numHeads) {
@@ -120,28 +153,8 @@ OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   Value k = heads("w_k", "b_k", c.numKvHeads);
   Value v = heads("w_v", "b_v", c.numKvHeads);
   Value lengths = lookup("cache_lengths");
-  // QK-norm, then RoPE at each new token's position in its sequence
-  // (cache_lengths[b] + t), before the keys are stored: the cache holds
-  // rotated keys, as the served models' caches do.
-  const LayerVariants &variants = c.variants;
+  applyQkNormAndRope(builder, loc, c, lookup, lengths, q, k);
   VariantAttrs attrs(builder, c);
-  if (variants.qkNorm) {
-    FloatAttr eps = builder.getF64FloatAttr(variants.qkNormEps.value_or(1e-6));
-    q = mlir::mha::RmsNormOp::create(builder, loc, q, lookup("q_norm"), eps);
-    k = mlir::mha::RmsNormOp::create(builder, loc, k, lookup("k_norm"), eps);
-  }
-  if (!variants.rope.empty()) {
-    auto rotate = [&](Value rows) -> Value {
-      return mlir::mha::RopeOp::create(
-          builder, loc, rows, lengths, lookup("rope_inv_freq"), attrs.rope,
-          builder.getI64IntegerAttr(variants.rotaryDim),
-          builder.getF64FloatAttr(variants.ropeBase.value_or(10000.0)),
-          builder.getF64FloatAttr(variants.ropeScale.value_or(1.0)),
-          builder.getF64FloatAttr(variants.ropeMscale.value_or(1.0)));
-    };
-    q = rotate(q);
-    k = rotate(k);
-  }
   // The caches after the appends, in the order of the results, and the
   // keys and values attention reads from them.
   SmallVector<Value> caches;

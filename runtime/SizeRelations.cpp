@@ -229,6 +229,66 @@ SymbolicShape cacheAppendRules(RelationDeriver &relations,
   return c;
 }
 
+/// The result shape of one op of a key/value cache (dense, int8 or paged)
+/// from its operands' symbolic shapes, after stating its verifier's rules;
+/// std::nullopt for any other op.
+std::optional<SymbolicShape>
+deriveCacheOp(Operation &op, RelationDeriver &relations,
+              llvm::function_ref<SymbolicShape(Value)> shapeOf) {
+  auto any = Size::any();
+  return llvm::TypeSwitch<Operation *, std::optional<SymbolicShape>>(&op)
+      .Case(
+          [&](mlir::mha::CacheAppendOp append) -> std::optional<SymbolicShape> {
+            // The result has the cache's type (destination-style).
+            return cacheAppendRules(relations, shapeOf(append.getUpdate()),
+                                    shapeOf(append.getCache()),
+                                    shapeOf(append.getLengths()));
+          })
+      .Case([&](mlir::mha::CacheAppendQuantizedOp append)
+                -> std::optional<SymbolicShape> {
+        // The codes' rules are mha.cache_append's; the scales have one
+        // entry per row of the codes. (Result 1, the scales, has the
+        // scales' shape: deriveSizeRelations records it.)
+        SymbolicShape c = cacheAppendRules(
+            relations, shapeOf(append.getUpdate()), shapeOf(append.getCodes()),
+            shapeOf(append.getLengths()));
+        SymbolicShape s = shapeOf(append.getScales());
+        for (unsigned dim = 0; dim < 3; ++dim)
+          relations.equal(c[dim], s[dim]);
+        return c;
+      })
+      .Case([&](mlir::mha::PagedCacheAppendOp append)
+                -> std::optional<SymbolicShape> {
+        // One table row and one length per sequence; the pool's pages are
+        // only counted by the table's entries (checked by the tools).
+        SymbolicShape u = shapeOf(append.getUpdate());
+        SymbolicShape p = shapeOf(append.getPool());
+        SymbolicShape t = shapeOf(append.getTable());
+        relations.equal(u[0], t[0]);
+        relations.equal(refine(u[0], t[0]), shapeOf(append.getLengths())[0]);
+        relations.equal(p[1], u[1]);
+        relations.equal(p[3], u[3]);
+        return p;
+      })
+      .Case([&](mlir::mha::PagedViewOp view) -> std::optional<SymbolicShape> {
+        SymbolicShape p = shapeOf(view.getPool());
+        SymbolicShape t = shapeOf(view.getTable());
+        int64_t pages = staticOr(t[1], 0);
+        return SymbolicShape{
+            t[0], p[1], pages ? Size::fixed(pages * view.getPageSize()) : any,
+            p[3]};
+      })
+      .Case([&](mlir::mha::DequantizeOp dequantize)
+                -> std::optional<SymbolicShape> {
+        SymbolicShape c = shapeOf(dequantize.getCodes());
+        SymbolicShape s = shapeOf(dequantize.getScales());
+        for (unsigned dim = 0; dim < 3; ++dim)
+          relations.equal(c[dim], s[dim]);
+        return c;
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
 /// The result shape of one mha op from its operands' symbolic shapes, after
 /// stating its verifier's rules (or of an elementwise op); std::nullopt for
 /// any other op.
@@ -240,6 +300,9 @@ deriveOp(Operation &op, RelationDeriver &relations,
   if (op.hasTrait<OpTrait::Elementwise>() && op.getNumOperands() == 1 &&
       op.getNumResults() == 1)
     return shapeOf(op.getOperand(0));
+  if (std::optional<SymbolicShape> shape =
+          deriveCacheOp(op, relations, shapeOf))
+    return shape;
   auto any = Size::any();
   return llvm::TypeSwitch<Operation *, std::optional<SymbolicShape>>(&op)
       .Case([&](mlir::mha::ProjectOp project) -> std::optional<SymbolicShape> {
@@ -302,55 +365,6 @@ deriveOp(Operation &op, RelationDeriver &relations,
         // checkShapesFitTogether does not refine this result: it keeps its
         // declared type, whose `?` sizes agree with anything.
         return fromType(weights.getType());
-      })
-      .Case(
-          [&](mlir::mha::CacheAppendOp append) -> std::optional<SymbolicShape> {
-            // The result has the cache's type (destination-style).
-            return cacheAppendRules(relations, shapeOf(append.getUpdate()),
-                                    shapeOf(append.getCache()),
-                                    shapeOf(append.getLengths()));
-          })
-      .Case([&](mlir::mha::CacheAppendQuantizedOp append)
-                -> std::optional<SymbolicShape> {
-        // The codes' rules are mha.cache_append's; the scales have one
-        // entry per row of the codes. (Result 1, the scales, has the
-        // scales' shape: deriveSizeRelations records it.)
-        SymbolicShape c = cacheAppendRules(
-            relations, shapeOf(append.getUpdate()), shapeOf(append.getCodes()),
-            shapeOf(append.getLengths()));
-        SymbolicShape s = shapeOf(append.getScales());
-        for (unsigned dim = 0; dim < 3; ++dim)
-          relations.equal(c[dim], s[dim]);
-        return c;
-      })
-      .Case([&](mlir::mha::PagedCacheAppendOp append)
-                -> std::optional<SymbolicShape> {
-        // One table row and one length per sequence; the pool's pages are
-        // only counted by the table's entries (checked by the tools).
-        SymbolicShape u = shapeOf(append.getUpdate());
-        SymbolicShape p = shapeOf(append.getPool());
-        SymbolicShape t = shapeOf(append.getTable());
-        relations.equal(u[0], t[0]);
-        relations.equal(refine(u[0], t[0]), shapeOf(append.getLengths())[0]);
-        relations.equal(p[1], u[1]);
-        relations.equal(p[3], u[3]);
-        return p;
-      })
-      .Case([&](mlir::mha::PagedViewOp view) -> std::optional<SymbolicShape> {
-        SymbolicShape p = shapeOf(view.getPool());
-        SymbolicShape t = shapeOf(view.getTable());
-        int64_t pages = staticOr(t[1], 0);
-        return SymbolicShape{
-            t[0], p[1], pages ? Size::fixed(pages * view.getPageSize()) : any,
-            p[3]};
-      })
-      .Case([&](mlir::mha::DequantizeOp dequantize)
-                -> std::optional<SymbolicShape> {
-        SymbolicShape c = shapeOf(dequantize.getCodes());
-        SymbolicShape s = shapeOf(dequantize.getScales());
-        for (unsigned dim = 0; dim < 3; ++dim)
-          relations.equal(c[dim], s[dim]);
-        return c;
       })
       .Case(
           [&](mlir::mha::ConcatHeadsOp concat) -> std::optional<SymbolicShape> {
