@@ -362,24 +362,114 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
   return tile;
 }
 
-Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
-                            OpFoldResult queryStart, OpFoldResult tileRows,
-                            Value out) const {
+OpFoldResult SdpaTiling::laterOf(OpBuilder &builder, OpFoldResult bound,
+                                 OpFoldResult windowBegin) const {
+  if (!window)
+    return bound;
+  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
+  return affine::makeComposedFoldedAffineMax(
+      builder, loc, AffineMap::get(2, 0, {d0, d1}, builder.getContext()),
+      {bound, windowBegin});
+}
+
+OnlineSoftmaxState SdpaTiling::iteratePositionKeys(
+    OpBuilder &builder, OnlineSoftmaxBuilder &softmax, OnlineSoftmaxState state,
+    OpFoldResult queryStart, OpFoldResult rows, Value position) const {
   AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
   OpFoldResult zero = builder.getIndexAttr(0), one = builder.getIndexAttr(1);
-  OpFoldResult dv = builder.getIndexAttr(valueDim);
   auto applyExpr = [&](AffineExpr expr, ArrayRef<OpFoldResult> operands) {
     return apply(builder, expr, operands);
   };
-  // Where the blocks after `bound` start with a window whose blocks begin
-  // at `windowBegin`: the later of the two (`bound` itself without one).
-  auto laterOf = [&](OpFoldResult bound, OpFoldResult windowBegin) {
-    if (!window)
+  // Query i of the tile sees keys j <= position + queryStart + i: the
+  // keys end at the tile's last query's diagonal (never past the new
+  // tokens, so the unused capacity of the cache is never read), the
+  // whole blocks below the first query's diagonal need no test, and the
+  // rest (the diagonal blocks; the keys after the last whole block when
+  // decoding) is iterateKeyRange's.
+  // Rows that share one position (sharedQueryPosition) see the keys
+  // of the tile's one query: its diagonal is the position's, and its
+  // last query is its first.
+  MLIRContext *context = builder.getContext();
+  AffineMap pair = AffineMap::get(2, 0, {d0, d1}, context);
+  OpFoldResult diagonal = sharedQueryPosition
+                              ? OpFoldResult(position)
+                              : applyExpr(d0 + d1, {queryStart, position});
+  OpFoldResult queriesAlong = sharedQueryPosition ? one : rows;
+  OpFoldResult keyEnd = affine::makeComposedFoldedAffineMax(
+      builder, loc, pair,
+      {builder.getIndexAttr(0),
+       affine::makeComposedFoldedAffineMin(
+           builder, loc, pair,
+           {numKeys, applyExpr(d0 + d1, {diagonal, queriesAlong})})});
+  // (A static key count below BK has no whole block.)
+  std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
+  OpFoldResult fullEnd = affine::makeComposedFoldedAffineMax(
+      builder, loc, pair,
+      {builder.getIndexAttr(0),
+       affine::makeComposedFoldedAffineMin(
+           builder, loc, pair,
+           {applyExpr(d0.floorDiv(keyTile) * keyTile, {keyEnd}),
+            applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})})});
+  OpFoldResult windowBegin = getWindowBegin(builder, diagonal);
+  if (staticKeys && *staticKeys < keyTile)
+    fullEnd = zero;
+  else
+    state = softmax.iterateKeyBlocks(state, windowBegin, fullEnd,
+                                     /*causal=*/false, /*fullBlocks=*/true);
+  // One query per tile (or rows at one position) sees exactly the keys
+  // below keyEnd.
+  bool onePosition = sharedQueryPosition || isConstantIntValue(rows, 1);
+  state = softmax.iterateKeyRange(state, laterOf(builder, fullEnd, windowBegin),
+                                  keyEnd,
+                                  /*causal=*/!onePosition);
+  return state;
+}
+
+OnlineSoftmaxState SdpaTiling::iterateCausalKeys(OpBuilder &builder,
+                                                 OnlineSoftmaxBuilder &softmax,
+                                                 OnlineSoftmaxState state,
+                                                 OpFoldResult queryStart,
+                                                 OpFoldResult rows) const {
+  AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
+  auto applyExpr = [&](AffineExpr expr, ArrayRef<OpFoldResult> operands) {
+    return apply(builder, expr, operands);
+  };
+  bool fullKeyBlocks = hasFullKeyBlocks(causal);
+  // Keys after the tile's last query are masked for every row: stop
+  // there. Blocks that end at or before the first query are wholly
+  // allowed and skip the test. Bottom-right aligned, both bounds move by
+  // the diagonal's offset S - T; with S < T they may fall below 0 (the
+  // tile sees fewer keys, or none), so they are clamped to 0 there.
+  AffineMap minMap = AffineMap::get(2, 0, {d0, d1}, builder.getContext());
+  OpFoldResult diagonal = queryStart;
+  if (causalOffset)
+    diagonal =
+        applyExpr(d0 + d1, {queryStart, getAsOpFoldResult(causalOffset)});
+  auto atLeastZero = [&](OpFoldResult bound) {
+    if (!causalOffset)
       return bound;
     return affine::makeComposedFoldedAffineMax(
-        builder, loc, AffineMap::get(2, 0, {d0, d1}, builder.getContext()),
-        {bound, windowBegin});
+        builder, loc, minMap, {builder.getIndexAttr(0), bound});
   };
+  OpFoldResult keyEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
+      builder, loc, minMap, {numKeys, applyExpr(d0 + d1, {diagonal, rows})}));
+  OpFoldResult fullEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
+      builder, loc, minMap,
+      {keyEnd, applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})}));
+  OpFoldResult windowBegin = getWindowBegin(builder, diagonal);
+  state = softmax.iterateKeyBlocks(state, windowBegin, fullEnd,
+                                   /*causal=*/false, fullKeyBlocks);
+  state = softmax.iterateKeyBlocks(
+      state, laterOf(builder, fullEnd, windowBegin), keyEnd,
+      /*causal=*/true, fullKeyBlocks);
+  return state;
+}
+
+Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
+                            OpFoldResult queryStart, OpFoldResult tileRows,
+                            Value out) const {
+  OpFoldResult zero = builder.getIndexAttr(0), one = builder.getIndexAttr(1);
+  OpFoldResult dv = builder.getIndexAttr(valueDim);
   // The attention of the tile's `rows` queries (tileRows, or a constant
   // that equals it at run time), [rows, dv].
   auto attendTile = [&](OpFoldResult rows) -> Value {
@@ -400,81 +490,14 @@ Value SdpaTiling::buildTile(OpBuilder &builder, Value b, Value h,
                         : createEmpty(builder, accType, {rows, dv});
     OnlineSoftmaxState state = softmax.initialize(accInit);
     bool fullKeyBlocks = hasFullKeyBlocks(causal);
-    if (position) {
-      // Query i of the tile sees keys j <= position + queryStart + i: the
-      // keys end at the tile's last query's diagonal (never past the new
-      // tokens, so the unused capacity of the cache is never read), the
-      // whole blocks below the first query's diagonal need no test, and the
-      // rest (the diagonal blocks; the keys after the last whole block when
-      // decoding) is iterateKeyRange's.
-      // Rows that share one position (sharedQueryPosition) see the keys
-      // of the tile's one query: its diagonal is the position's, and its
-      // last query is its first.
-      MLIRContext *context = builder.getContext();
-      AffineMap pair = AffineMap::get(2, 0, {d0, d1}, context);
-      OpFoldResult diagonal = sharedQueryPosition
-                                  ? OpFoldResult(position)
-                                  : applyExpr(d0 + d1, {queryStart, position});
-      OpFoldResult queriesAlong = sharedQueryPosition ? one : rows;
-      OpFoldResult keyEnd = affine::makeComposedFoldedAffineMax(
-          builder, loc, pair,
-          {builder.getIndexAttr(0),
-           affine::makeComposedFoldedAffineMin(
-               builder, loc, pair,
-               {numKeys, applyExpr(d0 + d1, {diagonal, queriesAlong})})});
-      // (A static key count below BK has no whole block.)
-      std::optional<int64_t> staticKeys = getConstantIntValue(numKeys);
-      OpFoldResult fullEnd = affine::makeComposedFoldedAffineMax(
-          builder, loc, pair,
-          {builder.getIndexAttr(0),
-           affine::makeComposedFoldedAffineMin(
-               builder, loc, pair,
-               {applyExpr(d0.floorDiv(keyTile) * keyTile, {keyEnd}),
-                applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})})});
-      OpFoldResult windowBegin = getWindowBegin(builder, diagonal);
-      if (staticKeys && *staticKeys < keyTile)
-        fullEnd = zero;
-      else
-        state = softmax.iterateKeyBlocks(state, windowBegin, fullEnd,
-                                         /*causal=*/false, /*fullBlocks=*/true);
-      // One query per tile (or rows at one position) sees exactly the keys
-      // below keyEnd.
-      bool onePosition = sharedQueryPosition || isConstantIntValue(rows, 1);
-      state = softmax.iterateKeyRange(state, laterOf(fullEnd, windowBegin),
-                                      keyEnd, /*causal=*/!onePosition);
-    } else if (causal) {
-      // Keys after the tile's last query are masked for every row: stop
-      // there. Blocks that end at or before the first query are wholly
-      // allowed and skip the test. Bottom-right aligned, both bounds move by
-      // the diagonal's offset S - T; with S < T they may fall below 0 (the
-      // tile sees fewer keys, or none), so they are clamped to 0 there.
-      AffineMap minMap = AffineMap::get(2, 0, {d0, d1}, builder.getContext());
-      OpFoldResult diagonal = queryStart;
-      if (causalOffset)
-        diagonal =
-            applyExpr(d0 + d1, {queryStart, getAsOpFoldResult(causalOffset)});
-      auto atLeastZero = [&](OpFoldResult bound) {
-        if (!causalOffset)
-          return bound;
-        return affine::makeComposedFoldedAffineMax(
-            builder, loc, minMap, {builder.getIndexAttr(0), bound});
-      };
-      OpFoldResult keyEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
-          builder, loc, minMap,
-          {numKeys, applyExpr(d0 + d1, {diagonal, rows})}));
-      OpFoldResult fullEnd = atLeastZero(affine::makeComposedFoldedAffineMin(
-          builder, loc, minMap,
-          {keyEnd,
-           applyExpr((d0 + 1).floorDiv(keyTile) * keyTile, {diagonal})}));
-      OpFoldResult windowBegin = getWindowBegin(builder, diagonal);
-      state = softmax.iterateKeyBlocks(state, windowBegin, fullEnd,
-                                       /*causal=*/false, fullKeyBlocks);
-      state = softmax.iterateKeyBlocks(state, laterOf(fullEnd, windowBegin),
-                                       keyEnd, /*causal=*/true, fullKeyBlocks);
-    } else {
+    if (position)
+      state = iteratePositionKeys(builder, softmax, state, queryStart, rows,
+                                  position);
+    else if (causal)
+      state = iterateCausalKeys(builder, softmax, state, queryStart, rows);
+    else
       state = softmax.iterateKeyBlocks(state, zero, numKeys,
                                        /*causal=*/false, fullKeyBlocks);
-    }
     return softmax.finalize(state);
   };
   if (!positions || getConstantIntValue(tileRows) || !oneQueryBranch)

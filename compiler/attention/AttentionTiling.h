@@ -119,6 +119,30 @@ struct SdpaTiling {
                                     OpFoldResult queryStart, OpFoldResult rows,
                                     Value acc, Value max, Value sum) const;
 
+  /// The key loops of a query tile of `rows` queries from `queryStart` of
+  /// a cache (`positions`): query i sees keys j <= position + queryStart +
+  /// i, never past the tile's last query's diagonal (so the unused capacity
+  /// of the cache is never read); whole blocks below the first query's
+  /// diagonal need no test.
+  OnlineSoftmaxState
+  iteratePositionKeys(OpBuilder &builder, OnlineSoftmaxBuilder &softmax,
+                      OnlineSoftmaxState state, OpFoldResult queryStart,
+                      OpFoldResult rows, Value position) const;
+
+  /// The key loops of a causal query tile (no positions): up to the tile's
+  /// last query, the blocks before its first query without the test.
+  OnlineSoftmaxState iterateCausalKeys(OpBuilder &builder,
+                                       OnlineSoftmaxBuilder &softmax,
+                                       OnlineSoftmaxState state,
+                                       OpFoldResult queryStart,
+                                       OpFoldResult rows) const;
+
+  /// Where the key blocks after `bound` start with a window whose blocks
+  /// begin at `windowBegin`: the later of the two (`bound` itself without
+  /// one).
+  OpFoldResult laterOf(OpBuilder &builder, OpFoldResult bound,
+                       OpFoldResult windowBegin) const;
+
   /// The first key block that the query tile whose first query sits at
   /// `diagonal` (its position) may see through the window: the block of
   /// key diagonal - W + 1 (0 without a window). Blocks before it are never
