@@ -153,34 +153,7 @@ public:
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, whole32, whole16);
     Value hasRest =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, whole16, rows);
-    Value padded = memref::AllocaOp::create(
-        b, MemRefType::get({kAmxTile, 2 * pairs}, b.getBF16Type()),
-        b.getI64IntegerAttr(kAmxScratchAlignment));
-    {
-      auto ifRest = scf::IfOp::create(b, hasRest, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard restGuard(b);
-      b.setInsertionPointToStart(ifRest.thenBlock());
-      Value zero = arith::ConstantOp::create(b, b.getZeroAttr(b.getBF16Type()));
-      linalg::FillOp::create(b, ValueRange{zero}, ValueRange{padded});
-      Value restRows = arith::SubIOp::create(b, rows, whole16);
-      Value from = memref::SubViewOp::create(
-          b, xBuffer,
-          SmallVector<OpFoldResult>{
-              tileLoop.batchIndex,
-              arith::AddIOp::create(b, tileLoop.row0, whole16).getResult(),
-              b.getIndexAttr(0)},
-          SmallVector<OpFoldResult>{b.getIndexAttr(1), restRows,
-                                    b.getIndexAttr(2 * pairs)},
-          SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
-      Value fromRows = memref::CollapseShapeOp::create(
-          b, from, SmallVector<ReassociationIndices>{{0, 1}, {2}});
-      Value to = memref::SubViewOp::create(
-          b, padded,
-          SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
-          SmallVector<OpFoldResult>{restRows, b.getIndexAttr(2 * pairs)},
-          SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
-      memref::CopyOp::create(b, fromRows, to);
-    }
+    Value padded = copyRestRows(rows, whole16, hasRest);
 
     auto columnLoop = scf::ForOp::create(b, index(0), index(tileColumns),
                                          index(bTiles * kAmxTile));
@@ -244,6 +217,41 @@ public:
 
 private:
   using ARows = std::function<SmallVector<Value>(int64_t, Value)>;
+
+  /// The rows [whole16, rows) of the tile's x (fewer than 16) copied, when
+  /// `hasRest`, into a zeroed [16, K] scratch, whose tiles AMX then loads
+  /// whole: a tile load past the rows of x would read beyond its buffer.
+  Value copyRestRows(Value rows, Value whole16, Value hasRest) {
+    Value padded = memref::AllocaOp::create(
+        b, MemRefType::get({kAmxTile, 2 * pairs}, b.getBF16Type()),
+        b.getI64IntegerAttr(kAmxScratchAlignment));
+    {
+      auto ifRest = scf::IfOp::create(b, hasRest, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard restGuard(b);
+      b.setInsertionPointToStart(ifRest.thenBlock());
+      Value zero = arith::ConstantOp::create(b, b.getZeroAttr(b.getBF16Type()));
+      linalg::FillOp::create(b, ValueRange{zero}, ValueRange{padded});
+      Value restRows = arith::SubIOp::create(b, rows, whole16);
+      Value from = memref::SubViewOp::create(
+          b, xBuffer,
+          SmallVector<OpFoldResult>{
+              tileLoop.batchIndex,
+              arith::AddIOp::create(b, tileLoop.row0, whole16).getResult(),
+              b.getIndexAttr(0)},
+          SmallVector<OpFoldResult>{b.getIndexAttr(1), restRows,
+                                    b.getIndexAttr(2 * pairs)},
+          SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+      Value fromRows = memref::CollapseShapeOp::create(
+          b, from, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+      Value to = memref::SubViewOp::create(
+          b, padded,
+          SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+          SmallVector<OpFoldResult>{restRows, b.getIndexAttr(2 * pairs)},
+          SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+      memref::CopyOp::create(b, fromRows, to);
+    }
+    return padded;
+  }
 
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, value);
