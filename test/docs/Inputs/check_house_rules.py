@@ -10,7 +10,11 @@
   - `make bench` reads nothing outside the repository (no `../shared` in
     the Makefile or bench/);
   - each tool's `--help` lists its own options, not LLVM's (they stay
-    behind `--help-hidden`).
+    behind `--help-hidden`);
+  - no C or C++ source under compiler/, dialects/, graphs/, runtime/,
+    tools/ or python/ has more than --file-max lines (600) or a function
+    of more than --function-max lines (120): a file holds one thing and a
+    function one step, so that a newcomer can read either at once.
 
 Prints one line per problem and `N files, M tools: ok` or `... K problems`;
 exits 1 on a problem.
@@ -26,7 +30,13 @@ import sys
 ISSUE = re.compile(r"\b" + "iss" + r"ues?[ _-]?#?[0-9]", re.IGNORECASE)
 SHARED = "../" + "shared"
 SCANNED = ["README.md", "CHANGELOG.md", "Makefile", "docs", "bench", "test",
-           "compiler", "dialects", "runtime", "tools", "python"]
+           "compiler", "dialects", "graphs", "runtime", "tools", "python"]
+# The folders whose C and C++ sources the size rules hold.
+SOURCES = ("compiler", "dialects", "graphs", "runtime", "tools", "python")
+SOURCE_SUFFIXES = (".c", ".cpp", ".h")
+# A line that opens a statement's block, not a function's.
+CONTROL = re.compile(r"^\s*(if|for|while|switch|else|do|namespace|class|"
+                     r"struct|enum|union|try|catch|return|case|default)\b")
 SKIPPED_DIRS = {".git", "__pycache__", "build"}
 # LLVM's own options that a tool linking LLVM shows unless it hides them.
 LLVM_OPTIONS = ["--abort-on-max-devirt-iterations-reached",
@@ -57,6 +67,58 @@ def read_text(path):
     return data.decode("utf-8", errors="replace")
 
 
+def function_lengths(lines):
+    """(first line, line count, header) of each function body in the
+    source `lines`, as clang-format lays them out: a header (maybe over
+    several lines) ending in `{`, the body closed by `}` at the header's
+    indentation. Blocks of statements, lambdas and initializers are not
+    functions."""
+    for i, line in enumerate(lines):
+        if not line.rstrip().endswith("{"):
+            continue
+        start = i
+        while start > 0:
+            previous = lines[start - 1].rstrip()
+            if (not previous or previous.lstrip().startswith(("//", "#"))
+                    or previous.endswith((";", "{", "}"))
+                    or (previous.endswith(":") and
+                        not previous.endswith("::"))):
+                break
+            start -= 1
+        header = " ".join(text.strip() for text in lines[start:i + 1])
+        if (CONTROL.match(lines[start]) or "(" not in header
+                or header.startswith(("[", "{", "}", ")", "<<", '"'))
+                or re.match(r"^[^(]*=", header)
+                or re.search(r"\[[&=a-zA-Z, ]*\]\s*\(", header)
+                or header.endswith(("= {", "({", "[&] {"))):
+            continue
+        indent = len(lines[start]) - len(lines[start].lstrip())
+        for end in range(i + 1, len(lines)):
+            closing = lines[end]
+            if (closing.strip().startswith("}") and
+                    len(closing) - len(closing.lstrip()) == indent):
+                yield start + 1, end - start + 1, header
+                break
+
+
+def size_problems(rel, text, file_max, function_max):
+    """The size rules' problems of the source `text` at `rel`."""
+    if (not rel.endswith(SOURCE_SUFFIXES) or
+            rel.split(os.sep)[0] not in SOURCES):
+        return []
+    lines = text.splitlines()
+    problems = []
+    if len(lines) > file_max:
+        problems.append(f"{rel}: {len(lines)} lines, more than {file_max}")
+    for first, count, header in function_lengths(lines):
+        if count > function_max:
+            words = header.split("(")[0].split()
+            name = words[-1] if words else header
+            problems.append(f"{rel}:{first}: {name} has {count} lines, more "
+                            f"than {function_max}")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", required=True)
@@ -64,6 +126,8 @@ def main():
     parser.add_argument("--tool", action="append", default=[],
                         help="a tool whose --help is checked (repeatable)")
     parser.add_argument("--readme-max", type=int, default=160)
+    parser.add_argument("--file-max", type=int, default=600)
+    parser.add_argument("--function-max", type=int, default=120)
     args = parser.parse_args()
 
     problems = []
@@ -80,6 +144,8 @@ def main():
             continue
         files += 1
         rel = os.path.relpath(path, args.root)
+        problems += size_problems(rel, text, args.file_max,
+                                  args.function_max)
         for number, line in enumerate(text.splitlines(), 1):
             match = ISSUE.search(line)
             if match:
