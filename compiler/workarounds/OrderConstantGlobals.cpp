@@ -41,8 +41,8 @@ struct MhaOrderConstantGlobalsPass
     });
     SymbolTableCollection symbolTables;
     for (arith::ConstantOp constant : constants)
-      if (failed(bufferization::getGlobalFor(constant, symbolTables,
-                                             alignment))) {
+      if (failed(
+              bufferization::getGlobalFor(constant, symbolTables, alignment))) {
         constant.emitOpError("has no global for its value");
         return signalPassFailure();
       }

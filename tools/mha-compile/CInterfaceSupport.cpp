@@ -100,8 +100,7 @@ std::optional<CacheLayout> findCache(const LibraryInterface &interface) {
   RankedTensorType lengthType = signature.arguments[lengths].type;
   if (xType.getRank() != 3 || keyType.getRank() != 4 ||
       valueType.getRank() != 4 || lengthType.getRank() != 1 ||
-      !(keyType.getElementType().isF32() ||
-        keyType.getElementType().isBF16() ||
+      !(keyType.getElementType().isF32() || keyType.getElementType().isBF16() ||
         keyType.getElementType().isInteger(8)) ||
       keyType.getElementType() != valueType.getElementType() ||
       !lengthType.getElementType().isInteger(64) ||

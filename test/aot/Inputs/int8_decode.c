@@ -80,8 +80,8 @@ int main(int argc, char **argv) {
       return 2;
     }
     for (int64_t b = 0; b < batch; ++b) {
-      memcpy(y + (b * tokens + t) * out_width,
-             step_y + b * count * out_width, sizeof(float) * count * out_width);
+      memcpy(y + (b * tokens + t) * out_width, step_y + b * count * out_width,
+             sizeof(float) * count * out_width);
       lengths[b] += count;
     }
     t += count;
@@ -102,10 +102,10 @@ int main(int argc, char **argv) {
   memcpy(scales_before, k_scales, rows * sizeof(float));
   lengths[0] = capacity;
   int64_t one_shape[3] = {batch, 1, width};
-  int status = layer_call(handle, step_x, one_shape, k_cache, key_shape,
-                          k_scales, scale_shape, v_cache, value_shape,
-                          v_scales, scale_shape, lengths, lengths_shape,
-                          step_y, batch * out_width, y_shape);
+  int status =
+      layer_call(handle, step_x, one_shape, k_cache, key_shape, k_scales,
+                 scale_shape, v_cache, value_shape, v_scales, scale_shape,
+                 lengths, lengths_shape, step_y, batch * out_width, y_shape);
   int same = !memcmp(codes_before, k_cache, rows * KEY_DIM) &&
              !memcmp(scales_before, k_scales, rows * sizeof(float));
   printf("past the capacity: status %d: %s; caches unchanged: %s\n", status,
