@@ -101,8 +101,8 @@ OnlineSoftmaxBuilder::OnlineSoftmaxBuilder(OpBuilder &builder, Location loc,
       keyTile(keyTile) {
   keyDim = cast<RankedTensorType>(tile.key.getType()).getDimSize(1);
   valueDim = cast<RankedTensorType>(tile.value.getType()).getDimSize(1);
-  if (CodegenSizesAttr sizes = getRecordedCodegenSizes(
-          builder.getInsertionBlock()->getParentOp()))
+  if (CodegenSizesAttr sizes =
+          getRecordedCodegenSizes(builder.getInsertionBlock()->getParentOp()))
     tailKeys = sizes.getTailKeys();
 }
 
@@ -268,16 +268,14 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateByPages(
   MLIRContext *context = builder.getContext();
   AffineExpr d0 = builder.getAffineDimExpr(0), d1 = builder.getAffineDimExpr(1);
   int64_t pageSize = tile.pageSize;
-  auto apply = [&](OpBuilder &b, AffineExpr expr,
-                   ArrayRef<OpFoldResult> operands) {
-    return affine::makeComposedFoldedAffineApply(
-        b, loc, AffineMap::get(2, 0, expr, context), operands);
+  auto apply = [&](AffineExpr expr, ArrayRef<OpFoldResult> operands) {
+    return affine::makeComposedFoldedAffineApply(builder, loc, expr, operands);
   };
   auto pair = AffineMap::get(2, 0, {d0, d1}, context);
   Value firstPage = getValueOrCreateConstantIndexOp(
-      builder, loc, apply(builder, d0.floorDiv(pageSize), {begin, begin}));
+      builder, loc, apply(d0.floorDiv(pageSize), {begin}));
   Value endPage = getValueOrCreateConstantIndexOp(
-      builder, loc, apply(builder, d0.ceilDiv(pageSize), {end, end}));
+      builder, loc, apply(d0.ceilDiv(pageSize), {end}));
   Value pages = tensor::DimOp::create(builder, loc, tile.keyPages, 0);
   // A whole block of the range stays whole in its page where P is whole
   // blocks.
@@ -293,11 +291,11 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateByPages(
   Location nloc = loc;
   Value page = loop.getInductionVar();
   ValueRange carried = loop.getRegionIterArgs();
-  OpFoldResult pageStart = apply(b, d0 * pageSize, {page, page});
+  OpFoldResult pageStart = apply(d0 * pageSize, {page});
   OpFoldResult lo =
       affine::makeComposedFoldedAffineMax(b, nloc, pair, {begin, pageStart});
   OpFoldResult hi = affine::makeComposedFoldedAffineMin(
-      b, nloc, pair, {end, apply(b, d0 + pageSize, {pageStart, page})});
+      b, nloc, pair, {end, apply(d0 + pageSize, {pageStart})});
   OpFoldResult count = affine::makeComposedFoldedAffineMax(
       b, nloc,
       AffineMap::get(2, 0, {d1 - d0, b.getAffineConstantExpr(0)}, context),
@@ -328,7 +326,7 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateByPages(
   IRRewriter rewriter(b);
   OnlineAttentionOp update =
       createUpdate(rewriter, OnlineSoftmaxState::fromRange(carried), lo, count,
-                   causal, apply(b, d0 - d1, {lo, pageStart}));
+                   causal, apply(d0 - d1, {lo, pageStart}));
   tile.key = wholeKeys;
   tile.value = wholeValues;
   FailureOr<SmallVector<Value>> results =
