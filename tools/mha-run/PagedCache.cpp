@@ -82,21 +82,26 @@ llvm::Expected<NpyArray> makeBlockTable(const CacheGraph &graph, int64_t batch,
   return table;
 }
 
-llvm::Error checkBlockTable(const CacheGraph &graph, const NpyArray &table,
-                            int64_t poolPages, llvm::ArrayRef<int64_t> lengths,
-                            int64_t prefill, int64_t steps) {
-  int64_t perSequence = graph.pagesPerSequence;
+/// The entries of `table` [B, M] whose pages hold the first `rows[b]` rows
+/// of each sequence (the message says the sequence `verb`s them `when`):
+/// each must be a page of the pools, [0, poolPages), and given to one
+/// sequence only.
+static llvm::Error checkUsedEntries(const NpyArray &table, int64_t poolPages,
+                                    int64_t pageSize,
+                                    llvm::ArrayRef<int64_t> rows,
+                                    llvm::StringRef verb,
+                                    llvm::StringRef when) {
+  int64_t perSequence = table.shape[1];
   std::vector<int64_t> owner(poolPages, -1);
-  for (auto [b, length] : llvm::enumerate(lengths)) {
-    int64_t rows = std::max(prefill, length + steps);
-    int64_t used = llvm::divideCeil(rows, graph.pageSize);
+  for (auto [b, count] : llvm::enumerate(rows)) {
+    int64_t used = llvm::divideCeil(count, pageSize);
     for (int64_t entry = 0; entry < used; ++entry) {
       int64_t page = table.i32()[b * perSequence + entry];
       if (page < 0 || page >= poolPages)
         return createError(llvm::formatv(
             "block_table[{0}, {1}] is {2}, not a page of the pools (0 to {3}); "
-            "sequence {0} writes {4} rows, in its first {5} pages",
-            b, entry, page, poolPages - 1, rows, used));
+            "sequence {0} {4} {5} rows{6}, in its first {7} pages",
+            b, entry, page, poolPages - 1, verb, count, when, used));
       if (owner[page] >= 0)
         return createError(llvm::formatv(
             "block_table gives page {0} to sequence {1} and to sequence {2}: "
@@ -106,6 +111,15 @@ llvm::Error checkBlockTable(const CacheGraph &graph, const NpyArray &table,
     }
   }
   return llvm::Error::success();
+}
+
+llvm::Error checkBlockTable(const CacheGraph &graph, const NpyArray &table,
+                            int64_t poolPages, llvm::ArrayRef<int64_t> lengths,
+                            int64_t prefill, int64_t steps) {
+  std::vector<int64_t> rows;
+  for (int64_t length : lengths)
+    rows.push_back(std::max(prefill, length + steps));
+  return checkUsedEntries(table, poolPages, graph.pageSize, rows, "writes", "");
 }
 
 llvm::Error checkCallBlockTable(const GraphSignature &signature,
@@ -124,7 +138,8 @@ llvm::Error checkCallBlockTable(const GraphSignature &signature,
       l.shape[0] != t.shape[0])
     return llvm::Error::success();
   int64_t perSequence = t.shape[1], pageSize = p.shape[2];
-  int64_t poolPages = p.shape[0], newRows = tokens.shape[1];
+  int64_t newRows = tokens.shape[1];
+  std::vector<int64_t> rows;
   for (int64_t b = 0; b < t.shape[0]; ++b) {
     int64_t length = l.i64()[b];
     if (length < 0 || length > perSequence * pageSize - newRows)
@@ -132,18 +147,10 @@ llvm::Error checkCallBlockTable(const GraphSignature &signature,
           "cache_lengths[{0}] is {1}: sequence {0} would hold {1} + {2} rows, "
           "outside the {3} * {4} rows of its block_table row",
           b, length, newRows, perSequence, pageSize));
-    int64_t used = llvm::divideCeil(length + newRows, pageSize);
-    for (int64_t entry = 0; entry < used; ++entry) {
-      int64_t page = t.i32()[b * perSequence + entry];
-      if (page < 0 || page >= poolPages)
-        return createError(llvm::formatv(
-            "block_table[{0}, {1}] is {2}, not a page of the pools (0 to "
-            "{3}); sequence {0} holds {4} rows after the call, in its first "
-            "{5} pages",
-            b, entry, page, poolPages - 1, length + newRows, used));
-    }
+    rows.push_back(length + newRows);
   }
-  return llvm::Error::success();
+  return checkUsedEntries(t, p.shape[0], pageSize, rows, "holds",
+                          " after the call");
 }
 
 } // namespace mha::tools

@@ -50,7 +50,8 @@ llvm::Error checkBlockTable(const CacheGraph &graph,
 /// For one call of a paged cache graph with the arrays `inputs` bound to
 /// `signature`'s arguments (a run without --prefill): sequence b holds
 /// cache_lengths[b] + T rows after the call, which must fit in its table
-/// row (M * P), and the entries of their pages must be pages of the pools.
+/// row (M * P), and the entries of their pages must be pages of the pools,
+/// each given to one sequence only.
 /// Success for any other graph, and where the sizes disagree (the verifiers
 /// say so later).
 llvm::Error checkCallBlockTable(const runtime::GraphSignature &signature,
