@@ -147,6 +147,7 @@ py::array Layer::call(const py::args &args, const py::kwargs &kwargs) {
   std::vector<py::array> arrays = gather(args, kwargs);
   checkFitTogether(shapesOf(arrays));
   checkCacheLengths(arrays);
+  checkBlockTable(arrays);
   return run(layer, describe(arrays));
 }
 
@@ -156,6 +157,7 @@ py::array Layer::attentionWeights(const py::args &args,
   std::vector<std::vector<int64_t>> shapes = shapesOf(arrays);
   checkFitTogether(shapes);
   checkCacheLengths(arrays);
+  checkBlockTable(arrays);
   compileWeights();
   std::vector<int64_t> shape = weightsShape(shapes);
   checkMemory(shape, "the attention weights of shape " + formatShape(shape) +

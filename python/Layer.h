@@ -147,6 +147,14 @@ private:
   /// ValueError says what is wrong instead.
   void checkCacheLengths(const std::vector<py::array> &arrays);
 
+  /// Before a call of a paged cache graph (mha-gen --paged-kv): each
+  /// sequence's rows after the call fit in its block_table row, and the
+  /// entries of their pages are pages of the pools, none given to two
+  /// sequences (runtime::checkPagedCall). The compiled code trusts the
+  /// table; a ValueError stops a write outside the pools or into another
+  /// sequence's rows.
+  void checkBlockTable(const std::vector<py::array> &arrays);
+
   /// Checks that the arguments' shapes fit together (runtime::
   /// checkShapesFitTogether, which verifies a specialized copy of the
   /// graph) and that the result fits in memory next to the inputs, as
@@ -206,6 +214,8 @@ private:
   std::vector<bool> updated;
   /// A cache graph's arguments (findCacheArguments), -1 where absent.
   int cacheX = -1, keyCache = -1, valueCache = -1, cacheLengths = -1;
+  /// A paged cache graph's key pool and block table, -1 where absent.
+  int keyPool = -1, blockTable = -1;
   std::mutex shapesMutex;
   std::vector<std::vector<int64_t>> acceptedShapes;
 };

@@ -5,6 +5,7 @@
 #include "python/Layer.h"
 #include "python/NumPyArrays.h"
 
+#include "runtime/BlockTableCheck.h"
 #include "runtime/GraphSignature.h"
 #include "runtime/MemoryLimit.h"
 
@@ -163,6 +164,27 @@ void Layer::findCacheArguments() {
   if (cacheLengths >= 0 &&
       elementTypeOf(signature.arguments[cacheLengths]) != ElementType::I64)
     cacheLengths = -1;
+  keyPool = find("k_pool", 4);
+  blockTable = find("block_table", 2);
+  if (blockTable >= 0 &&
+      elementTypeOf(signature.arguments[blockTable]) != ElementType::I32)
+    blockTable = -1;
+}
+
+void Layer::checkBlockTable(const std::vector<py::array> &arrays) {
+  if (cacheX < 0 || keyPool < 0 || blockTable < 0 || cacheLengths < 0)
+    return;
+  const py::array &table = arrays[blockTable], &pool = arrays[keyPool];
+  PagedCall call;
+  call.table = static_cast<const int32_t *>(table.data());
+  call.batch = table.shape(0);
+  call.perSequence = table.shape(1);
+  call.poolPages = pool.shape(0);
+  call.pageSize = pool.shape(2);
+  call.lengths = static_cast<const int64_t *>(arrays[cacheLengths].data());
+  call.newRows = arrays[cacheX].shape(1);
+  if (auto error = checkPagedCall(call))
+    throw py::value_error(message(std::move(error)));
 }
 
 void Layer::checkCacheLengths(const std::vector<py::array> &arrays) {

@@ -102,6 +102,7 @@ void checkKnownOptions(const py::kwargs &kwargs) {
                                 "causal_bottom_right",
                                 "kv_cache",
                                 "cache_dtype",
+                                "paged_kv",
                                 "dtype",
                                 "scale",
                                 "softcap",
@@ -141,6 +142,7 @@ void checkKnownOptions(const py::kwargs &kwargs) {
   read.size("out_dim", o.outDim);
   read.size("kv_cache", o.kvCache);
   read.word("cache_dtype", o.cacheDtype);
+  read.size("paged_kv", o.pagedKv);
   read.flag("cross", o.cross);
   read.flag("causal", o.causal);
   read.flag("causal_bottom_right", o.causalBottomRight);

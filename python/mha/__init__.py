@@ -38,8 +38,8 @@ _RUN_DEFAULTS = {"fuse-projections": "true", "prepare-weights": "true"}
 _GRAPH_OPTIONS = ("batch", "seq", "kv_seq", "d_model", "kv_dim", "heads",
                   "kv_heads", "head_dim", "value_dim", "out_dim", "cross",
                   "causal", "causal_bottom_right", "mask", "mask_broadcast",
-                  "bias", "split_first", "kv_cache", "cache_dtype", "dtype",
-                  "scale",
+                  "bias", "split_first", "kv_cache", "cache_dtype", "paged_kv",
+                  "dtype", "scale",
                   "softcap", "window", "rope", "rotary_dim", "rope_base",
                   "rope_scale", "rope_mscale", "rope_inv_freq", "qk_norm",
                   "qk_norm_eps", "alibi", "sinks", "attn_bias")
@@ -90,7 +90,10 @@ def layer_graph(**options):
     diagonal aligned bottom-right), mask, mask_broadcast,
     bias=True, split_first, kv_cache (the capacity C of a decoding layer:
     mha-gen --kv-cache), cache_dtype ("f32", "bf16" or "int8": how the
-    caches store keys and values, mha-gen --cache-dtype), dtype ("f32", or
+    caches store keys and values, mha-gen --cache-dtype), paged_kv (the
+    rows P of a page: the caches are pools of pages that a block table
+    hands out, mha-gen --paged-kv; Layer.session drives them), dtype
+    ("f32", or
     "bf16": bf16 inputs, weights and
     biases, computed in float32, which a call takes as float32 arrays and
     rounds to nearest even); the served models' variants scale, softcap,
@@ -306,11 +309,31 @@ class DecodeSession:
 
 
 def _session(layer, batch=None, k_cache=None, v_cache=None, lengths=None,
-             k_scales=None, v_scales=None):
+             k_scales=None, v_scales=None, pages=None, k_pool=None,
+             v_pool=None):
     """A DecodeSession over this cache graph: batch sequences, zeroed
     caches it allocates (or k_cache/v_cache arrays, and for an int8 cache
     k_scales/v_scales, that it borrows and updates in place), lengths 0 (or
-    `lengths`)."""
+    `lengths`). Over a paged cache graph (mha.layer(paged_kv=P)), a
+    mha.paged.PagedDecodeSession: pools of `pages` pages (B * M unless
+    given) that it allocates, or k_pool/v_pool that it borrows."""
+    if any(name == "block_table" for name, _, _ in layer.arguments):
+        dense = {"k_cache": k_cache, "v_cache": v_cache, "lengths": lengths,
+                 "k_scales": k_scales, "v_scales": v_scales}
+        for name, value in dense.items():
+            if value is not None:
+                raise ValueError(
+                    "%s: @%s keeps its cache in pages (k_pool, v_pool and a "
+                    "block_table); a paged session takes pages, k_pool and "
+                    "v_pool, and its lengths start at 0" % (name, layer.entry))
+        from .paged import PagedDecodeSession
+        return PagedDecodeSession(layer, batch=batch, pages=pages,
+                                  k_pool=k_pool, v_pool=v_pool)
+    for name, value in (("pages", pages), ("k_pool", k_pool),
+                        ("v_pool", v_pool)):
+        if value is not None:
+            raise ValueError("%s: @%s has no paged cache" % (name,
+                                                            layer.entry))
     return DecodeSession(layer, batch=batch, k_cache=k_cache,
                          v_cache=v_cache, lengths=lengths, k_scales=k_scales,
                          v_scales=v_scales)
