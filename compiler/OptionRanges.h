@@ -10,7 +10,7 @@
 #define MHA_COMPILER_OPTIONRANGES_H
 
 #include "compiler/Passes.h"
-#include "compiler/attention/AttentionStrategy.h"
+#include "compiler/strategy/AttentionStrategy.h"
 #include "dialects/MhaDialect.h"
 
 #include "llvm/ADT/StringRef.h"

@@ -3,8 +3,8 @@
 #ifndef MHA_COMPILER_PASSES_H
 #define MHA_COMPILER_PASSES_H
 
-#include "compiler/attention/AttentionPath.h"
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/AttentionPath.h"
+#include "compiler/strategy/Strategy.h"
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -8,6 +8,7 @@
 #ifndef MHA_COMPILER_PASSES_TD
 #define MHA_COMPILER_PASSES_TD
 
+include "compiler/strategy/StrategyPasses.td"
 include "compiler/graph/GraphPasses.td"
 include "compiler/lowering/LoweringPasses.td"
 include "compiler/attention/AttentionPasses.td"

@@ -4,8 +4,8 @@
 #define MHA_COMPILER_PIPELINES_H
 
 #include "compiler/Passes.h"
-#include "compiler/attention/AttentionPath.h"
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/AttentionPath.h"
+#include "compiler/strategy/Strategy.h"
 
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/Support/Error.h"

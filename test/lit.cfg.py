@@ -67,7 +67,7 @@ except OSError:
 if "avx512_bf16" in cpu_flags:
     config.available_features.add("avx512bf16")
 # AVX-512F: the register blocks that the target rule gives the host
-# (compiler/codegen/Strategy.h) are 8 x 32.
+# (compiler/strategy/Strategy.h) are 8 x 32.
 if "avx512f" in cpu_flags:
     config.available_features.add("avx512f")
 

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/attention/AttentionMath.h"
+#include "compiler/utils/AttentionMath.h"
 #include "compiler/attention/AttentionTiling.h"
-#include "compiler/codegen/UnitLoops.h"
+#include "compiler/utils/UnitLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -1,8 +1,8 @@
 //===- AttentionTiling.cpp - An mha.sdpa cut into query tiles -------------===//
 
 #include "compiler/attention/AttentionTiling.h"
-#include "compiler/attention/AttentionMath.h"
-#include "compiler/codegen/UnitLoops.h"
+#include "compiler/utils/AttentionMath.h"
+#include "compiler/utils/UnitLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -123,14 +123,6 @@ void SdpaTiling::readSizes(OpBuilder &builder) {
   causalOffset =
       buildCausalOffset(builder, loc, causalBottomRight, numQueries, numKeys);
   maskBroadcasts = buildMaskBroadcasts(builder, loc, mask);
-}
-
-bool SdpaTiling::isF32(SdpaOp op) {
-  auto isF32 = [](Value value) {
-    return getElementTypeOrSelf(value.getType()).isF32();
-  };
-  return isF32(op.getQuery()) && isF32(op.getKey()) && isF32(op.getValue()) &&
-         isF32(op.getResult());
 }
 
 void SdpaTiling::eraseDeadWidenings(RewriterBase &rewriter) const {

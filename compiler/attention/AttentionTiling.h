@@ -30,9 +30,6 @@ struct SdpaTiling {
   /// key blocks are the op's `key_block`.
   SdpaTiling(OpBuilder &builder, SdpaSplitOp op, int64_t queryTile);
 
-  /// True when every operand and the result are f32.
-  static bool isF32(SdpaOp op);
-
   /// The bf16 tensor that `operand` widens (`arith.extf`), else null: the
   /// key and value that the tiles read (and widen per key block) instead of
   /// the op's f32 operands.

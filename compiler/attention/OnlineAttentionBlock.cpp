@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/attention/AttentionMath.h"
-#include "compiler/attention/GenericBuilder.h"
+#include "compiler/utils/AttentionMath.h"
+#include "compiler/utils/GenericBuilder.h"
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/TileTensors.h"
 #include "compiler/lowering/QuantizedCache.h"

@@ -15,7 +15,7 @@
 #ifndef MHA_COMPILER_ATTENTION_ONLINESOFTMAX_H
 #define MHA_COMPILER_ATTENTION_ONLINESOFTMAX_H
 
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/Strategy.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"

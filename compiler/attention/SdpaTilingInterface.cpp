@@ -1,9 +1,9 @@
 //===- SdpaTilingInterface.cpp - mha.sdpa as a TilingInterface op ---------===//
 
 #include "compiler/attention/SdpaTilingInterface.h"
-#include "compiler/attention/AttentionMath.h"
-#include "compiler/attention/AttentionPath.h"
-#include "compiler/attention/AttentionStrategy.h"
+#include "compiler/utils/AttentionMath.h"
+#include "compiler/strategy/AttentionPath.h"
+#include "compiler/strategy/AttentionStrategy.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOnlineAttention.h"

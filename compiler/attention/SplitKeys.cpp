@@ -39,8 +39,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/attention/AttentionPath.h"
-#include "compiler/attention/AttentionStrategy.h"
+#include "compiler/strategy/AttentionPath.h"
+#include "compiler/strategy/AttentionStrategy.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/SdpaTilingInterface.h"

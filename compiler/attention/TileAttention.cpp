@@ -35,11 +35,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/attention/AttentionPath.h"
-#include "compiler/attention/AttentionStrategy.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/attention/GroupedQueries.h"
 #include "compiler/attention/SdpaTilingInterface.h"
+#include "compiler/strategy/AttentionPath.h"
+#include "compiler/strategy/AttentionStrategy.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -70,7 +70,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!SdpaTiling::isF32(op))
+    if (!isF32Attention(op))
       return rewriter.notifyMatchFailure(op, "only f32 is tiled");
     if (!chooseAttentionPath(*getAttentionShape(op), mode).fused)
       return rewriter.notifyMatchFailure(op, "the rule picks decomposed");

@@ -51,7 +51,7 @@
 #include "compiler/Passes.h"
 #include "compiler/codegen/AmxTile.h"
 #include "compiler/codegen/BF16Projection.h"
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/Strategy.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

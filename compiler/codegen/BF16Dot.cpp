@@ -32,7 +32,7 @@
 
 #include "compiler/Passes.h"
 #include "compiler/codegen/BF16Projection.h"
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/Strategy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

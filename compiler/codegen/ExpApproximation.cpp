@@ -2,7 +2,7 @@
 
 #include "compiler/codegen/ExpApproximation.h"
 #include "compiler/Passes.h"
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/Strategy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

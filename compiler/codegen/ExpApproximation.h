@@ -1,7 +1,7 @@
 //===- ExpApproximation.h - math.exp and math.exp2 for AVX-512 -*- C++ -*-===//
 //
 // Softmax takes one exponential per score, an exp2 (its scale takes
-// log2(e) along, compiler/attention/AttentionMath.h). Upstream's polynomial
+// log2(e) along, compiler/utils/AttentionMath.h). Upstream's polynomial
 // approximation (populateMathPolynomialApproximationPatterns) has exp only,
 // and builds 2^n from the bits of n, with clamps before and after so that
 // no input overflows the exponent field: about 21 vector instructions per

@@ -12,8 +12,8 @@
 #include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
 #include "compiler/codegen/PanelResults.h"
-#include "compiler/codegen/Strategy.h"
-#include "compiler/codegen/UnitLoops.h"
+#include "compiler/strategy/Strategy.h"
+#include "compiler/utils/UnitLoops.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"

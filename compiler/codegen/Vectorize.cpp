@@ -46,7 +46,7 @@
 #include "compiler/Passes.h"
 #include "compiler/codegen/RegisterBlockSizes.h"
 #include "compiler/codegen/RegisterBlockTiling.h"
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/Strategy.h"
 #include "compiler/codegen/VectorCleanup.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 

@@ -1,7 +1,7 @@
 //===- AttentionBatchTiling.cpp - mha.attention tiled over its batch ------===//
 
 #include "compiler/graph/AttentionBatchTiling.h"
-#include "compiler/attention/AttentionMath.h"
+#include "compiler/utils/AttentionMath.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOps.h"
 

@@ -37,8 +37,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/attention/AttentionMath.h"
-#include "compiler/codegen/UnitLoops.h"
+#include "compiler/utils/AttentionMath.h"
+#include "compiler/utils/UnitLoops.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -25,7 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/Strategy.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -11,7 +11,7 @@
 #ifndef MHA_COMPILER_LOWERING_LINALGBUILDER_H
 #define MHA_COMPILER_LOWERING_LINALGBUILDER_H
 
-#include "compiler/attention/GenericBuilder.h"
+#include "compiler/utils/GenericBuilder.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/attention/AttentionMath.h"
+#include "compiler/utils/AttentionMath.h"
 #include "compiler/lowering/LinalgBuilder.h"
 #include "compiler/lowering/QuantizedCache.h"
 

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/attention/AttentionMath.h"
+#include "compiler/utils/AttentionMath.h"
 #include "compiler/lowering/LinalgBuilder.h"
 #include "compiler/lowering/LowerToLinalg.h"
 #include "dialects/MhaOps.h"

@@ -13,7 +13,7 @@
 
 #include "compiler/lowering/LowerToLinalg.h"
 #include "compiler/Passes.h"
-#include "compiler/attention/AttentionMath.h"
+#include "compiler/utils/AttentionMath.h"
 #include "compiler/lowering/LinalgBuilder.h"
 #include "dialects/MhaOps.h"
 

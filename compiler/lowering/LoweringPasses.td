@@ -41,7 +41,7 @@ def MhaLowerToLinalg : Pass<"mha-lower-to-linalg", "func::FuncOp"> {
       that may attend to no key gives zeros, never NaN. The scalar bodies
       of these steps (masked maximum and exponential, causal predicate,
       normalization) and the GQA head map are those of the fused path
-      (compiler/attention/AttentionMath.h), so the paths cannot disagree.
+      (compiler/utils/AttentionMath.h), so the paths cannot disagree.
 
     Only `f32` is lowered: any other element type is reported as an error.
     `mha.attention` must have been expanded first (`mha-expand`); every mha

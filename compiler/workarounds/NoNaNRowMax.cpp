@@ -2,7 +2,7 @@
 //
 // Softmax subtracts each row's maximum before exp only to keep exp in
 // range; the maximum is the attention math's one `arith.maxnumf` reduction
-// (buildMaskedMax, compiler/attention/AttentionMath.cpp). LLVM must assume
+// (buildMaskedMax, compiler/utils/AttentionMath.cpp). LLVM must assume
 // that any lane of its `llvm.vector.reduce.fmax` may be NaN and reduces a
 // vector of 16 lanes in a chain of 16 NaN-checked scalar steps (61
 // instructions with AVX-512, against 9 for the shuffle tree it uses when

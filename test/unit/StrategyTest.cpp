@@ -1,13 +1,13 @@
 //===- StrategyTest.cpp - The sizes the target rule gives -----------------===//
 //
-// deriveCodegenStrategy (compiler/codegen/Strategy.h) on described CPUs,
+// deriveCodegenStrategy (compiler/strategy/Strategy.h) on described CPUs,
 // against the sizes that docs/pipeline.md ("Sizes from the target") works
 // out by hand from its rule. The lit tests see only the host's sizes; these
 // cover the CPUs the CI machines and `mha-compile --cpu` may be.
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/Strategy.h"
 
 #include <gtest/gtest.h>
 

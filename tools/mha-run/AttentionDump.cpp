@@ -1,7 +1,7 @@
 //===- AttentionDump.cpp - Write attention weights as files ---------------===//
 
 #include "tools/mha-run/AttentionDump.h"
-#include "compiler/attention/AttentionPath.h"
+#include "compiler/strategy/AttentionPath.h"
 #include "dialects/MhaOps.h"
 #include "runtime/AttentionProblem.h"
 #include "tools/support/Heatmap.h"

@@ -8,7 +8,7 @@
 #ifndef MHA_TOOLS_MHARUN_PIPELINEPRINTING_H
 #define MHA_TOOLS_MHARUN_PIPELINEPRINTING_H
 
-#include "compiler/attention/AttentionPath.h"
+#include "compiler/strategy/AttentionPath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringRef.h"

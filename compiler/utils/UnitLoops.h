@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_CODEGEN_UNITLOOPS_H
-#define MHA_COMPILER_CODEGEN_UNITLOOPS_H
+#ifndef MHA_COMPILER_UTILS_UNITLOOPS_H
+#define MHA_COMPILER_UTILS_UNITLOOPS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
@@ -22,4 +22,4 @@ linalg::LinalgOp dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp tile);
 
 } // namespace mlir::mha
 
-#endif // MHA_COMPILER_CODEGEN_UNITLOOPS_H
+#endif // MHA_COMPILER_UTILS_UNITLOOPS_H

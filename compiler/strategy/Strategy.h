@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_CODEGEN_STRATEGY_H
-#define MHA_COMPILER_CODEGEN_STRATEGY_H
+#ifndef MHA_COMPILER_STRATEGY_STRATEGY_H
+#define MHA_COMPILER_STRATEGY_STRATEGY_H
 
 #include "dialects/MhaDialect.h"
 
@@ -212,4 +212,4 @@ getOptionOrRecorded(Operation *op, llvm::StringRef pass, int64_t option,
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_CODEGEN_STRATEGY_H
+#endif // MHA_COMPILER_STRATEGY_STRATEGY_H

@@ -1,7 +1,7 @@
 //===- AttentionMath.cpp - The arithmetic of attention, written once ------===//
 
-#include "compiler/attention/AttentionMath.h"
-#include "compiler/attention/GenericBuilder.h"
+#include "compiler/utils/AttentionMath.h"
+#include "compiler/utils/GenericBuilder.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -1,7 +1,7 @@
 //===- GenericBuilder.cpp - linalg.generic and its companions -------------===//
 
-#include "compiler/attention/GenericBuilder.h"
-#include "compiler/attention/AttentionMath.h"
+#include "compiler/utils/GenericBuilder.h"
+#include "compiler/utils/AttentionMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

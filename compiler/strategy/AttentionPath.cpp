@@ -1,7 +1,9 @@
 //===- AttentionPath.cpp - Fused or decomposed attention ------------------===//
 
-#include "compiler/attention/AttentionPath.h"
+#include "compiler/strategy/AttentionPath.h"
 #include "dialects/MhaOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -27,6 +29,14 @@ StringRef mlir::mha::stringifyAttentionMode(AttentionMode mode) {
     return "auto";
   }
   llvm_unreachable("unknown attention mode");
+}
+
+bool mlir::mha::isF32Attention(SdpaOp op) {
+  auto isF32 = [](Value value) {
+    return getElementTypeOrSelf(value.getType()).isF32();
+  };
+  return isF32(op.getQuery()) && isF32(op.getKey()) && isF32(op.getValue()) &&
+         isF32(op.getResult());
 }
 
 std::optional<AttentionShape> mlir::mha::getAttentionShape(Operation *op) {

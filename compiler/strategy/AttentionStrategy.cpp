@@ -1,7 +1,6 @@
 //===- AttentionStrategy.cpp - The tile sizes of each attention -----------===//
 
-#include "compiler/attention/AttentionStrategy.h"
-#include "compiler/attention/AttentionTiling.h"
+#include "compiler/strategy/AttentionStrategy.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
@@ -15,7 +14,7 @@ using namespace mlir::mha;
 int64_t mlir::mha::getMaxKeySplits(SdpaOp op, int64_t keyTile) {
   bool bottomRight = op.getCausal() && op.getCausalBottomRight();
   bool positions = op.getCausal() && op.getPositions();
-  if (!SdpaTiling::isF32(op) || (op.getCausal() && !bottomRight && !positions))
+  if (!isF32Attention(op) || (op.getCausal() && !bottomRight && !positions))
     return 1;
   AttentionShape shape = *getAttentionShape(op);
   if (ShapedType::isDynamic(shape.batch) ||

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_ATTENTION_ATTENTIONMATH_H
-#define MHA_COMPILER_ATTENTION_ATTENTIONMATH_H
+#ifndef MHA_COMPILER_UTILS_ATTENTIONMATH_H
+#define MHA_COMPILER_UTILS_ATTENTIONMATH_H
 
 #include "mlir/IR/Builders.h"
 
@@ -246,4 +246,4 @@ Value buildReciprocalOrZero(OpBuilder &builder, Location loc,
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_ATTENTION_ATTENTIONMATH_H
+#endif // MHA_COMPILER_UTILS_ATTENTIONMATH_H

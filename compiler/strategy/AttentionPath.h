@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_ATTENTION_ATTENTIONPATH_H
-#define MHA_COMPILER_ATTENTION_ATTENTIONPATH_H
+#ifndef MHA_COMPILER_STRATEGY_ATTENTIONPATH_H
+#define MHA_COMPILER_STRATEGY_ATTENTIONPATH_H
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringRef.h"
@@ -19,6 +19,7 @@
 
 namespace mlir {
 namespace mha {
+class SdpaOp;
 
 /// Default of the most key ranges run in parallel when there are fewer
 /// query tiles (mha-strategy `key-splits`): two, the fewest that
@@ -47,6 +48,9 @@ struct AttentionShape {
 /// The sizes of an `mha.sdpa` or `mha.attention`; nullopt for other ops.
 std::optional<AttentionShape> getAttentionShape(Operation *op);
 
+/// True when every operand and the result of `op` are f32.
+bool isF32Attention(SdpaOp op);
+
 /// The path one attention takes, and why (for `mha-run` to print).
 struct AttentionPathChoice {
   bool fused;
@@ -70,4 +74,4 @@ AttentionPathChoice chooseAttentionPath(const AttentionShape &shape,
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_ATTENTION_ATTENTIONPATH_H
+#endif // MHA_COMPILER_STRATEGY_ATTENTIONPATH_H

@@ -5,10 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/Strategy.h"
 #include "compiler/OptionRanges.h"
 #include "compiler/Passes.h"
-#include "compiler/attention/AttentionStrategy.h"
+#include "compiler/strategy/AttentionStrategy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"

@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_ATTENTION_ATTENTIONSTRATEGY_H
-#define MHA_COMPILER_ATTENTION_ATTENTIONSTRATEGY_H
+#ifndef MHA_COMPILER_STRATEGY_ATTENTIONSTRATEGY_H
+#define MHA_COMPILER_STRATEGY_ATTENTIONSTRATEGY_H
 
-#include "compiler/attention/AttentionPath.h"
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/AttentionPath.h"
+#include "compiler/strategy/Strategy.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOps.h"
 
@@ -59,4 +59,4 @@ AttentionTilesAttr getAttentionTiles(SdpaOp op);
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_ATTENTION_ATTENTIONSTRATEGY_H
+#endif // MHA_COMPILER_STRATEGY_ATTENTIONSTRATEGY_H

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_ATTENTION_GENERICBUILDER_H
-#define MHA_COMPILER_ATTENTION_GENERICBUILDER_H
+#ifndef MHA_COMPILER_UTILS_GENERICBUILDER_H
+#define MHA_COMPILER_UTILS_GENERICBUILDER_H
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
@@ -79,4 +79,4 @@ public:
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_ATTENTION_GENERICBUILDER_H
+#endif // MHA_COMPILER_UTILS_GENERICBUILDER_H

@@ -1,6 +1,6 @@
 //===- UnitLoops.cpp - Tiles without their unit loops ---------------------===//
 
-#include "compiler/codegen/UnitLoops.h"
+#include "compiler/utils/UnitLoops.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 

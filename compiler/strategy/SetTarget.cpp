@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/codegen/Strategy.h"
+#include "compiler/strategy/Strategy.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
