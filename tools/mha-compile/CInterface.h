@@ -60,6 +60,10 @@ struct LibraryInterface {
   /// Whether the compiled graph has AMX instructions (mha-bf16-amx): the
   /// wrapper then asks Linux for the tile data before the graph can run.
   bool usesAMX = false;
+  /// The MPI ranks among which a library split by heads divides the layer
+  /// (mha-compile --parallel heads --ranks N, ParallelLibrary.h); 0 for a
+  /// library of one process.
+  int64_t ranks = 0;
 };
 
 /// Returns the text of the header declaring the C API (`NAME_create`,

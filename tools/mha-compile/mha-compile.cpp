@@ -16,6 +16,7 @@
 #include "runtime/GraphLoader.h"
 #include "tools/mha-compile/CInterface.h"
 #include "tools/mha-compile/ObjectEmitter.h"
+#include "tools/mha-compile/ParallelLibrary.h"
 #include "tools/support/PipelineOptions.h"
 #include "tools/support/ToolSupport.h"
 
@@ -72,6 +73,15 @@ cl::opt<std::string> linker("cc",
                                      "and links the library"),
                             cl::init(MHA_CLANG_PATH), cl::cat(compileCategory));
 
+cl::opt<std::string> parallelMode(
+    "parallel",
+    cl::desc("Split the layer among the ranks of an MPI job: heads (each "
+             "rank computes its share of the heads; docs/distributed.md)"),
+    cl::value_desc("heads"), cl::cat(compileCategory));
+cl::opt<int64_t> rankCount("ranks",
+                           cl::desc("The ranks that --parallel splits among"),
+                           cl::init(0), cl::cat(compileCategory));
+
 void reportError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "mha-compile") << message << "\n";
 }
@@ -121,9 +131,62 @@ llvm::Error writeLibrarySources(llvm::StringRef folder) {
   return llvm::Error::success();
 }
 
-/// Compiles `wrapper` and links it with `object` and libomp into `library`.
+/// Checks --parallel and --ranks; returns kOk, or the exit code after
+/// reporting why not.
+int checkParallelOptions() {
+  if (parallelMode.empty()) {
+    if (rankCount.getNumOccurrences())
+      return reportError("--ranks goes with --parallel heads"), kBadInput;
+    return kOk;
+  }
+#ifndef MHA_HAVE_MPI
+  return reportError("--parallel needs MPI, and this mha-compile was built "
+                     "without it (CMake found no MPI: install "
+                     "libopenmpi-dev, e.g. with `make deps`, and configure "
+                     "again)"),
+         kBadInput;
+#endif
+  if (parallelMode != "heads")
+    return reportError("--parallel must be `heads` (the split by sequence is "
+                       "not done yet), got '" +
+                       parallelMode + "'"),
+           kBadInput;
+  if (rankCount < 1)
+    return reportError(llvm::formatv("--parallel heads needs --ranks N, the "
+                                     "ranks of the MPI job (at least 1), got "
+                                     "{0}",
+                                     rankCount.getValue())),
+           kBadInput;
+  return kOk;
+}
+
+/// The compiler flags and libraries of MPI that a split library's wrapper
+/// needs; none for another library.
+std::vector<std::string> mpiFlags(bool parallel) {
+  std::vector<std::string> flags;
+#ifdef MHA_HAVE_MPI
+  if (!parallel)
+    return flags;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(MHA_MPI_INCLUDE_DIRS).split(parts, ',', -1, false);
+  for (llvm::StringRef dir : parts)
+    flags.push_back(("-I" + dir).str());
+  parts.clear();
+  llvm::StringRef(MHA_MPI_LIBRARIES).split(parts, ',', -1, false);
+  for (llvm::StringRef library : parts) {
+    flags.push_back(library.str());
+    flags.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(library)).str());
+  }
+#endif
+  return flags;
+}
+
+/// Compiles `wrapper` (and `extra`: more sources and flags) and links it
+/// with `object` and libomp into `library`.
 llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object,
-                 llvm::StringRef library) {
+                 llvm::StringRef library,
+                 llvm::ArrayRef<std::string> extra = {}) {
   auto program = llvm::sys::findProgramByName(linker);
   if (!program)
     return llvm::createStringError("cannot find the C compiler '" + linker +
@@ -133,6 +196,8 @@ llvm::Error link(llvm::StringRef wrapper, llvm::StringRef object,
                                              "-O2",    "-std=c11", "-o",
                                              library,  wrapper,    object};
   std::string libPath = "-L" + libDir, rpath = "-Wl,-rpath," + libDir;
+  for (const std::string &arg : extra)
+    args.push_back(arg);
   args.append({libPath, rpath, "-lomp", "-lm"});
   std::string message;
   int status = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, {}, 0, 0,
@@ -202,10 +267,42 @@ int checkInPlaceBF16(::mha::runtime::LoadedGraph &graph) {
   return kOk;
 }
 
+/// A split library's public header at `header` and its C, in `workDir`:
+/// the inner library's header and the public functions on top of it.
+/// Returns the sources and flags to compile with the wrapper.
+llvm::Expected<std::vector<std::string>>
+writeParallelSources(const ::mha::compile::LibraryInterface &share,
+                     const ::mha::compile::ParallelLayout &layout,
+                     llvm::StringRef workDir, llvm::StringRef header,
+                     llvm::StringRef shareHeader) {
+  ::mha::compile::LibraryInterface full = share;
+  full.name = llvm::StringRef(share.name).drop_back(6).str(); // "_share"
+  full.signature = layout.fullSignature;
+  full.sizeRelations = layout.fullRelations;
+  full.ranks = int64_t(layout.shares.size());
+  llvm::SmallString<128> source(workDir);
+  llvm::sys::path::append(source, "parallel.c");
+  if (auto error = writeFile(header, ::mha::compile::writeHeader(full)))
+    return std::move(error);
+  if (auto error =
+          writeFile(source, ::mha::compile::writeParallelWrapper(
+                                full, share, layout, header, shareHeader)))
+    return std::move(error);
+  std::vector<std::string> extra = mpiFlags(true);
+  extra.push_back(source.str().str());
+  return extra;
+}
+
 /// Writes the header, compiles the wrapper and `module`, links the library
-/// and copies it where it was asked for; returns the exit code.
+/// and copies it where it was asked for; returns the exit code. A split
+/// library (`parallel`) has the public functions of ParallelLibrary.h on
+/// top of `interface`'s.
 int writeOutputs(const ::mha::compile::LibraryInterface &interface,
-                 ModuleOp module) {
+                 ModuleOp module,
+                 const ::mha::compile::ParallelLayout *parallel) {
+  llvm::StringRef publicName = interface.name;
+  if (parallel)
+    publicName.consume_back("_share");
   // Object code and the wrapper go to a temporary folder; the library and
   // the header to where they were asked for.
   llvm::SmallString<128> workDir;
@@ -216,11 +313,18 @@ int writeOutputs(const ::mha::compile::LibraryInterface &interface,
   std::string header = headerFile;
   if (header.empty()) {
     llvm::SmallString<128> path(llvm::sys::path::parent_path(libraryFile));
-    llvm::sys::path::append(path, interface.name + ".h");
+    llvm::sys::path::append(path, publicName + ".h");
     header = path.str().str();
   }
   llvm::SmallString<128> headerAbsolute(header);
   llvm::sys::fs::make_absolute(headerAbsolute);
+  // A split library's public header is the full layer's; the wrapper of
+  // its inner library includes the inner header, in the temporary folder.
+  llvm::SmallString<128> innerHeader(header);
+  if (parallel) {
+    innerHeader = workDir;
+    llvm::sys::path::append(innerHeader, interface.name + ".h");
+  }
   llvm::SmallString<128> object(workDir), wrapper(workDir);
   llvm::sys::path::append(object, "graph.o");
   llvm::sys::path::append(wrapper, "wrapper.c");
@@ -231,17 +335,26 @@ int writeOutputs(const ::mha::compile::LibraryInterface &interface,
   llvm::sys::path::append(linked, "library.so");
 
   int status = kOk;
-  if (auto error = writeFile(header, ::mha::compile::writeHeader(interface)))
+  llvm::Expected<std::vector<std::string>> extra = std::vector<std::string>();
+  if (parallel)
+    extra = writeParallelSources(interface, *parallel, workDir, headerAbsolute,
+                                 innerHeader);
+  if (!extra)
+    status = fail(extra.takeError(), kBadInput);
+  else if (auto error =
+               writeFile(innerHeader, ::mha::compile::writeHeader(interface)))
     status = fail(std::move(error), kBadInput);
-  else if (auto error = writeFile(wrapper, ::mha::compile::writeWrapper(
-                                               interface, headerAbsolute)))
+  else if (auto error =
+               writeFile(wrapper, ::mha::compile::writeWrapper(
+                                      interface,
+                                      parallel ? innerHeader : headerAbsolute)))
     status = fail(std::move(error), kCompileFailed);
   else if (auto error = writeLibrarySources(workDir))
     status = fail(std::move(error), kCompileFailed);
   else if (auto error = ::mha::compile::emitObjectFile(
                module, cpu, {interface.graphSymbol}, object))
     status = fail(std::move(error), kCompileFailed);
-  else if (auto error = link(wrapper, object, linked))
+  else if (auto error = link(wrapper, object, linked, *extra))
     status = fail(std::move(error), kCompileFailed);
   else if (auto buffer = llvm::MemoryBuffer::getFile(linked); !buffer)
     status = fail(llvm::createStringError(
@@ -290,6 +403,8 @@ int main(int argc, char **argv) {
   }
   if (int status = configureTarget(pipelineOptions); status != kOk)
     return status;
+  if (int status = checkParallelOptions(); status != kOk)
+    return status;
 
   DialectRegistry registry;
   mlir::mha::registerMhaDialects(registry);
@@ -300,11 +415,20 @@ int main(int argc, char **argv) {
     return fail(graph.takeError(), kBadInput);
   if (int status = checkInPlaceBF16(*graph); status != kOk)
     return status;
+  // A split library compiles rank 0's graph, as the inner library NAME_share.
+  std::optional<::mha::compile::ParallelLayout> parallel;
+  if (!parallelMode.empty()) {
+    auto layout = ::mha::compile::splitAmongRanks(*graph, rankCount);
+    if (!layout)
+      return fail(layout.takeError(), kBadInput);
+    parallel = std::move(*layout);
+  }
 
   ::mha::compile::LibraryInterface interface;
-  interface.name = libraryName.empty()
-                       ? defaultName()
-                       : ::mha::compile::toCIdentifier(libraryName);
+  interface.name =
+      (libraryName.empty() ? defaultName()
+                           : ::mha::compile::toCIdentifier(libraryName)) +
+      (parallel ? "_share" : "");
   interface.graphFile = llvm::sys::path::filename(graphFile).str();
   interface.signature = graph->signature;
   auto relations =
@@ -350,5 +474,6 @@ int main(int argc, char **argv) {
         interface.prepareSymbols.push_back(
             ("_mlir_ciface_" + symbol.getValue()).str());
 
-  return writeOutputs(interface, *graph->module);
+  return writeOutputs(interface, *graph->module,
+                      parallel ? &*parallel : nullptr);
 }

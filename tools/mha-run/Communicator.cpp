@@ -2,8 +2,6 @@
 
 #include "tools/mha-run/Communicator.h"
 
-#include <algorithm>
-#include <climits>
 #include <cstdlib>
 
 #ifdef MHA_HAVE_MPI
@@ -11,7 +9,7 @@
 // library at link time.
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+#include "runtime/RankAgreement.h"
 #endif
 
 using namespace mha::tools;
@@ -64,15 +62,17 @@ Communicator::allGather(llvm::ArrayRef<uint64_t> words) const {
   return all;
 }
 
+Communicator::Disagreement Communicator::agree(uint64_t state,
+                                               uint64_t elements,
+                                               uint64_t shapeHash,
+                                               uint64_t inputHash) const {
+  mha_rank_state mine = {state, elements, shapeHash, inputHash};
+  mha_rank_disagreement found = mha_rank_agree(MPI_COMM_WORLD, &mine);
+  return {Disagreement::Reason(found.reason), found.rank, found.code};
+}
+
 void Communicator::sumInPlace(float *values, int64_t count) const {
-  // MPI counts are ints: a result of more than 2^31 - 1 elements goes in
-  // pieces (every rank cuts the same ones).
-  for (int64_t done = 0; done < count;) {
-    int piece = int(std::min<int64_t>(count - done, INT_MAX));
-    MPI_Allreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM,
-                  MPI_COMM_WORLD);
-    done += piece;
-  }
+  mha_rank_sum(MPI_COMM_WORLD, values, count);
 }
 
 void Communicator::finish() {
@@ -94,6 +94,13 @@ llvm::Expected<Communicator> Communicator::start() {
 std::vector<uint64_t>
 Communicator::allGather(llvm::ArrayRef<uint64_t> words) const {
   return words.vec();
+}
+
+Communicator::Disagreement Communicator::agree(uint64_t state, uint64_t,
+                                               uint64_t, uint64_t) const {
+  if (state == 0)
+    return {};
+  return {Disagreement::Stopped, 0, state - 1};
 }
 
 void Communicator::sumInPlace(float *, int64_t) const {}

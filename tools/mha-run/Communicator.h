@@ -38,6 +38,21 @@ public:
   /// as many.
   std::vector<uint64_t> allGather(llvm::ArrayRef<uint64_t> words) const;
 
+  /// The first rank, in rank order, that stopped or differs from rank 0
+  /// (runtime/RankAgreement.h's mha_rank_agree): every rank gets the same.
+  struct Disagreement {
+    enum Reason { None, Stopped, OtherInputs, OtherShape, MPIFailed };
+    Reason reason = None;
+    int rank = -1;
+    /// The exit code of a rank that stopped.
+    uint64_t code = 0;
+  };
+
+  /// Exchanges this rank's state (0 ready, 1 + code stopped), its output's
+  /// elements and shape hash and its inputs' hash with every rank.
+  Disagreement agree(uint64_t state, uint64_t elements, uint64_t shapeHash,
+                     uint64_t inputHash) const;
+
   /// Replaces `values` on every rank by their sum over the ranks
   /// (MPI_Allreduce, MPI_SUM); each rank must give as many.
   void sumInPlace(float *values, int64_t count) const;

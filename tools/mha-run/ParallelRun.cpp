@@ -158,38 +158,40 @@ llvm::Error HeadParallelRun::split(LoadedGraph &graph,
   return llvm::Error::success();
 }
 
-std::vector<uint64_t> HeadParallelRun::exchangeStates(uint64_t state,
-                                                      const NpyArray *result) {
+Communicator::Disagreement
+HeadParallelRun::exchangeStates(uint64_t state, const NpyArray *result) {
   uint64_t shapeHash = 0;
   if (result)
     fold(shapeHash, llvm::ArrayRef(result->shape));
-  return communicator.allGather({state,
-                                 result ? uint64_t(result->numElements()) : 0,
-                                 shapeHash, inputHash});
+  return communicator.agree(state, result ? uint64_t(result->numElements()) : 0,
+                            shapeHash, inputHash);
 }
 
 llvm::Error HeadParallelRun::reduce(NpyArray &result) {
   auto start = std::chrono::steady_clock::now();
-  std::vector<uint64_t> states = exchangeStates(0, &result);
+  Communicator::Disagreement found = exchangeStates(0, &result);
   lastTimes.checkMs = millisecondsSince(start);
-  for (int rank = 0; rank < communicator.size(); ++rank) {
-    llvm::ArrayRef<uint64_t> state(&states[4 * rank], 4);
-    if (state[0] != 0) {
-      stopSeen = true;
-      return llvm::createStringError(llvm::formatv(
-          "--parallel: rank {0} stopped (exit code {1}) before the ranks "
-          "added up their outputs; see its messages",
-          rank, state[0] - 1));
-    }
-    if (state[3] != states[3])
-      return llvm::createStringError(llvm::formatv(
-          "--parallel: rank {0} read other inputs than rank 0; every rank "
-          "must be given the same arrays",
-          rank));
-    if (state[1] != states[1] || state[2] != states[2])
-      return llvm::createStringError(llvm::formatv(
-          "--parallel: rank {0}'s output has another shape than rank 0's",
-          rank));
+  switch (found.reason) {
+  case Communicator::Disagreement::None:
+    break;
+  case Communicator::Disagreement::Stopped:
+    stopSeen = true;
+    return llvm::createStringError(llvm::formatv(
+        "--parallel: rank {0} stopped (exit code {1}) before the ranks "
+        "added up their outputs; see its messages",
+        found.rank, found.code));
+  case Communicator::Disagreement::OtherInputs:
+    return llvm::createStringError(llvm::formatv(
+        "--parallel: rank {0} read other inputs than rank 0; every rank "
+        "must be given the same arrays",
+        found.rank));
+  case Communicator::Disagreement::OtherShape:
+    return llvm::createStringError(llvm::formatv(
+        "--parallel: rank {0}'s output has another shape than rank 0's",
+        found.rank));
+  case Communicator::Disagreement::MPIFailed:
+    return llvm::createStringError(
+        "--parallel: the ranks' exchange before the all-reduce failed in MPI");
   }
   start = std::chrono::steady_clock::now();
   communicator.sumInPlace(result.f32(), result.numElements());

@@ -79,11 +79,11 @@ private:
   explicit HeadParallelRun(Communicator communicator)
       : communicator(std::move(communicator)) {}
 
-  /// All-gathers {state, output elements, output shape hash, input hash}:
-  /// state 0 is ready, 1 + code stopped with `code`. Returns every rank's
-  /// four words.
-  std::vector<uint64_t> exchangeStates(uint64_t state,
-                                       const runtime::NpyArray *result);
+  /// Exchanges {state, output elements, output shape hash, input hash}
+  /// with every rank: state 0 is ready, 1 + code stopped with `code`.
+  /// Returns the first rank that stopped or differs from rank 0.
+  Communicator::Disagreement exchangeStates(uint64_t state,
+                                            const runtime::NpyArray *result);
 
   Communicator communicator;
   mlir::OwningOpRef<mlir::ModuleOp> rankModule;
