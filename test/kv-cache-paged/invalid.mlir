@@ -121,3 +121,46 @@ func.func @view_heads(%pool: tensor<8x2x16x8xf32>, %t: tensor<2x4xi32>) -> tenso
   %r = mha.paged_view %pool through %t : tensor<8x2x16x8xf32> through tensor<2x4xi32> -> tensor<2x4x64x8xf32>
   return %r : tensor<2x4x64x8xf32>
 }
+
+// -----
+
+// The int8 append writes i8 codes.
+func.func @int8_codes(%k: tensor<2x2x1x8xf32>, %codes: tensor<6x2x16x8xf32>, %scales: tensor<6x2x16xf32>, %t: tensor<2x3xi32>, %len: tensor<2xi64>) {
+  // expected-error @+1 {{'mha.paged_cache_append_quantized' op expects i8 codes, got 'f32'}}
+  %c, %s = mha.paged_cache_append_quantized %k into %codes, %scales through %t at %len : tensor<2x2x1x8xf32> into tensor<6x2x16x8xf32>, tensor<6x2x16xf32> through tensor<2x3xi32> at tensor<2xi64>
+  return
+}
+
+// -----
+
+// One scale per row of the codes' pages.
+func.func @int8_scale_pages(%k: tensor<2x2x1x8xf32>, %codes: tensor<6x2x16x8xi8>, %scales: tensor<6x2x32xf32>, %t: tensor<2x3xi32>, %len: tensor<2xi64>) {
+  // expected-error @+1 {{'mha.paged_cache_append_quantized' op expects scales page size (P) to be 16, got 32}}
+  %c, %s = mha.paged_cache_append_quantized %k into %codes, %scales through %t at %len : tensor<2x2x1x8xf32> into tensor<6x2x16x8xi8>, tensor<6x2x32xf32> through tensor<2x3xi32> at tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @int8_scale_count(%k: tensor<2x2x1x8xf32>, %codes: tensor<6x2x16x8xi8>, %scales: tensor<5x2x16xf32>, %t: tensor<2x3xi32>, %len: tensor<2xi64>) {
+  // expected-error @+1 {{'mha.paged_cache_append_quantized' op expects scales pages (N) to be 6, got 5}}
+  %c, %s = mha.paged_cache_append_quantized %k into %codes, %scales through %t at %len : tensor<2x2x1x8xf32> into tensor<6x2x16x8xi8>, tensor<5x2x16xf32> through tensor<2x3xi32> at tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @int8_update_heads(%k: tensor<2x4x1x8xf32>, %codes: tensor<6x2x16x8xi8>, %scales: tensor<6x2x16xf32>, %t: tensor<2x3xi32>, %len: tensor<2xi64>) {
+  // expected-error @+1 {{'mha.paged_cache_append_quantized' op expects update heads (Hkv) to be 2, got 4}}
+  %c, %s = mha.paged_cache_append_quantized %k into %codes, %scales through %t at %len : tensor<2x4x1x8xf32> into tensor<6x2x16x8xi8>, tensor<6x2x16xf32> through tensor<2x3xi32> at tensor<2xi64>
+  return
+}
+
+// -----
+
+// A view of scales keeps their rank.
+func.func @scales_view_rank(%s: tensor<6x2x16xf32>, %t: tensor<2x3xi32>) {
+  // expected-error @+1 {{'mha.paged_view' op expects a result of the pool's rank (3), got rank 4}}
+  %v = mha.paged_view %s through %t : tensor<6x2x16xf32> through tensor<2x3xi32> -> tensor<2x2x48x1xf32>
+  return
+}
