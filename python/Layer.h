@@ -214,7 +214,7 @@ private:
   std::vector<bool> updated;
   /// A cache graph's arguments (findCacheArguments), -1 where absent.
   int cacheX = -1, keyCache = -1, valueCache = -1, cacheLengths = -1;
-  /// A paged cache graph's key pool and block table, -1 where absent.
+  /// A paged cache graph's pools and block table, -1 where absent.
   int keyPool = -1, blockTable = -1;
   std::mutex shapesMutex;
   std::vector<std::vector<int64_t>> acceptedShapes;

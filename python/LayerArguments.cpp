@@ -11,6 +11,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+
 using namespace ::mha::runtime;
 
 namespace mha::python {
@@ -175,11 +177,17 @@ void Layer::checkBlockTable(const std::vector<py::array> &arrays) {
   if (cacheX < 0 || keyPool < 0 || blockTable < 0 || cacheLengths < 0)
     return;
   const py::array &table = arrays[blockTable], &pool = arrays[keyPool];
+  // The pools' page counts are sizes of their own: an entry must be a page
+  // of every pool the call writes (the keys', the values', any scales').
+  int64_t poolPages = pool.shape(0);
+  for (size_t i = 0; i < arrays.size(); ++i)
+    if (updated[i])
+      poolPages = std::min<int64_t>(poolPages, arrays[i].shape(0));
   PagedCall call;
   call.table = static_cast<const int32_t *>(table.data());
   call.batch = table.shape(0);
   call.perSequence = table.shape(1);
-  call.poolPages = pool.shape(0);
+  call.poolPages = poolPages;
   call.pageSize = pool.shape(2);
   call.lengths = static_cast<const int64_t *>(arrays[cacheLengths].data());
   call.newRows = arrays[cacheX].shape(1);

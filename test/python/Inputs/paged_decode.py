@@ -189,6 +189,11 @@ attempt("pools of 8-row pages", lambda: layer(
     k_pool=np.zeros((4, 2, 8, 8), np.float32),
     v_pool=np.zeros((4, 2, 8, 8), np.float32),
     block_table=ok_table[:1], cache_lengths=np.zeros(1, np.int64)))
+attempt("a v_pool of 2 pages", lambda: layer(
+    np.zeros((2, 1, 16), np.float32),
+    k_pool=np.zeros((4, 2, 16, 8), np.float32),
+    v_pool=np.zeros((2, 2, 16, 8), np.float32),
+    block_table=ok_table, cache_lengths=np.array([16, 3], np.int64)))
 attempt("int8 pages", lambda: mha.layer(d_model=16, heads=2, kv_cache=40,
                                         paged_kv=16, cache_dtype="int8"))
 attempt("pages of 20 rows",
