@@ -2,6 +2,7 @@
 
 #include "tools/mha-compile/CInterface.h"
 #include "tools/mha-compile/CInterfaceSupport.h"
+#include "tools/mha-compile/PagedLibrary.h"
 #include "tools/mha-compile/ParallelLibrary.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -203,6 +204,8 @@ std::string writeHeader(const LibraryInterface &interface) {
   if (std::optional<CacheLayout> cache = findCache(interface))
     writeSessionHeader(os, interface, *cache,
                        argumentParameters(interface, Arguments::Weights));
+  if (std::optional<PagedLayout> paged = findPagedCache(interface))
+    writePagedHeader(os, interface, *paged);
   if (interface.ranks)
     writeParallelDeclarations(os, interface);
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";

@@ -35,13 +35,15 @@ bool isInt64(const GraphArgument &argument) {
 }
 
 /// A bf16 key/value cache of a cache graph (mha-gen --dtype bf16
-/// --kv-cache): updated in place, so the C API cannot round the caller's
-/// floats into a copy of it. It takes the bf16 bits themselves
-/// (`uint16_t *`), in every view; a session allocates them itself.
+/// --kv-cache), or a paged cache's pool (--paged-kv): updated in place, so
+/// the C API cannot round the caller's floats into a copy of it. It takes
+/// the bf16 bits themselves (`uint16_t *`), in every view; a session
+/// allocates them itself.
 bool isBF16Cache(const GraphArgument &argument) {
   return argument.type.getElementType().isBF16() &&
          argument.type.getRank() == 4 &&
-         (argument.name == "k_cache" || argument.name == "v_cache");
+         (argument.name == "k_cache" || argument.name == "v_cache" ||
+          argument.name == "k_pool" || argument.name == "v_pool");
 }
 
 /// A bf16 argument that the C API takes as float32 and rounds (every bf16

@@ -11,6 +11,7 @@
 
 #include "tools/mha-compile/CInterface.h"
 #include "tools/mha-compile/CInterfaceSupport.h"
+#include "tools/mha-compile/PagedLibrary.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -145,6 +146,8 @@ void writePrologue(llvm::raw_ostream &os, const LibraryInterface &interface,
     if (!ShapedType::isDynamic(cache->batch))
       os << "#define MHA_LIBRARY_SESSION_BATCH " << cache->batch << "\n";
   }
+  if (findPagedCache(interface))
+    os << "#define MHA_LIBRARY_PAGED\n";
   os << "#include \"mha_library.c\"\n\n";
 }
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/mha-compile/CInterfaceSupport.h"
+#include "tools/mha-compile/PagedLibrary.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -193,6 +194,7 @@ void writeChecks(llvm::raw_ostream &os, const LibraryInterface &interface,
   writeArgumentChecks(os, interface, which);
   writeRelationChecks(os, interface, which);
   writeContentChecks(os, interface, which);
+  writePagedChecks(os, interface, which);
 }
 
 /// The end of NAME_check: every argument's bytes (their sizes are checked

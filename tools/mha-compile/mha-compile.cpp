@@ -15,6 +15,7 @@
 #include "compiler/Registration.h"
 #include "runtime/GraphLoader.h"
 #include "tools/mha-compile/CInterface.h"
+#include "tools/mha-compile/CInterfaceSupport.h"
 #include "tools/mha-compile/ObjectEmitter.h"
 #include "tools/mha-compile/ParallelLibrary.h"
 #include "tools/support/PipelineOptions.h"
@@ -248,18 +249,18 @@ int checkInPlaceBF16(::mha::runtime::LoadedGraph &graph) {
   // The C interface rounds float32 arrays to bf16 for bf16 arguments, into
   // copies: an argument that the graph updates in place would be updated in
   // the copy, not in the caller's array. A key/value cache (k_cache,
-  // v_cache) is the exception: the C API takes its bf16 bits as they are
-  // (CInterface.cpp, isBF16Cache).
+  // v_cache, or a paged cache's pools k_pool, v_pool) is the exception: the
+  // C API takes its bf16 bits as they are (isBF16Cache).
   for (auto [index, argument] : llvm::enumerate(graph.signature.arguments))
     if (argument.type.getElementType().isBF16() &&
-        !(argument.type.getRank() == 4 &&
-          (argument.name == "k_cache" || argument.name == "v_cache")) &&
+        !::mha::compile::isBF16Cache(argument) &&
         llvm::is_contained(graph.signature.resultAliases,
                            std::optional<unsigned>(index)))
       return reportError(llvm::formatv(
                  "argument '{0}' of @{1} is a bf16 argument updated in "
                  "place, which mha-compile takes only as a key/value cache "
-                 "named k_cache or v_cache (the C API takes other bf16 "
+                 "named k_cache or v_cache, or a paged cache's pool k_pool "
+                 "or v_pool (the C API takes other bf16 "
                  "arguments as float32 arrays and rounds them into copies, "
                  "so an update in place would not reach the caller's array)",
                  argument.name, graph.entry.getSymName())),

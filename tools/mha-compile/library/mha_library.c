@@ -385,3 +385,7 @@ static void MHA_NAME(free_scratch)(pthread_mutex_t *lock, MHA_SCRATCH *list) {
 #ifdef MHA_LIBRARY_SESSION_ELEMENT
 #include "mha_session.c"
 #endif
+
+#ifdef MHA_LIBRARY_PAGED
+#include "mha_pages.c"
+#endif

@@ -27,6 +27,8 @@
  *   MHA_LIBRARY_SESSION_ELEMENT  the caches' element type (float or
  *     uint16_t), if the graph has the session API; then also
  *     MHA_LIBRARY_SESSION_BATCH where the graph fixes the batch.
+ *   MHA_LIBRARY_PAGED  if the graph keeps its caches in pages (pools and a
+ *     block table: mha_pages.c).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -155,6 +157,20 @@ static int MHA_NAME(session_check_step)(MHA_SESSION *session, const float *x,
 
 /* Adds `tokens` to every length after a step. */
 static void MHA_NAME(session_advance)(MHA_SESSION *session, int64_t tokens);
+#endif
+
+#ifdef MHA_LIBRARY_PAGED
+/* The caller's block table and free list (NAME_pages, in the header). */
+#define MHA_PAGES MHA_NAME(pages)
+
+/* What a call of a paged cache graph checks once the sizes are: every
+   sequence's rows after the call (lengths[b] + tokens) fit in its table row
+   of NAME_PAGES_PER_SEQUENCE pages, and the entries of their pages are
+   pages of the pools, [0, pool_pages), none given to two sequences. */
+static int MHA_NAME(check_pages)(const int32_t *table,
+                                 const int64_t table_shape[2],
+                                 int64_t pool_pages, const int64_t *lengths,
+                                 int64_t tokens);
 #endif
 
 #endif /* MHA_LIBRARY_H */
