@@ -18,9 +18,9 @@ using namespace mlir;
 
 namespace mha::graphs {
 
-/// Appends the caches' arguments to `args`: k_cache and v_cache (each
-/// followed by its scales when int8), or a paged cache's pools k_pool and
-/// v_pool and its block_table; then cache_lengths. The caches' types are
+/// Appends the caches' arguments to `args`: k_cache and v_cache, or a paged
+/// cache's pools k_pool and v_pool (each followed by its scales when int8)
+/// and its block_table; then cache_lengths. The caches' types are
 /// appended to `resultTypes` (the function returns them after y).
 static void addCacheArguments(OpBuilder &builder,
                               SmallVectorImpl<std::pair<StringRef, Type>> &args,
@@ -41,7 +41,11 @@ static void addCacheArguments(OpBuilder &builder,
                           : batchSize * pagesPerSequence;
   if (paged) {
     add("k_pool", {poolPages, c.numKvHeads, c.pagedKv, c.headDim}, cacheData);
+    if (int8)
+      add("k_scales", {poolPages, c.numKvHeads, c.pagedKv}, f32);
     add("v_pool", {poolPages, c.numKvHeads, c.pagedKv, c.valueDim}, cacheData);
+    if (int8)
+      add("v_scales", {poolPages, c.numKvHeads, c.pagedKv}, f32);
   } else {
     add("k_cache", {batchSize, c.numKvHeads, c.kvCache, c.headDim}, cacheData);
     if (int8)
@@ -94,6 +98,74 @@ static void applyQkNormAndRope(OpBuilder &builder, Location loc,
   };
   q = rotate(q);
   k = rotate(k);
+}
+
+/// Appends the new rows `rows` [B, Hkv, T, d] (f32) to the cache argument
+/// `cacheName` (its scales `scalesName` when int8): rounded to bf16, or
+/// quantized, into a dense cache or through the block table into a pool.
+/// Pushes the updated caches onto `caches` (the function's results) and
+/// returns what attention reads, [B, Hkv, C, d] in f32 (widened,
+/// dequantized, or a paged cache's view).
+static Value appendToCache(OpBuilder &builder, Location loc,
+                           const LayerConfig &c, int64_t batchSize,
+                           llvm::function_ref<Value(StringRef)> lookup,
+                           Value lengths, Value rows, StringRef cacheName,
+                           StringRef scalesName,
+                           SmallVectorImpl<Value> &caches) {
+  Type f32 = builder.getF32Type();
+  bool int8 = c.cacheElement == CacheElement::Int8, paged = c.pagedKv != 0;
+  int64_t pagesPerSequence = paged ? llvm::divideCeil(c.kvCache, c.pagedKv) : 0;
+  Value dest = lookup(cacheName);
+  // A sequence's rows of a paged cache's `pool`, [B, Hkv, M * P(, d)],
+  // read through the table.
+  auto view = [&](Value pool) -> Value {
+    auto poolType = cast<RankedTensorType>(pool.getType());
+    SmallVector<int64_t> shape = {batchSize, poolType.getDimSize(1),
+                                  pagesPerSequence * c.pagedKv};
+    if (poolType.getRank() == 4)
+      shape.push_back(poolType.getDimSize(3));
+    return mlir::mha::PagedViewOp::create(builder, loc, poolType.clone(shape),
+                                          pool, lookup("block_table"));
+  };
+  if (int8 && paged) {
+    Value scales = lookup(scalesName);
+    auto quantized = mlir::mha::PagedCacheAppendQuantizedOp::create(
+        builder, loc, dest.getType(), scales.getType(), rows, dest, scales,
+        lookup("block_table"), lengths);
+    caches.append({quantized.getResultCodes(), quantized.getResultScales()});
+    Value codes = view(quantized.getResultCodes());
+    return mlir::mha::DequantizeOp::create(
+        builder, loc, cast<RankedTensorType>(codes.getType()).clone(f32), codes,
+        view(quantized.getResultScales()));
+  }
+  if (int8) {
+    Value scales = lookup(scalesName);
+    auto quantized = mlir::mha::CacheAppendQuantizedOp::create(
+        builder, loc, dest.getType(), scales.getType(), rows, dest, scales,
+        lengths);
+    caches.append({quantized.getResultCodes(), quantized.getResultScales()});
+    auto codesType = cast<RankedTensorType>(dest.getType());
+    return mlir::mha::DequantizeOp::create(builder, loc, codesType.clone(f32),
+                                           quantized.getResultCodes(),
+                                           quantized.getResultScales());
+  }
+  auto cacheType = cast<RankedTensorType>(dest.getType());
+  auto rowsType = cast<RankedTensorType>(rows.getType());
+  if (rowsType.getElementType() != cacheType.getElementType())
+    rows = arith::TruncFOp::create(
+        builder, loc, rowsType.clone(cacheType.getElementType()), rows);
+  if (paged) {
+    // The pool after the append, and each sequence's rows read through the
+    // table: [B, Hkv, M * P, d].
+    Value appended = mlir::mha::PagedCacheAppendOp::create(
+        builder, loc, cacheType, rows, dest, lookup("block_table"), lengths);
+    caches.push_back(appended);
+    return widenBF16(builder, loc, view(appended));
+  }
+  Value appended = mlir::mha::CacheAppendOp::create(builder, loc, cacheType,
+                                                    rows, dest, lengths);
+  caches.push_back(appended);
+  return widenBF16(builder, loc, appended);
 }
 
 OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
@@ -158,41 +230,9 @@ OwningOpRef<ModuleOp> buildCacheLayerGraph(MLIRContext &context,
   // The caches after the appends, in the order of the results, and the
   // keys and values attention reads from them.
   SmallVector<Value> caches;
-  auto append = [&](Value rows, StringRef cache, StringRef scales) -> Value {
-    Value dest = lookup(cache);
-    if (int8) {
-      auto quantized = mlir::mha::CacheAppendQuantizedOp::create(
-          builder, loc, dest.getType(), lookup(scales).getType(), rows, dest,
-          lookup(scales), lengths);
-      caches.append({quantized.getResultCodes(), quantized.getResultScales()});
-      auto codesType = cast<RankedTensorType>(dest.getType());
-      return mlir::mha::DequantizeOp::create(builder, loc, codesType.clone(f32),
-                                             quantized.getResultCodes(),
-                                             quantized.getResultScales());
-    }
-    auto cacheType = cast<RankedTensorType>(dest.getType());
-    auto rowsType = cast<RankedTensorType>(rows.getType());
-    if (rowsType.getElementType() != cacheType.getElementType())
-      rows = arith::TruncFOp::create(
-          builder, loc, rowsType.clone(cacheType.getElementType()), rows);
-    if (paged) {
-      // The pool after the append, and each sequence's rows read through
-      // the table: [B, Hkv, M * P, d].
-      Value table = lookup("block_table");
-      Value appended = mlir::mha::PagedCacheAppendOp::create(
-          builder, loc, cacheType, rows, dest, table, lengths);
-      caches.push_back(appended);
-      auto viewType = RankedTensorType::get({batchSize, cacheType.getDimSize(1),
-                                             pagesPerSequence * c.pagedKv,
-                                             cacheType.getDimSize(3)},
-                                            cacheType.getElementType());
-      return widen(mlir::mha::PagedViewOp::create(builder, loc, viewType,
-                                                  appended, table));
-    }
-    Value appended = mlir::mha::CacheAppendOp::create(builder, loc, cacheType,
-                                                      rows, dest, lengths);
-    caches.push_back(appended);
-    return widen(appended);
+  auto append = [&](Value rows, StringRef cache, StringRef scales) {
+    return appendToCache(builder, loc, c, batchSize, lookup, lengths, rows,
+                         cache, scales, caches);
   };
   Value kc = append(k, paged ? "k_pool" : "k_cache", "k_scales");
   Value vc = append(v, paged ? "v_pool" : "v_cache", "v_scales");

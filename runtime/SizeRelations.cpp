@@ -229,6 +229,21 @@ SymbolicShape cacheAppendRules(RelationDeriver &relations,
   return c;
 }
 
+/// verifyPagedUpdate's rules on `update [B, Hkv, T, d]`, `pool [N, Hkv, P,
+/// d]`, `table [B, M]` and `lengths [B]` (mha.paged_cache_append, and the
+/// codes of its int8 form): one table row and one length per sequence; the
+/// pool's pages are only counted by the table's entries (checked by the
+/// tools). Returns the pool's shape.
+SymbolicShape pagedAppendRules(RelationDeriver &relations,
+                               const SymbolicShape &u, const SymbolicShape &p,
+                               const SymbolicShape &t, const SymbolicShape &l) {
+  relations.equal(u[0], t[0]);
+  relations.equal(refine(u[0], t[0]), l[0]);
+  relations.equal(p[1], u[1]);
+  relations.equal(p[3], u[3]);
+  return p;
+}
+
 /// The result shape of one op of a key/value cache (dense, int8 or paged)
 /// from its operands' symbolic shapes, after stating its verifier's rules;
 /// std::nullopt for any other op.
@@ -259,24 +274,34 @@ deriveCacheOp(Operation &op, RelationDeriver &relations,
       })
       .Case([&](mlir::mha::PagedCacheAppendOp append)
                 -> std::optional<SymbolicShape> {
-        // One table row and one length per sequence; the pool's pages are
-        // only counted by the table's entries (checked by the tools).
-        SymbolicShape u = shapeOf(append.getUpdate());
-        SymbolicShape p = shapeOf(append.getPool());
-        SymbolicShape t = shapeOf(append.getTable());
-        relations.equal(u[0], t[0]);
-        relations.equal(refine(u[0], t[0]), shapeOf(append.getLengths())[0]);
-        relations.equal(p[1], u[1]);
-        relations.equal(p[3], u[3]);
-        return p;
+        return pagedAppendRules(
+            relations, shapeOf(append.getUpdate()), shapeOf(append.getPool()),
+            shapeOf(append.getTable()), shapeOf(append.getLengths()));
+      })
+      .Case([&](mlir::mha::PagedCacheAppendQuantizedOp append)
+                -> std::optional<SymbolicShape> {
+        // The codes' rules are mha.paged_cache_append's; the scales pool
+        // has one entry per row of the codes' pages. (Result 1, the
+        // scales, has the scales' shape: deriveSizeRelations records it.)
+        SymbolicShape c = pagedAppendRules(
+            relations, shapeOf(append.getUpdate()), shapeOf(append.getCodes()),
+            shapeOf(append.getTable()), shapeOf(append.getLengths()));
+        SymbolicShape s = shapeOf(append.getScales());
+        for (unsigned dim = 0; dim < 3; ++dim)
+          relations.equal(c[dim], s[dim]);
+        return c;
       })
       .Case([&](mlir::mha::PagedViewOp view) -> std::optional<SymbolicShape> {
         SymbolicShape p = shapeOf(view.getPool());
         SymbolicShape t = shapeOf(view.getTable());
         int64_t pages = staticOr(t[1], 0);
-        return SymbolicShape{
-            t[0], p[1], pages ? Size::fixed(pages * view.getPageSize()) : any,
-            p[3]};
+        SymbolicShape rows = {
+            t[0], p[1], pages ? Size::fixed(pages * view.getPageSize()) : any};
+        // A pool of rows [N, Hkv, P, d]; of an int8 cache's scales, [N,
+        // Hkv, P].
+        if (p.size() == 4)
+          rows.push_back(p[3]);
+        return rows;
       })
       .Case([&](mlir::mha::DequantizeOp dequantize)
                 -> std::optional<SymbolicShape> {
@@ -454,6 +479,8 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
     shapes[op.getResult(0)] = *result;
     if (auto quantized = dyn_cast<mlir::mha::CacheAppendQuantizedOp>(op))
       shapes[quantized.getResultScales()] = shapeOf(quantized.getScales());
+    if (auto quantized = dyn_cast<mlir::mha::PagedCacheAppendQuantizedOp>(op))
+      shapes[quantized.getResultScales()] = shapeOf(quantized.getScales());
   }
   relations.settle();
   std::vector<std::pair<Size, Size>> atMostRules = relations.atMostRules();
@@ -500,95 +527,6 @@ deriveSizeRelations(func::FuncOp func, const GraphSignature &signature) {
     result.bounds.push_back(bound);
   }
   return result;
-}
-
-llvm::Error SizeRelations::check(llvm::ArrayRef<std::vector<int64_t>> shapes,
-                                 llvm::ArrayRef<std::string> names) const {
-  auto sizeOf = [&](ArgumentDim dim) { return shapes[dim.argument][dim.dim]; };
-  auto name = [&](ArgumentDim dim) {
-    return llvm::formatv("{0}[{1}]", names[dim.argument], dim.dim).str();
-  };
-  for (const SizeClass &sizeClass : classes) {
-    ArgumentDim first = sizeClass.members.front();
-    for (ArgumentDim dim : sizeClass.members) {
-      if (sizeClass.size && sizeOf(dim) != *sizeClass.size)
-        return createStringError(llvm::formatv("{0} must be {1}, got {2}",
-                                               name(dim), *sizeClass.size,
-                                               sizeOf(dim)));
-      if (sizeOf(dim) != sizeOf(first))
-        return createStringError(llvm::formatv("{0} ({1}) must equal {2} ({3})",
-                                               name(dim), sizeOf(dim),
-                                               name(first), sizeOf(first)));
-    }
-  }
-  for (const Broadcast &broadcast : broadcasts) {
-    ArgumentDim mask = classes[broadcast.mask].members.front();
-    int64_t target = broadcast.targetSize;
-    std::string targetName = std::to_string(target);
-    if (broadcast.target) {
-      ArgumentDim dim = classes[*broadcast.target].members.front();
-      target = sizeOf(dim);
-      targetName = name(dim);
-    }
-    if (sizeOf(mask) != 1 && sizeOf(mask) != target)
-      return createStringError(
-          llvm::formatv("{0} ({1}) must be 1 or equal {2} ({3})", name(mask),
-                        sizeOf(mask), targetName, target));
-  }
-  for (const AtMost &bound : bounds) {
-    auto side = [&](std::optional<unsigned> sizeClass, int64_t size) {
-      if (!sizeClass)
-        return std::pair(size, std::to_string(size));
-      ArgumentDim dim = classes[*sizeClass].members.front();
-      return std::pair(sizeOf(dim), name(dim));
-    };
-    auto [lhs, lhsName] = side(bound.lhsClass, bound.lhsSize);
-    auto [rhs, rhsName] = side(bound.rhsClass, bound.rhsSize);
-    if (lhs > rhs)
-      return createStringError(llvm::formatv(
-          "{0} ({1}) must be at most {2} ({3})", lhsName, lhs, rhsName, rhs));
-  }
-  return llvm::Error::success();
-}
-
-std::vector<std::vector<int64_t>>
-SizeRelations::pickShapes(llvm::ArrayRef<RankedTensorType> types,
-                          int64_t freeSize) const {
-  std::vector<int64_t> sizes;
-  for (const SizeClass &sizeClass : classes)
-    sizes.push_back(sizeClass.size.value_or(freeSize));
-  // A broadcast mask batch takes the size it is broadcast against, or 1 when
-  // two broadcasts want different ones.
-  std::vector<std::optional<int64_t>> wanted(classes.size());
-  for (const Broadcast &broadcast : broadcasts) {
-    int64_t target =
-        broadcast.target ? sizes[*broadcast.target] : broadcast.targetSize;
-    std::optional<int64_t> &size = wanted[broadcast.mask];
-    size = !size || *size == target ? target : 1;
-  }
-  for (auto [index, size] : llvm::enumerate(wanted))
-    if (size)
-      sizes[index] = *size;
-  // A size that must be at most another: lower it to that one, or raise
-  // that one when it is the free one.
-  for (const AtMost &bound : bounds) {
-    int64_t rhs = bound.rhsClass ? sizes[*bound.rhsClass] : bound.rhsSize;
-    int64_t lhs = bound.lhsClass ? sizes[*bound.lhsClass] : bound.lhsSize;
-    if (lhs <= rhs)
-      continue;
-    if (bound.lhsClass && !classes[*bound.lhsClass].size)
-      sizes[*bound.lhsClass] = rhs;
-    else if (bound.rhsClass && !classes[*bound.rhsClass].size)
-      sizes[*bound.rhsClass] = lhs;
-  }
-
-  std::vector<std::vector<int64_t>> shapes;
-  for (RankedTensorType type : types)
-    shapes.emplace_back(type.getShape());
-  for (auto [index, sizeClass] : llvm::enumerate(classes))
-    for (ArgumentDim dim : sizeClass.members)
-      shapes[dim.argument][dim.dim] = sizes[index];
-  return shapes;
 }
 
 } // namespace mha::runtime
