@@ -345,8 +345,9 @@ Layer.session = _session
 def __getattr__(name):
     # mha.torch and mha.nn import PyTorch, which takes seconds and may be
     # missing: `import mha` does not, and `mha.torch` (or `mha.nn`) imports
-    # it at its first use.
-    if name in ("torch", "nn"):
+    # it at its first use. mha.paged (the paged cache session) is imported
+    # the same way, by its first session or use.
+    if name in ("torch", "nn", "paged"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError("module 'mha' has no attribute %r" % name)

@@ -212,6 +212,8 @@ attempt("a dense cache for a paged layer", lambda: layer.session(
 attempt("pages for a dense layer", lambda: mha.layer(
     d_model=16, heads=2, kv_cache=40).session(batch=1, pages=4))
 session = layer.session(batch=2, pages=5)
+print("a session of mha.paged.PagedDecodeSession:",
+      type(session) is mha.paged.PagedDecodeSession)
 attempt("the session's table", lambda: session.step(
     np.zeros((2, 1, 16), np.float32), block_table=ok_table))
 attempt("free(2) of 2 sequences", lambda: session.free(2))
