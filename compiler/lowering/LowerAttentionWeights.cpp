@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/lowering/LinalgBuilder.h"
 #include "compiler/lowering/LowerToLinalg.h"
 #include "dialects/MhaOps.h"
 
@@ -34,7 +33,7 @@ struct LowerAttentionWeights : OpConversionPattern<AttentionWeightsOp> {
                    adaptor.getSinks(), op.getWindowAttr(), op.getSoftcapAttr(),
                    ScoreSteps::of(op).scoreMod});
     // The declared type may know sizes that the operands leave open.
-    rewriter.replaceOp(op, LinalgBuilder(rewriter, op.getLoc())
+    rewriter.replaceOp(op, GenericBuilder(rewriter, op.getLoc())
                                .castTo(probabilities, op.getType()));
     return success();
   }

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/utils/AttentionMath.h"
-#include "compiler/lowering/LinalgBuilder.h"
+#include "compiler/lowering/LowerToLinalg.h"
 #include "compiler/lowering/QuantizedCache.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -135,7 +135,7 @@ struct LowerCacheAppendQuantized : OpConversionPattern<CacheAppendQuantizedOp> {
   LogicalResult
   matchAndRewrite(CacheAppendQuantizedOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    LinalgBuilder b(rewriter, op.getLoc());
+    GenericBuilder b(rewriter, op.getLoc());
     Value update = adaptor.getUpdate();
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, op.getLoc(), update); // [B, Hkv, T, d]
@@ -180,7 +180,7 @@ struct LowerDequantize : OpConversionPattern<DequantizeOp> {
   LogicalResult
   matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    LinalgBuilder b(rewriter, op.getLoc());
+    GenericBuilder b(rewriter, op.getLoc());
     Value codes = adaptor.getCodes();
     Value result = b.generic(
         ValueRange{codes, adaptor.getScales()},

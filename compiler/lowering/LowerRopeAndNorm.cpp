@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/lowering/LinalgBuilder.h"
+#include "compiler/lowering/LowerToLinalg.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,7 +34,7 @@ struct LowerRmsNorm : F32Pattern<RmsNormOp> {
   using F32Pattern::F32Pattern;
 
   Value lower(RmsNormOp op, OpAdaptor adaptor,
-              LinalgBuilder &b) const override {
+              GenericBuilder &b) const override {
     Value input = adaptor.getInput();
     int64_t width = cast<RankedTensorType>(input.getType()).getDimSize(3);
     SmallVector<OpFoldResult> sizes = {b.dim(input, 0), b.dim(input, 1),
@@ -183,7 +183,7 @@ void yieldRotaryWaves(OpBuilder &nb, Location nloc, ValueRange args,
 /// thousands, where an f32 angle would be off by more than the tolerance.
 std::pair<Value, Value> buildRotaryTables(RopeOp op, Value input,
                                           Value frequencies, Value offsets,
-                                          LinalgBuilder &b) {
+                                          GenericBuilder &b) {
   int64_t pairs = op.getRotaryDim() / 2;
   double scale = op.getScale().convertToDouble();
   double mscale = op.getMscale().convertToDouble();
@@ -218,7 +218,7 @@ std::pair<Value, Value> buildRotaryTables(RopeOp op, Value input,
 /// `input` [B, H, T, d] rotated by the tables (Q or K with their rotary
 /// features turned, the rest copied).
 Value rotateHeads(RopeOp op, Value input, Value cosines, Value sines,
-                  Value offsets, LinalgBuilder &b) {
+                  Value offsets, GenericBuilder &b) {
   OpBuilder &builder = b.builder;
   Location loc = b.loc;
   int64_t width = cast<RankedTensorType>(input.getType()).getDimSize(3);
@@ -334,7 +334,7 @@ Value rotateHeads(RopeOp op, Value input, Value cosines, Value sines,
 struct LowerRope : F32Pattern<RopeOp> {
   using F32Pattern::F32Pattern;
 
-  Value lower(RopeOp op, OpAdaptor adaptor, LinalgBuilder &b) const override {
+  Value lower(RopeOp op, OpAdaptor adaptor, GenericBuilder &b) const override {
     Value frequencies =
         rotaryFrequencies(op, adaptor.getInvFreq(), b.builder, b.loc);
     auto [cosines, sines] = buildRotaryTables(

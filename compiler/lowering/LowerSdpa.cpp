@@ -11,9 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/utils/AttentionMath.h"
-#include "compiler/lowering/LinalgBuilder.h"
 #include "compiler/lowering/LowerToLinalg.h"
+#include "compiler/utils/AttentionMath.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,7 +30,7 @@ using utils::IteratorType;
 struct LowerSdpa : F32Pattern<SdpaOp> {
   using F32Pattern::F32Pattern;
 
-  Value lower(SdpaOp op, OpAdaptor adaptor, LinalgBuilder &b) const override {
+  Value lower(SdpaOp op, OpAdaptor adaptor, GenericBuilder &b) const override {
     Value query = adaptor.getQuery(), key = adaptor.getKey(),
           value = adaptor.getValue(), mask = adaptor.getMask();
     int64_t heads = op.getQuery().getType().getDimSize(1);
@@ -93,7 +92,7 @@ struct LowerSdpa : F32Pattern<SdpaOp> {
   /// diagonal of sequence b by positions[b]. `steps` (their tensors those
   /// of the lowered operands) modify the scores, narrow the keys to a
   /// window and add the sinks to the denominators.
-  static Value buildSoftmax(LinalgBuilder &b, Value query, Value key,
+  static Value buildSoftmax(GenericBuilder &b, Value query, Value key,
                             Value mask, Value positions, bool causal,
                             bool causalBottomRight, double scaleFactor,
                             const ScoreSteps &steps,
@@ -203,7 +202,7 @@ private:
   /// -inf or from the head's sink: the sink joins the maximum that the
   /// exponentials subtract, so that neither its weight nor the scores'
   /// overflow. -inf for a row that may attend no key.
-  static Value buildRowMax(LinalgBuilder &b, const SoftmaxConstants &constants,
+  static Value buildRowMax(GenericBuilder &b, const SoftmaxConstants &constants,
                            Value scores, Value sinks, Value mask,
                            const Causality &causality,
                            ArrayRef<Value> maskInputs,
@@ -235,7 +234,7 @@ private:
 
   /// rowSum[b, h, t] = sum over s of weights, plus e^(sink - rowMax) with
   /// sinks (a weight that multiplies no value).
-  static Value buildRowSum(LinalgBuilder &b, const SoftmaxConstants &constants,
+  static Value buildRowSum(GenericBuilder &b, const SoftmaxConstants &constants,
                            Value weights, Value sinks, Value rowMax,
                            ArrayRef<OpFoldResult> rowSizes) {
     AffineExpr d0 = b.d(0), d1 = b.d(1), d2 = b.d(2), d3 = b.d(3);
@@ -262,7 +261,7 @@ private:
 
   /// rows [B, H, T, rowWidth] times 1 / rowSum, and 0 for a row that may
   /// attend no key (sum 0), so that such a row gives zeros, never NaN.
-  static Value normalizeRows(LinalgBuilder &b,
+  static Value normalizeRows(GenericBuilder &b,
                              const SoftmaxConstants &constants, Value rows,
                              Value rowSum, ArrayRef<OpFoldResult> rowSizes,
                              OpFoldResult rowWidth) {
@@ -293,7 +292,7 @@ private:
   /// index 0 (broadcast; the verifier makes any other size the full one).
   /// The query position is that of the causal rule (S - T bottom-right,
   /// positions[b] with a cache).
-  static Value buildModifiedScores(LinalgBuilder &b, Value scores,
+  static Value buildModifiedScores(GenericBuilder &b, Value scores,
                                    Value positions, double scaleFactor,
                                    const ScoreSteps &steps,
                                    const Causality &causality,
@@ -380,7 +379,7 @@ private:
   /// over (batch, head, query, key): the mask (a leading 1 broadcasts over
   /// the batch) and then, where not null, `positions`: position[b] for every
   /// (head, query, key) of sequence b.
-  static void appendMaskInputs(LinalgBuilder &b, Value mask, Value positions,
+  static void appendMaskInputs(GenericBuilder &b, Value mask, Value positions,
                                OpFoldResult batch,
                                SmallVectorImpl<Value> &inputs,
                                SmallVectorImpl<AffineMap> &maps) {
@@ -403,7 +402,7 @@ private:
 
   /// A mask whose batch size is only known at run time is 1 (broadcast) or
   /// B: read row `b` or row 0 accordingly into a [B, T, S] mask.
-  static Value broadcastMaskBatch(LinalgBuilder &b, Value mask,
+  static Value broadcastMaskBatch(GenericBuilder &b, Value mask,
                                   OpFoldResult batch) {
     Value broadcasts = buildMaskBroadcasts(b.builder, b.loc, mask);
     Type i1 = b.builder.getI1Type();
@@ -437,7 +436,7 @@ Value mlir::mha::buildAttentionProbabilities(OpBuilder &builder, Location loc,
                                              bool causalBottomRight,
                                              double scale,
                                              const ScoreSteps &steps) {
-  LinalgBuilder b(builder, loc);
+  GenericBuilder b(builder, loc);
   AttentionSizes sizes =
       AttentionSizes::get(builder, loc, query, key, /*value=*/{}, mask);
   return LowerSdpa::buildSoftmax(

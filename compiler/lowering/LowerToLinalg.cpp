@@ -14,7 +14,6 @@
 #include "compiler/lowering/LowerToLinalg.h"
 #include "compiler/Passes.h"
 #include "compiler/utils/AttentionMath.h"
-#include "compiler/lowering/LinalgBuilder.h"
 #include "dialects/MhaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -64,7 +63,7 @@ struct LowerProject : F32Pattern<ProjectOp> {
   using F32Pattern::F32Pattern;
 
   Value lower(ProjectOp op, OpAdaptor adaptor,
-              LinalgBuilder &b) const override {
+              GenericBuilder &b) const override {
     if (op.isPerHead())
       return lowerPerHead(adaptor, b);
     if (std::optional<int64_t> heads = op.getNumHeads())
@@ -78,7 +77,7 @@ private:
   /// (laid out head after head) viewed as `[H, d]` and repeated over batch
   /// and tokens, or zeros.
   static Value headsInit(Value bias, ArrayRef<OpFoldResult> sizes,
-                         LinalgBuilder &b) {
+                         GenericBuilder &b) {
     if (bias)
       bias = b.expand(bias, {{0, 1}}, {sizes[1], sizes[3]});
     return b.biasOrZeros(bias, sizes, {0, 2});
@@ -86,7 +85,7 @@ private:
 
   /// `[B, H, T, w] · [H, w, d]`, or `[B, T, H·w]` read as `[B, T, H, w]`:
   /// head h multiplies its own slice by its own matrix.
-  static Value lowerPerHead(OpAdaptor adaptor, LinalgBuilder &b) {
+  static Value lowerPerHead(OpAdaptor adaptor, GenericBuilder &b) {
     Value input = adaptor.getInput();
     Value weight = adaptor.getWeight();
     ArrayRef<int64_t> w = cast<RankedTensorType>(weight.getType()).getShape();
@@ -118,7 +117,7 @@ private:
   /// read as `[D, H, d]`, so each head's columns land in place and no
   /// transposed copy is made.
   static Value lowerWritingHeads(OpAdaptor adaptor, int64_t heads,
-                                 LinalgBuilder &b) {
+                                 GenericBuilder &b) {
     Value input = adaptor.getInput();
     auto weightType = cast<RankedTensorType>(adaptor.getWeight().getType());
     int64_t inWidth = weightType.getDimSize(0);
@@ -148,7 +147,7 @@ struct LowerSplitHeads : F32Pattern<SplitHeadsOp> {
   using F32Pattern::F32Pattern;
 
   Value lower(SplitHeadsOp op, OpAdaptor adaptor,
-              LinalgBuilder &b) const override {
+              GenericBuilder &b) const override {
     // [B, T, H·d] -> [B, T, H, d] -> [B, H, T, d].
     Value input = adaptor.getInput();
     int64_t heads = op.getNumHeads();
@@ -171,7 +170,7 @@ struct LowerCacheAppend : F32Pattern<CacheAppendOp> {
   using F32Pattern::F32Pattern;
 
   Value lower(CacheAppendOp op, OpAdaptor adaptor,
-              LinalgBuilder &b) const override {
+              GenericBuilder &b) const override {
     return buildCacheAppendLoop(b.builder, b.loc, adaptor.getLengths(),
                                 adaptor.getUpdate(), adaptor.getCache())
         .front();
@@ -182,7 +181,7 @@ struct LowerConcatHeads : F32Pattern<ConcatHeadsOp> {
   using F32Pattern::F32Pattern;
 
   Value lower(ConcatHeadsOp op, OpAdaptor adaptor,
-              LinalgBuilder &b) const override {
+              GenericBuilder &b) const override {
     // [B, H, T, d] -> [B, T, H, d] -> [B, T, H·d].
     Value tokensFirst = b.transpose(adaptor.getInput(), {0, 2, 1, 3});
     return b.collapse(tokensFirst, {{0}, {1}, {2, 3}});
@@ -197,7 +196,7 @@ struct LowerOutputProject : F32Pattern<OutputProjectOp> {
   using F32Pattern::F32Pattern;
 
   Value lower(OutputProjectOp op, OpAdaptor adaptor,
-              LinalgBuilder &b) const override {
+              GenericBuilder &b) const override {
     if (!op.readsHeads())
       return b.rowsTimesWeight(adaptor.getInput(), adaptor.getWeight(),
                                adaptor.getBias());

@@ -1,18 +1,20 @@
 //===- GenericBuilder.h - linalg.generic and its companions -----*- C++ -*-===//
 //
-// The one place that builds `linalg.generic`s on tensors, and what they are
-// built from: indexing maps, empty and filled tensors, f32 constants. The
-// decomposed path (`mha-lower-to-linalg`), the fused path (the online
-// softmax and the key-split merge) and the softmax constants of
-// AttentionMath all build through it, so that a generic is made one way:
-// one result written into its init, its body the value that the body
-// builder returns.
+// The one builder of linalg ops on tensors: `linalg.generic`s and what they
+// are built from (indexing maps, empty and filled tensors, f32 constants),
+// and the named ops and reshapes of the layer's lowering (broadcasts,
+// transposes, the projections' matmuls). The decomposed path
+// (`mha-lower-to-linalg`), the fused path (the online softmax and the
+// key-split merge) and the softmax constants of AttentionMath all build
+// through it, so that a generic is made one way: one result written into
+// its init, its body the value that the body builder returns.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MHA_COMPILER_UTILS_GENERICBUILDER_H
 #define MHA_COMPILER_UTILS_GENERICBUILDER_H
 
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
 
@@ -24,7 +26,9 @@ constexpr utils::IteratorType kParallel = utils::IteratorType::parallel;
 constexpr utils::IteratorType kReduction = utils::IteratorType::reduction;
 
 /// Builds linalg ops on tensors at one location (the builder's insertion
-/// point). Element types are f32 unless said otherwise.
+/// point). Element types are f32 unless said otherwise. Sizes are carried as
+/// OpFoldResults so that static sizes stay static in the types and dynamic
+/// batch and sequence sizes are read with `tensor.dim`.
 class GenericBuilder {
 public:
   /// The scalar body of a generic: what it yields for the block arguments
@@ -70,6 +74,40 @@ public:
   /// every contraction of attention and of the projections.
   Value contraction(Value lhs, Value rhs, Value init, ArrayRef<AffineMap> maps,
                     ArrayRef<utils::IteratorType> iterators);
+
+  /// Size `dim` of `value`.
+  OpFoldResult dim(Value value, int64_t dim);
+  /// The static size `size`.
+  OpFoldResult index(int64_t size);
+
+  /// `input` repeated along `dimensions` of a tensor of `sizes`.
+  Value broadcast(Value input, ArrayRef<OpFoldResult> sizes,
+                  ArrayRef<int64_t> dimensions);
+  /// The accumulator of a projection: the bias repeated along `dimensions`,
+  /// or zeros when there is no bias.
+  Value biasOrZeros(Value bias, ArrayRef<OpFoldResult> sizes,
+                    ArrayRef<int64_t> dimensions);
+  /// `input` with its dimensions permuted: result dim i is input dim
+  /// `permutation[i]`.
+  Value transpose(Value input, ArrayRef<int64_t> permutation);
+  /// `input` (f32) reshaped to `sizes` by splitting dimensions
+  /// (`reassociation` says which result dimensions each input dimension
+  /// becomes).
+  Value expand(Value input, ArrayRef<ReassociationIndices> reassociation,
+               ArrayRef<OpFoldResult> sizes);
+  /// `input` reshaped by merging the dimensions of each group of
+  /// `reassociation`.
+  Value collapse(Value input, ArrayRef<ReassociationIndices> reassociation);
+  /// `value` with the type the replaced op declared, which may know more
+  /// static sizes than the lowering derived.
+  Value castTo(Value value, Type type);
+
+  /// `input [..., D_in] · weight [D_in, D_out] (+ bias [D_out])` as one
+  /// matmul over the rows of `input` flattened to 2-D.
+  Value rowsTimesWeight(Value input, Value weight, Value bias);
+  /// Tags the op of a projection's contraction, so that
+  /// `mha-tile-projections` finds it among attention's contractions.
+  Value markProjection(Value contraction);
 
   /// Where the ops go.
   OpBuilder &builder;
