@@ -26,11 +26,13 @@ FUZZ_SECONDS   ?= 60
 # libopenmpi-dev, openmpi-bin: Open MPI 4.1 for `mha-run --parallel heads`
 # (docs/distributed.md) and mpirun for its tests (test/distributed/); mha
 # builds without them, and lit skips those tests, saying so.
+# python3-mpi4py: the communicator of mha.layer(..., comm=) in the tests of
+# a split Python layer (test/distributed/split-python.test).
 PACKAGES := llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools \
             libomp-22-dev clang-22 libclang-rt-22-dev cmake ninja-build ccache \
             libgtest-dev libcairo2-dev python3-numpy python3-dev pybind11-dev \
             python3-torch python3-pip python3-setuptools python3-wheel \
-            libopenmpi-dev openmpi-bin
+            libopenmpi-dev openmpi-bin python3-mpi4py
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

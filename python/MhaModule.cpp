@@ -10,6 +10,7 @@
 #include "python/Layer.h"
 #include "python/LayerGraphText.h"
 #include "python/NumPyArrays.h"
+#include "python/Parallel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -36,6 +37,8 @@ PYBIND11_MODULE(_mha, m) {
       .def_property_readonly("result_shape", &Layer::resultShape)
       .def_property_readonly("entry", &Layer::entry);
   m.def("layer_graph", &layerGraph);
+  // A layer split by heads across MPI ranks (python/mha/parallel.py).
+  registerParallel(m);
   m.def("set_num_threads", [](int threads) {
     if (threads < 0 || threads > 1024)
       throw py::value_error(llvm::formatv(

@@ -66,19 +66,30 @@ def _is_text(graph):
     return "\n" in graph or "{" in graph or "(" in graph
 
 
-def compile(graph, entry=None, **pipeline_options):
+def compile(graph, entry=None, comm=None, **pipeline_options):
     """Compiles `graph` (a path to a .mlir file, or a graph's text) with
     mha-run's pipeline and defaults and returns the callable Layer.
 
     pipeline_options are mha-run's compiler options with `_` for `-`, e.g.
     attention="fused", query_tile=32, prepare_weights=False. A bad option or
     graph is a ValueError; a graph that fails to lower, a RuntimeError.
+
+    comm (an mpi4py communicator, or the int of MPI_Comm_c2f) splits the
+    layer by heads among its ranks: a mha.parallel.SplitLayer, which every
+    rank prepares and calls with the same full arrays
+    (docs/distributed.md).
     """
     if isinstance(graph, os.PathLike):
         graph = os.fspath(graph)
     if not isinstance(graph, str):
         raise TypeError("mha.compile takes a path or a graph's text, got %s"
                         % type(graph).__name__)
+    if comm is not None:
+        from .parallel import SplitLayer
+        if not _is_text(graph):
+            with open(graph) as file:
+                graph = file.read()
+        return SplitLayer(graph, entry, _option_text(pipeline_options), comm)
     return _mha.Layer(graph, _is_text(graph), entry or "",
                       _option_text(pipeline_options))
 
@@ -106,7 +117,7 @@ def layer_graph(**options):
 
 def layer(**options):
     """compile(layer_graph(...)): the options of layer_graph build the graph,
-    the others are compile's pipeline options."""
+    the others (and comm) are compile's."""
     graph = {k: v for k, v in options.items() if k in _GRAPH_OPTIONS}
     pipeline = {k: v for k, v in options.items() if k not in _GRAPH_OPTIONS}
     return compile(layer_graph(**graph), **pipeline)
