@@ -38,7 +38,8 @@ class PagedDecodeSession:
     [N, Hkv, P, d] (float32, or uint16 bfloat16 bits where the layer's
     caches are bf16), keeps the block table [B, M] (int32, -1 where a
     sequence holds no page), the free pages and the lengths [B] (int64).
-    Made by Layer.session(batch=..., pages=...) of a paged layer."""
+    Made by Layer.session(batch=..., pages=...) of a paged layer; `pages`
+    defaults to the borrowed k_pool's, else to the layer's, else to B * M."""
 
     def __init__(self, layer, batch=None, pages=None, k_pool=None,
                  v_pool=None):
@@ -60,6 +61,8 @@ class PagedDecodeSession:
         if declared_batch is not None and batch != declared_batch:
             raise ValueError("batch %d: the layer's batch is %d"
                              % (batch, declared_batch))
+        if pages is None and isinstance(k_pool, numpy.ndarray) and k_pool.ndim:
+            pages = k_pool.shape[0]  # borrowed pools say how many they hold
         if pages is None:
             pages = (declared_pages if declared_pages is not None
                      else batch * self.pages_per_sequence)

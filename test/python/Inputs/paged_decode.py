@@ -220,9 +220,10 @@ attempt("free(2) of 2 sequences", lambda: session.free(2))
 attempt("49 tokens", lambda: session.step(np.zeros((2, 49, 16), np.float32)))
 attempt("prefill 40", lambda: session.step(np.zeros((2, 40, 16), np.float32)))
 print("after the refused step: %r" % session)
-lent = {name: np.full((6, 2, 16, 8), np.nan, np.float32)
+lent = {name: np.full((4, 2, 16, 8), np.nan, np.float32)
         for name in ("k_pool", "v_pool")}
 borrowed = layer.session(batch=2, **lent)
+print("borrowed pools of 4 pages: %r" % borrowed)
 y = borrowed.step(rng.uniform(-1, 1, (2, 5, 16)).astype(np.float32))
 check("borrowed NaN pools: finite output, written in place",
       bool(np.isfinite(y).all()) and borrowed.k_pool is lent["k_pool"] and
