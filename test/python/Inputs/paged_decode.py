@@ -220,6 +220,10 @@ attempt("free(2) of 2 sequences", lambda: session.free(2))
 attempt("49 tokens", lambda: session.step(np.zeros((2, 49, 16), np.float32)))
 attempt("prefill 40", lambda: session.step(np.zeros((2, 40, 16), np.float32)))
 print("after the refused step: %r" % session)
+# The layer refuses x after the session has given the pages: they go back.
+attempt("float64 tokens", lambda: session.step(np.zeros((2, 3, 16))))
+check("pages given back after the layer's refusal",
+      session.free_pages == 5 and (session.block_table == -1).all())
 lent = {name: np.full((4, 2, 16, 8), np.nan, np.float32)
         for name in ("k_pool", "v_pool")}
 borrowed = layer.session(batch=2, **lent)
