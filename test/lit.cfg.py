@@ -127,6 +127,6 @@ if config.mha_fuzz:
     config.available_features.add("fuzzers")
     llvm_config.add_tool_substitutions(
         ["mha-fuzz-npy", "mha-fuzz-graph", "mha-fuzz-library", "mha-fuzz-options",
-         "mha-fuzz-session"],
+         "mha-fuzz-session", "mha-fuzz-paged"],
         tool_dirs,
     )

@@ -44,3 +44,4 @@ run mha-fuzz-options corpus-options -max_len=256 -only_ascii=1 -timeout=30 \
   -dict="$here/options.dict"
 run mha-fuzz-library corpus-library -max_len=512
 run mha-fuzz-session corpus-session -max_len=256
+run mha-fuzz-paged corpus-paged -max_len=64
