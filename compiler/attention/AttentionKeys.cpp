@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/utils/AttentionMath.h"
+#include "compiler/utils/BF16Parts.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/utils/UnitLoops.h"
 

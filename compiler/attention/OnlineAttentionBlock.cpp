@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/utils/AttentionMath.h"
+#include "compiler/utils/BF16Parts.h"
 #include "compiler/utils/GenericBuilder.h"
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/TileTensors.h"

@@ -42,7 +42,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/utils/AttentionMath.h"
+#include "compiler/utils/BF16Parts.h"
 #include "compiler/codegen/AmxTile.h"
 #include "dialects/MhaDialect.h"
 

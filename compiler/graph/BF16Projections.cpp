@@ -37,7 +37,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/utils/AttentionMath.h"
+#include "compiler/utils/BF16Parts.h"
 #include "compiler/utils/UnitLoops.h"
 #include "dialects/MhaOps.h"
 

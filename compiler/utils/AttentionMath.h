@@ -160,26 +160,6 @@ struct SoftmaxConstants {
 Value buildMultiplyAdd(OpBuilder &builder, Location loc, Value lhs, Value rhs,
                        Value acc);
 
-/// f32 `value` (a scalar or a vector) rounded to bf16 (hi: to nearest,
-/// ties away from zero), or with `lo` what that rounding left, rounded to
-/// nearest even (lo): hi + lo is `value` to a relative 2^-17. The one
-/// hi + lo split of the bf16 paths: attention's packed operands,
-/// mha-amx-split's A parts and the output projection's terms.
-Value buildBF16Part(OpBuilder &builder, Location loc, Value value, bool lo);
-/// The same with the part chosen at run time (`lo`, an i1): one rounding of
-/// the chosen f32, where selecting between the two parts rounds both.
-Value buildBF16Part(OpBuilder &builder, Location loc, Value value, Value lo);
-
-/// The bf16 pair (`first`, `second`) as the bits of one f32, `first` in the
-/// low half: one element of an AMX B operand (a K pair).
-Value buildBF16Pair(OpBuilder &builder, Location loc, Value first,
-                    Value second);
-
-/// Element `index` (0 or 1, an index value) of the pair `pair`
-/// (buildBF16Pair), widened to f32.
-Value buildBF16PairElement(OpBuilder &builder, Location loc, Value pair,
-                           Value index);
-
 /// acc + hi(q)·hi(k) + lo(q)·hi(k) + hi(q)·lo(k), with `q` f32 and `kHi`,
 /// `kLo` widened bf16: the products AMX computes for Q·Kᵀ with both split
 /// in hi + lo (all but lo·lo).
