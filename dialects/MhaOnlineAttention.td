@@ -58,7 +58,10 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       the first key in the sequence, which causality compares; query `i`
       sees key `j` when `key_start + j ≤ query_start + i + causal_offset`
       (0 when absent). Without `causal`, `window` or `slope` they are not
-      read.
+      read. With `shared_position`, every row is one query at
+      `query_start + causal_offset` (a decoding step's query heads of one
+      key/value head as the rows: GroupedQueries.h), so that `p_i` and
+      causality do not depend on `i`.
     - The score steps, on the query at position
       `p_i = query_start + i + causal_offset` and the key at
       `key_start + j`: with a `score_mod` region, each score becomes
@@ -104,6 +107,7 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
       Index:$key_start, Optional<Index>:$causal_offset,
       Variadic<RankedTensorOf<[F32]>>:$score_inputs,
       Optional<Index>:$window, F64Attr:$scale, UnitAttr:$causal, UnitAttr:$packed,
+      UnitAttr:$shared_position,
       Optional<RankedTensorOf<[F32]>>:$key_scales,
       Optional<RankedTensorOf<[F32]>>:$value_scales, RankedTensorOf<[F32]>:$max,
       RankedTensorOf<[F32]>:$sum, RankedTensorOf<[F32]>:$acc,
@@ -118,6 +122,7 @@ def Mha_OnlineAttentionOp : Mha_Op<"online_attention", [Pure,
     (`causal_offset` `(` $causal_offset^ `)`)? `scale` `(` $scale `)`
     (`score_inputs` `(` $score_inputs^ `)`)? (`window` `(` $window^ `)`)?
     (`causal` $causal^)? (`packed` $packed^)?
+    (`shared_position` $shared_position^)?
     (`key_scales` `(` $key_scales^ `)`)?
     (`value_scales` `(` $value_scales^ `)`)?
     `outs` `(` $max `,` $sum `,` $acc `)`

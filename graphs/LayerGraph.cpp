@@ -147,7 +147,7 @@ checkCacheLayer(LayerConfig &c, const LayerOptions &o,
 
 /// A paged cache (--paged-kv P) holds a decoding layer's caches in pages of
 /// P rows, P a multiple of 16 from 16 to 128 (mha.paged_cache_append's
-/// rule); int8 pages are not written yet.
+/// rule), of any cache element type.
 static llvm::Error
 checkPagedCache(LayerConfig &c, const LayerOptions &o,
                 llvm::function_ref<std::string(llvm::StringRef)> optionName) {
@@ -162,9 +162,6 @@ checkPagedCache(LayerConfig &c, const LayerOptions &o,
     return usageError(optionName("paged-kv") +
                       " must be a multiple of 16 from 16 to 128, got " +
                       Twine(page));
-  if (c.cacheElement == CacheElement::Int8)
-    return usageError(optionName("paged-kv") + " cannot be combined with " +
-                      optionName("cache-dtype") + " int8 yet");
   c.pagedKv = page;
   return llvm::Error::success();
 }

@@ -56,8 +56,8 @@ std::optional<ElementType> getCallerElementType(Type type) {
 
 /// The argument `value` is, updated in place: the argument itself, or the
 /// result of a chain of `mha.cache_append` (or of the codes or scales of
-/// `mha.cache_append_quantized`, or of `mha.paged_cache_append`) whose
-/// destination is it.
+/// `mha.cache_append_quantized`, or of `mha.paged_cache_append` or its int8
+/// form) whose destination is it.
 static std::optional<unsigned> aliasedArgument(func::FuncOp func, Value value) {
   while (Operation *op = value.getDefiningOp()) {
     if (auto append = dyn_cast<mlir::mha::CacheAppendOp>(op))
@@ -66,6 +66,9 @@ static std::optional<unsigned> aliasedArgument(func::FuncOp func, Value value) {
       value = quantized.getDpsInits()[cast<OpResult>(value).getResultNumber()];
     else if (auto paged = dyn_cast<mlir::mha::PagedCacheAppendOp>(op))
       value = paged.getPool();
+    else if (auto quantized =
+                 dyn_cast<mlir::mha::PagedCacheAppendQuantizedOp>(op))
+      value = quantized.getDpsInits()[cast<OpResult>(value).getResultNumber()];
     else
       break;
   }

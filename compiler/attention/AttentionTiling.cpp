@@ -44,6 +44,21 @@ void SdpaTiling::readPages() {
   if (!keys || !values || keys.getTable() != values.getTable() ||
       keys.getPageSize() != values.getPageSize())
     return;
+  // An int8 cache's scales are views of the same table.
+  auto pagedScales = [&](Value scales) -> std::optional<Value> {
+    if (!scales)
+      return Value();
+    PagedViewOp view = getPagedSource(scales);
+    if (!view || view.getTable() != keys.getTable())
+      return std::nullopt;
+    return view.getPool();
+  };
+  std::optional<Value> keyScalePages = pagedScales(keyScales),
+                       valueScalePages = pagedScales(valueScales);
+  if (!keyScalePages || !valueScalePages)
+    return;
+  keyScalePool = *keyScalePages;
+  valueScalePool = *valueScalePages;
   keyPool = keys.getPool();
   valuePool = values.getPool();
   blockTable = keys.getTable();
@@ -143,8 +158,9 @@ void SdpaTiling::eraseDeadWidenings(RewriterBase &rewriter) const {
   for (Operation *extf : dead)
     rewriter.eraseOp(extf);
   // And the unused views of a paged cache (the tiles read the pages).
-  for (Value view : {key, value})
-    if (PagedViewOp op = getPagedSource(view); op && op->use_empty())
+  for (Value view : {key, value, keyScales, valueScales})
+    if (PagedViewOp op = view ? getPagedSource(view) : PagedViewOp();
+        op && op->use_empty())
       rewriter.eraseOp(op);
 }
 
@@ -307,14 +323,37 @@ AttentionTile SdpaTiling::sliceTile(OpBuilder &builder, Value b, Value h,
                              {one, page, dk}, 2);
     tile.value = sliceTrailing(builder, tile.valuePages, {zero, zero, zero},
                                {one, page, dv}, 2);
-  }
-  if (keyScales)
-    tile.keyScales = sliceTrailing(builder, keyScales, {b, kvHead, zero},
-                                   {one, one, numKeys}, 1);
-  if (valueScales)
-    tile.valueScales = sliceTrailing(builder, valueScales, {b, kvHead, zero},
+    // An int8 pool's scales: the head's pages [N, P], and the first one.
+    auto scalePagesOf = [&](Value pool) -> Value {
+      if (!pool)
+        return {};
+      auto type = cast<RankedTensorType>(pool.getType());
+      return tensor::ExtractSliceOp::create(
+          builder, loc,
+          RankedTensorType::get({type.getDimSize(0), pageSize},
+                                type.getElementType()),
+          pool, {zero, kvHead, zero},
+          {tensor::getMixedSize(builder, loc, pool, 0), one, page},
+          {one, one, one});
+    };
+    tile.keyScalePages = scalePagesOf(keyScalePool);
+    tile.valueScalePages = scalePagesOf(valueScalePool);
+    if (tile.keyScalePages)
+      tile.keyScales = sliceTrailing(builder, tile.keyScalePages, {zero, zero},
+                                     {one, page}, 1);
+    if (tile.valueScalePages)
+      tile.valueScales = sliceTrailing(builder, tile.valueScalePages,
+                                       {zero, zero}, {one, page}, 1);
+  } else {
+    if (keyScales)
+      tile.keyScales = sliceTrailing(builder, keyScales, {b, kvHead, zero},
                                      {one, one, numKeys}, 1);
+    if (valueScales)
+      tile.valueScales = sliceTrailing(builder, valueScales, {b, kvHead, zero},
+                                       {one, one, numKeys}, 1);
+  }
   tile.packed = packed;
+  tile.sharedPosition = sharedQueryPosition;
   if (mask) {
     OpFoldResult maskRow =
         getMaskBatchRow(builder, loc, mask, maskBroadcasts, b);

@@ -182,6 +182,9 @@ struct SdpaTiling {
   /// key and value are its `mha.paged_view`s (getPagedSource; `key` and
   /// `value` stay the views, for their sizes); null otherwise.
   Value keyPool, valuePool, blockTable;
+  /// An int8 paged cache's pools of scales [N, Hkv, P] (`keyScales` and
+  /// `valueScales` stay their views); null otherwise.
+  Value keyScalePool, valueScalePool;
   int64_t pageSize = 0;
   /// Whether `keysT` and `value` are packed (pack).
   bool packed = false;

@@ -14,11 +14,13 @@ bool mlir::mha::canGroupQueryHeads(SdpaOp op) {
   if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(kvHeads) ||
       kvHeads < 2 || heads <= kvHeads || op.getMask())
     return false;
-  // The score steps read per-head data (slopes, sinks, a bias per head) or
-  // each row's own position (ALiBi, the window), where the grouped rows are
-  // heads at one position: such ops are never grouped, so buildGroupedSdpa
-  // need not regroup them.
-  if (ScoreSteps::of(op).any())
+  // The grouped rows are heads at one position (the tile's
+  // `shared_position`): a window and a softcap, the same for every head,
+  // keep their meaning; the steps that read per-head data (slopes, sinks, a
+  // bias, the region, which receives the head) would need each row's head,
+  // so such ops are not grouped.
+  ScoreSteps steps = ScoreSteps::of(op);
+  if (steps.attnBias || steps.alibiSlopes || steps.sinks || steps.scoreMod)
     return false;
   int64_t queries = queryType.getDimSize(2);
   if (op.getPositions())
@@ -45,10 +47,15 @@ std::pair<SdpaOp, Value> mlir::mha::buildGroupedSdpa(RewriterBase &rewriter,
                                          middle);
   };
   Value groupedQuery = regroup(query, kvHeads, group);
+  // The window and the softcap, the only score steps a grouped op keeps
+  // (canGroupQueryHeads).
+  ScoreSteps steps;
+  steps.window = op.getWindowAttr();
+  steps.softcap = op.getSoftcapAttr();
   auto grouped = SdpaOp::create(rewriter, loc, groupedQuery, op.getKey(),
                                 op.getValue(), /*mask=*/Value(), op.getCausal(),
                                 op.getCausalBottomRight(), op.getScaleAttr(),
-                                op.getPositions());
+                                op.getPositions(), steps);
   // The strategy's tiles and the bf16 layer's mark, as the op had them.
   for (NamedAttribute attribute : op->getDiscardableAttrs())
     grouped->setAttr(attribute.getName(), attribute.getValue());

@@ -26,7 +26,8 @@ namespace mha {
 
 /// Whether `op`'s query heads can be grouped: H > Hkv with at least 2
 /// key/value heads (so that a step still has 2 tiles per sequence for the
-/// cores), no mask, and one query per sequence: T = 1 without `causal`, or
+/// cores), no mask, no score step but a window and a softcap (which every
+/// head shares), and one query per sequence: T = 1 without `causal`, or
 /// T `?` with `positions` (one token at run time is a decoding step; more
 /// are a prefill, which keeps a tile per head). f32 keys or a bf16 cache's.
 bool canGroupQueryHeads(SdpaOp op);

@@ -8,12 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/utils/AttentionMath.h"
-#include "compiler/utils/BF16Parts.h"
-#include "compiler/utils/GenericBuilder.h"
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/TileTensors.h"
 #include "compiler/lowering/QuantizedCache.h"
+#include "compiler/utils/AttentionMath.h"
+#include "compiler/utils/BF16Parts.h"
+#include "compiler/utils/GenericBuilder.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOnlineAttention.h"
 #include "dialects/MhaOps.h"
@@ -166,6 +166,9 @@ private:
 };
 
 Value BlockUpdate::queryIndex(OpBuilder &nb, Location nloc) const {
+  // Rows that are the query heads of one decoding step are one query.
+  if (tile.sharedPosition)
+    return tile.queryStart;
   return arith::AddIOp::create(nb, nloc, tile.queryStart,
                                linalg::IndexOp::create(nb, nloc, 0));
 }
@@ -476,6 +479,7 @@ mlir::mha::decomposeOnlineAttention(OpBuilder &b, OnlineAttentionOp op) {
   tile.valueScales = withStaticSizes(b, loc, op.getValueScales());
   tile.keyT = withStaticSizes(b, loc, op.getKeysT());
   tile.packed = op.getPacked();
+  tile.sharedPosition = op.getSharedPosition();
   tile.maskRows = withStaticSizes(b, loc, op.getMask());
   tile.queryStart = op.getQueryStart();
   tile.causalOffset = op.getCausalOffset();

@@ -36,9 +36,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/attention/OnlineSoftmax.h"
+#include "compiler/attention/TileTensors.h"
 #include "compiler/utils/AttentionMath.h"
 #include "compiler/utils/GenericBuilder.h"
-#include "compiler/attention/TileTensors.h"
 #include "dialects/MhaOnlineAttention.h"
 #include "dialects/MhaOps.h"
 
@@ -205,10 +205,10 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
         sliceUnlessWhole(rewriter, loc, tile.keyT, {zero, begin}, {dk, count});
   if (tile.keyScales)
     keyScales =
-        sliceUnlessWhole(rewriter, loc, tile.keyScales, {begin}, {count});
+        sliceUnlessWhole(rewriter, loc, tile.keyScales, {rowBegin}, {count});
   if (tile.valueScales)
     valueScales =
-        sliceUnlessWhole(rewriter, loc, tile.valueScales, {begin}, {count});
+        sliceUnlessWhole(rewriter, loc, tile.valueScales, {rowBegin}, {count});
   if (tile.maskRows)
     mask = sliceUnlessWhole(rewriter, loc, tile.maskRows, {zero, begin},
                             {tile.numQueries, count});
@@ -227,9 +227,11 @@ OnlineAttentionOp OnlineSoftmaxBuilder::createUpdate(
       positioned ? tile.causalOffset : Value(), scoreInputs, tile.window,
       rewriter.getF64FloatAttr(tile.scale),
       causal ? rewriter.getUnitAttr() : nullptr,
-      tile.packed ? rewriter.getUnitAttr() : nullptr, keyScales, valueScales,
-      inits[0], inits[1], inits[2], inits[3], inits[4], inits[5], inits[6],
-      state.widened ? state.widened : Value(), tile.modifiesScores() ? 1 : 0);
+      tile.packed ? rewriter.getUnitAttr() : nullptr,
+      tile.sharedPosition ? rewriter.getUnitAttr() : nullptr, keyScales,
+      valueScales, inits[0], inits[1], inits[2], inits[3], inits[4], inits[5],
+      inits[6], state.widened ? state.widened : Value(),
+      tile.modifiesScores() ? 1 : 0);
   if (tile.modifiesScores())
     buildTileScoreMod(rewriter, loc, update, tile);
   return update;
@@ -310,25 +312,35 @@ OnlineSoftmaxState OnlineSoftmaxBuilder::updateByPages(
   entry = arith::MaxSIOp::create(
       b, nloc, arith::ConstantIndexOp::create(b, nloc, 0),
       arith::MinSIOp::create(b, nloc, entry, lastPage));
-  auto pageOf = [&](Value pool) -> Value {
-    auto type = cast<RankedTensorType>(pool.getType());
+  // Page `entry` of `pages` ([N, P, d], or [N, P] of an int8 pool's
+  // scales): its rows, [P, d] or [P].
+  auto pageOf = [&](Value pages) -> Value {
+    if (!pages)
+      return {};
+    auto type = cast<RankedTensorType>(pages.getType());
     auto rowsType = RankedTensorType::get(type.getShape().drop_front(),
                                           type.getElementType());
     OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    SmallVector<OpFoldResult> offsets(type.getRank(), zero), sizes = {one};
+    offsets[0] = entry;
+    for (int64_t size : type.getShape().drop_front())
+      sizes.push_back(b.getIndexAttr(size));
     return tensor::ExtractSliceOp::create(
-        b, nloc, rowsType, pool, {OpFoldResult(entry), zero, zero},
-        {one, b.getIndexAttr(pageSize), b.getIndexAttr(type.getDimSize(2))},
-        {one, one, one});
+        b, nloc, rowsType, pages, offsets, sizes,
+        SmallVector<OpFoldResult>(type.getRank(), one));
   };
-  Value wholeKeys = tile.key, wholeValues = tile.value;
+  AttentionTile whole = tile;
   tile.key = pageOf(tile.keyPages);
   tile.value = pageOf(tile.valuePages);
+  if (tile.keyScalePages)
+    tile.keyScales = pageOf(tile.keyScalePages);
+  if (tile.valueScalePages)
+    tile.valueScales = pageOf(tile.valueScalePages);
   IRRewriter rewriter(b);
   OnlineAttentionOp update =
       createUpdate(rewriter, OnlineSoftmaxState::fromRange(carried), lo, count,
                    causal, apply(d0 - d1, {lo, pageStart}));
-  tile.key = wholeKeys;
-  tile.value = wholeValues;
+  tile = whole;
   FailureOr<SmallVector<Value>> results =
       tileKeys(rewriter, update, blockSizes, pageBlocks);
   assert(succeeded(results) && "expects the key loop to tile");

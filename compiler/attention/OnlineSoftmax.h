@@ -45,8 +45,9 @@ struct AttentionTile {
   /// [M] (i32). Key j is row j mod P of page pageTable[j / P]: the key
   /// loop then runs over pages, and each block is sliced from its page
   /// (`key` and `value` are one page's view, [P, d], for the shapes).
-  /// Null otherwise.
-  Value keyPages, valuePages, pageTable;
+  /// Null otherwise. With an int8 paged cache, the pages of the scales too,
+  /// [N, P] (`keyScales` and `valueScales` are then one page's, [P]).
+  Value keyPages, valuePages, pageTable, keyScalePages, valueScalePages;
   int64_t pageSize = 0;
   /// The same keys transposed, [dk, S], when the caller made them once for
   /// all tiles of the head; null: each key block is transposed itself.
@@ -55,6 +56,10 @@ struct AttentionTile {
   /// pairs (SdpaTiling::pack, mha.online_attention's `packed`), for Q·Kᵀ
   /// and P·V on AMX.
   bool packed = false;
+  /// Whether every row is one query at queryStart (+ causalOffset): a
+  /// decoding step's query heads as the rows (mha.online_attention's
+  /// `shared_position`).
+  bool sharedPosition = false;
   /// The tile's rows of the boolean mask, [tq, S]; null without a mask.
   Value maskRows;
   /// Position of the tile's first query in the sequence (for causality).

@@ -1,7 +1,9 @@
 //===- LowerPagedCache.cpp - Paged caches to linalg on tensors ------------===//
 //
 // mha.paged_cache_append becomes a loop over the sequences and their new
-// rows that copies each row into its page; mha.paged_view becomes a gather
+// rows that copies each row into its page (with its int8 form, each row's
+// codes and scale, quantized as the dense int8 append quantizes them);
+// mha.paged_view becomes a gather
 // (a generic that reads the table, then the pool). Both test every index
 // against the table's and the pool's bounds before they use it, so a wrong
 // length or table entry writes nothing and reads zeros. The fused attention
@@ -10,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/LowerToLinalg.h"
+#include "compiler/lowering/QuantizedCache.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -40,111 +43,151 @@ static Value loadPage(OpBuilder &builder, Location loc, Value table, Value b,
                                     entry);
 }
 
-namespace {
 /// for b: if 0 <= lengths[b] <= M·P - T: for t: the row r = lengths[b] + t
-/// into page table[b, r / P] at row r mod P, where that page is in the pool.
+/// of each of `updates` ([B, Hkv, T(, d)]) into page table[b, r / P] of its
+/// pool in `pools` ([N, Hkv, P(, d)]) at row r mod P, where that page is in
+/// the pool. Returns the pools after the writes.
+static SmallVector<Value>
+buildPagedAppendLoop(OpBuilder &b, Location loc, int64_t pageSize, Value table,
+                     Value lengths, ValueRange updates, ValueRange pools) {
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  auto sizeOf = [&](Value value, int64_t dim) {
+    return getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, value, dim));
+  };
+  Value update = updates.front();
+  Value batch = sizeOf(update, 0), rows = sizeOf(update, 2);
+  Value pages = sizeOf(pools.front(), 0);
+  // M·P - T in i64: the largest length after which the rows still fit.
+  Type i64 = b.getI64Type();
+  Value capacity =
+      arith::MulIOp::create(b, loc, sizeOf(table, 1), index(pageSize));
+  Value room = arith::IndexCastOp::create(
+      b, loc, i64, arith::SubIOp::create(b, loc, capacity, rows));
+  Value zeroI64 = arith::ConstantIntOp::create(b, loc, i64, 0);
+
+  // Row t of sequence `seq` of `rowsOf` into `into` at row `within` of
+  // `page`: a linalg.copy, as mha.cache_append's, vectorized into whole
+  // rows, where a bare insert_slice became a scalar memref.copy.
+  auto copyRow = [&](OpBuilder &tb, Location tloc, Value rowsOf, Value into,
+                     Value seq, Value t, Value page, Value within) -> Value {
+    int64_t rank = cast<RankedTensorType>(into.getType()).getRank();
+    OpFoldResult zero = tb.getIndexAttr(0);
+    SmallVector<OpFoldResult> from(rank, zero), at(rank, zero);
+    from[0] = seq;
+    from[2] = t;
+    at[0] = page;
+    at[2] = within;
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(tb, tloc, rowsOf);
+    sizes[0] = sizes[2] = tb.getIndexAttr(1);
+    SmallVector<OpFoldResult> strides(rank, tb.getIndexAttr(1));
+    Value source =
+        tensor::ExtractSliceOp::create(tb, tloc, rowsOf, from, sizes, strides);
+    Value target =
+        tensor::ExtractSliceOp::create(tb, tloc, into, at, sizes, strides);
+    Value copied =
+        linalg::CopyOp::create(tb, tloc, source, target).getResult(0);
+    return tensor::InsertSliceOp::create(tb, tloc, copied, into, at, sizes,
+                                         strides);
+  };
+
+  auto writeRow = [&](OpBuilder &nb, Location nloc, Value seq, Value length,
+                      Value t, ValueRange into) -> ValueRange {
+    Value row = arith::AddIOp::create(
+        nb, nloc,
+        arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), length), t);
+    Value size = arith::ConstantIndexOp::create(nb, nloc, pageSize);
+    Value page = loadPage(nb, nloc, table, seq,
+                          arith::DivUIOp::create(nb, nloc, row, size));
+    Value within = arith::RemUIOp::create(nb, nloc, row, size);
+    auto ifOp = scf::IfOp::create(
+        nb, nloc, isPoolPage(nb, nloc, page, pages),
+        [&](OpBuilder &tb, Location tloc) {
+          SmallVector<Value> written;
+          for (auto [rowsOf, pool] : llvm::zip_equal(updates, into))
+            written.push_back(
+                copyRow(tb, tloc, rowsOf, pool, seq, t, page, within));
+          scf::YieldOp::create(tb, tloc, written);
+        },
+        [&](OpBuilder &eb, Location eloc) {
+          scf::YieldOp::create(eb, eloc, into);
+        });
+    return ifOp.getResults();
+  };
+
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), batch, index(1), pools,
+      [&](OpBuilder &nb, Location nloc, Value seq, ValueRange carried) {
+        Value length =
+            tensor::ExtractOp::create(nb, nloc, lengths, ValueRange{seq});
+        Value fits = arith::AndIOp::create(
+            nb, nloc,
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, length,
+                                  zeroI64),
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sle, length,
+                                  room));
+        auto ifOp = scf::IfOp::create(
+            nb, nloc, fits,
+            [&](OpBuilder &tb, Location tloc) {
+              auto rowLoop = scf::ForOp::create(
+                  tb, tloc, arith::ConstantIndexOp::create(tb, tloc, 0), rows,
+                  arith::ConstantIndexOp::create(tb, tloc, 1), carried,
+                  [&](OpBuilder &rb, Location rloc, Value t, ValueRange into) {
+                    scf::YieldOp::create(
+                        rb, rloc, writeRow(rb, rloc, seq, length, t, into));
+                  });
+              scf::YieldOp::create(tb, tloc, rowLoop.getResults());
+            },
+            [&](OpBuilder &eb, Location eloc) {
+              scf::YieldOp::create(eb, eloc, carried);
+            });
+        scf::YieldOp::create(nb, nloc, ifOp.getResults());
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+namespace {
+/// The update's rows into their pages (buildPagedAppendLoop).
 struct LowerPagedCacheAppend : OpConversionPattern<PagedCacheAppendOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(PagedCacheAppendOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value update = adaptor.getUpdate(), pool = adaptor.getPool(),
-          table = adaptor.getTable(), lengths = adaptor.getLengths();
-    int64_t pageSize = op.getPool().getType().getDimSize(2);
-    OpBuilder &b = rewriter;
-    auto index = [&](int64_t value) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, value);
-    };
-    auto sizeOf = [&](Value value, int64_t dim) {
-      return getValueOrCreateConstantIndexOp(
-          b, loc, tensor::getMixedSize(b, loc, value, dim));
-    };
-    Value batch = sizeOf(update, 0), rows = sizeOf(update, 2);
-    Value pages = sizeOf(pool, 0);
-    // M·P - T in i64: the largest length after which the rows still fit.
-    Type i64 = b.getI64Type();
-    Value capacity =
-        arith::MulIOp::create(b, loc, sizeOf(table, 1), index(pageSize));
-    Value room = arith::IndexCastOp::create(
-        b, loc, i64, arith::SubIOp::create(b, loc, capacity, rows));
-    Value zeroI64 = arith::ConstantIntOp::create(b, loc, i64, 0);
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, update);
-    sizes[0] = sizes[2] = b.getIndexAttr(1);
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-
-    auto writeRow = [&](OpBuilder &nb, Location nloc, Value seq, Value length,
-                        Value t, Value into) -> Value {
-      Value row = arith::AddIOp::create(
-          nb, nloc,
-          arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), length), t);
-      Value size = arith::ConstantIndexOp::create(nb, nloc, pageSize);
-      Value page = loadPage(nb, nloc, table, seq,
-                            arith::DivUIOp::create(nb, nloc, row, size));
-      Value within = arith::RemUIOp::create(nb, nloc, row, size);
-      auto ifOp = scf::IfOp::create(
-          nb, nloc, isPoolPage(nb, nloc, page, pages),
-          [&](OpBuilder &tb, Location tloc) {
-            OpFoldResult zero = tb.getIndexAttr(0);
-            SmallVector<OpFoldResult> from = {seq, zero, t, zero},
-                                      at = {page, zero, within, zero};
-            Value source = tensor::ExtractSliceOp::create(tb, tloc, update,
-                                                          from, sizes, strides);
-            // A linalg.copy, as mha.cache_append's: vectorized into whole
-            // rows, where a bare insert_slice became a scalar memref.copy.
-            Value target = tensor::ExtractSliceOp::create(tb, tloc, into, at,
-                                                          sizes, strides);
-            Value copied =
-                linalg::CopyOp::create(tb, tloc, source, target).getResult(0);
-            scf::YieldOp::create(
-                tb, tloc,
-                ValueRange{tensor::InsertSliceOp::create(tb, tloc, copied, into,
-                                                         at, sizes, strides)});
-          },
-          [&](OpBuilder &eb, Location eloc) {
-            scf::YieldOp::create(eb, eloc, into);
-          });
-      return ifOp.getResult(0);
-    };
-
-    auto loop = scf::ForOp::create(
-        b, loc, index(0), batch, index(1), ValueRange{pool},
-        [&](OpBuilder &nb, Location nloc, Value seq, ValueRange carried) {
-          Value length =
-              tensor::ExtractOp::create(nb, nloc, lengths, ValueRange{seq});
-          Value fits = arith::AndIOp::create(
-              nb, nloc,
-              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, length,
-                                    zeroI64),
-              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sle, length,
-                                    room));
-          auto ifOp = scf::IfOp::create(
-              nb, nloc, fits,
-              [&](OpBuilder &tb, Location tloc) {
-                auto rowLoop = scf::ForOp::create(
-                    tb, tloc, arith::ConstantIndexOp::create(tb, tloc, 0), rows,
-                    arith::ConstantIndexOp::create(tb, tloc, 1), carried,
-                    [&](OpBuilder &rb, Location rloc, Value t,
-                        ValueRange into) {
-                      scf::YieldOp::create(
-                          rb, rloc,
-                          writeRow(rb, rloc, seq, length, t, into.front()));
-                    });
-                scf::YieldOp::create(tb, tloc, rowLoop.getResults());
-              },
-              [&](OpBuilder &eb, Location eloc) {
-                scf::YieldOp::create(eb, eloc, carried);
-              });
-          scf::YieldOp::create(nb, nloc, ifOp.getResults());
-        });
-    rewriter.replaceOp(op, loop.getResults());
+    rewriter.replaceOp(
+        op, buildPagedAppendLoop(rewriter, op.getLoc(),
+                                 op.getPool().getType().getDimSize(2),
+                                 adaptor.getTable(), adaptor.getLengths(),
+                                 adaptor.getUpdate(), adaptor.getPool()));
     return success();
   }
 };
 
-/// result[b, g, j, i] = pool[table[b, j / P], g, j mod P, i], 0 where the
-/// table entry is not a page of the pool.
+/// Each new row's scale and codes (buildQuantizedRows, as the dense int8
+/// append makes them), then both into their pages.
+struct LowerPagedCacheAppendQuantized
+    : OpConversionPattern<PagedCacheAppendQuantizedOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(PagedCacheAppendQuantizedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto [codes, scales] =
+        buildQuantizedRows(rewriter, op.getLoc(), adaptor.getUpdate());
+    rewriter.replaceOp(
+        op,
+        buildPagedAppendLoop(
+            rewriter, op.getLoc(), op.getCodes().getType().getDimSize(2),
+            adaptor.getTable(), adaptor.getLengths(), ValueRange{codes, scales},
+            ValueRange{adaptor.getCodes(), adaptor.getScales()}));
+    return success();
+  }
+};
+
+/// result[b, g, j(, i)] = pool[table[b, j / P], g, j mod P(, i)], 0 where
+/// the table entry is not a page of the pool.
 struct LowerPagedView : OpConversionPattern<PagedViewOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -154,7 +197,7 @@ struct LowerPagedView : OpConversionPattern<PagedViewOp> {
     Location loc = op.getLoc();
     Value pool = adaptor.getPool(), table = adaptor.getTable();
     RankedTensorType type = op.getResult().getType();
-    int64_t pageSize = op.getPageSize();
+    int64_t rank = type.getRank(), pageSize = op.getPageSize();
     SmallVector<Value> dynamicSizes;
     if (type.isDynamicDim(0))
       dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, table, 0));
@@ -166,11 +209,11 @@ struct LowerPagedView : OpConversionPattern<PagedViewOp> {
     Value pages = tensor::DimOp::create(rewriter, loc, pool, 0);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
-        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(4)},
-        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nloc, ValueRange) {
           SmallVector<Value> at;
-          for (int64_t dim = 0; dim < 4; ++dim)
+          for (int64_t dim = 0; dim < rank; ++dim)
             at.push_back(linalg::IndexOp::create(nb, nloc, dim));
           Value size = arith::ConstantIndexOp::create(nb, nloc, pageSize);
           Value page = loadPage(nb, nloc, table, at[0],
@@ -179,13 +222,12 @@ struct LowerPagedView : OpConversionPattern<PagedViewOp> {
           // The read goes to page 0 where the entry is not a page (and is
           // then replaced by 0); a pool has at least one page (checked by
           // the tools).
-          Value safePage = arith::SelectOp::create(
+          SmallVector<Value> from = at;
+          from[0] = arith::SelectOp::create(
               nb, nloc, inPool, page,
               arith::ConstantIndexOp::create(nb, nloc, 0));
-          Value element = tensor::ExtractOp::create(
-              nb, nloc, pool,
-              ValueRange{safePage, at[1],
-                         arith::RemUIOp::create(nb, nloc, at[2], size), at[3]});
+          from[2] = arith::RemUIOp::create(nb, nloc, at[2], size);
+          Value element = tensor::ExtractOp::create(nb, nloc, pool, from);
           Value zero = arith::ConstantOp::create(
               nb, nloc, nb.getZeroAttr(type.getElementType()));
           linalg::YieldOp::create(nb, nloc,
@@ -200,5 +242,6 @@ struct LowerPagedView : OpConversionPattern<PagedViewOp> {
 
 void mlir::mha::populatePagedCacheToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerPagedCacheAppend, LowerPagedView>(patterns.getContext());
+  patterns.add<LowerPagedCacheAppend, LowerPagedCacheAppendQuantized,
+               LowerPagedView>(patterns.getContext());
 }

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/utils/AttentionMath.h"
 #include "compiler/lowering/LowerToLinalg.h"
 #include "compiler/lowering/QuantizedCache.h"
+#include "compiler/utils/AttentionMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -127,6 +127,40 @@ SmallVector<Value> mlir::mha::buildCacheAppendLoop(OpBuilder &builder,
   return SmallVector<Value>(loop.getResults());
 }
 
+std::pair<Value, Value>
+mlir::mha::buildQuantizedRows(OpBuilder &builder, Location loc, Value update) {
+  GenericBuilder b(builder, loc);
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc, update); // [B, Hkv, T, d]
+  SmallVector<OpFoldResult> rowSizes(ArrayRef(sizes).take_front(3));
+  // (batch, head, token, feature)
+  SmallVector<utils::IteratorType> reduceRow = {kParallel, kParallel, kParallel,
+                                                kReduction};
+  SmallVector<utils::IteratorType> elementwise(4, kParallel);
+  AffineMap all = b.map(4, {0, 1, 2, 3}), row = b.map(4, {0, 1, 2});
+  Value maxAbs = b.generic(
+      update, b.zeros(rowSizes), {all, row}, reduceRow,
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value magnitude = math::AbsFOp::create(nb, nloc, args[0]);
+        return arith::MaximumFOp::create(nb, nloc, args[1], magnitude);
+      });
+  Value scales = b.generic(
+      maxAbs, b.empty(rowSizes), {b.map(3, {0, 1, 2}), b.map(3, {0, 1, 2})},
+      {kParallel, kParallel, kParallel},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value divisor = arith::ConstantOp::create(
+            nb, nloc, nb.getF32Type(), nb.getF32FloatAttr(kInt8CacheMaxCode));
+        return arith::DivFOp::create(nb, nloc, args[0], divisor);
+      });
+  Value codes =
+      b.generic(ValueRange{update, scales}, b.empty(sizes, builder.getI8Type()),
+                {all, row, all}, elementwise,
+                [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                  return buildQuantizedCode(nb, nloc, args[0], args[1]);
+                });
+  return {codes, scales};
+}
+
 namespace {
 /// Each new row's scale, then its codes, appended by the sequences' loop.
 struct LowerCacheAppendQuantized : OpConversionPattern<CacheAppendQuantizedOp> {
@@ -135,36 +169,8 @@ struct LowerCacheAppendQuantized : OpConversionPattern<CacheAppendQuantizedOp> {
   LogicalResult
   matchAndRewrite(CacheAppendQuantizedOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    GenericBuilder b(rewriter, op.getLoc());
-    Value update = adaptor.getUpdate();
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, op.getLoc(), update); // [B, Hkv, T, d]
-    SmallVector<OpFoldResult> rowSizes(ArrayRef(sizes).take_front(3));
-    // (batch, head, token, feature)
-    SmallVector<utils::IteratorType> reduceRow = {kParallel, kParallel,
-                                                  kParallel, kReduction};
-    SmallVector<utils::IteratorType> elementwise(4, kParallel);
-    AffineMap all = b.map(4, {0, 1, 2, 3}), row = b.map(4, {0, 1, 2});
-    Value maxAbs = b.generic(
-        update, b.zeros(rowSizes), {all, row}, reduceRow,
-        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          Value magnitude = math::AbsFOp::create(nb, nloc, args[0]);
-          return arith::MaximumFOp::create(nb, nloc, args[1], magnitude);
-        });
-    Value scales = b.generic(
-        maxAbs, b.empty(rowSizes), {b.map(3, {0, 1, 2}), b.map(3, {0, 1, 2})},
-        {kParallel, kParallel, kParallel},
-        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          Value divisor = arith::ConstantOp::create(
-              nb, nloc, nb.getF32Type(), nb.getF32FloatAttr(kInt8CacheMaxCode));
-          return arith::DivFOp::create(nb, nloc, args[0], divisor);
-        });
-    Value codes = b.generic(
-        ValueRange{update, scales}, b.empty(sizes, rewriter.getI8Type()),
-        {all, row, all}, elementwise,
-        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          return buildQuantizedCode(nb, nloc, args[0], args[1]);
-        });
+    auto [codes, scales] =
+        buildQuantizedRows(rewriter, op.getLoc(), adaptor.getUpdate());
     SmallVector<Value> appended = buildCacheAppendLoop(
         rewriter, op.getLoc(), adaptor.getLengths(), ValueRange{codes, scales},
         ValueRange{adaptor.getCodes(), adaptor.getScales()});

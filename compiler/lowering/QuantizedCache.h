@@ -27,6 +27,13 @@ Value buildDequantizedElement(OpBuilder &builder, Location loc, Value code,
 Value buildQuantizedCode(OpBuilder &builder, Location loc, Value x,
                          Value scale);
 
+/// The codes `[B, Hkv, T, d]` (i8) and scales `[B, Hkv, T]` (f32) of the new
+/// rows `update [B, Hkv, T, d]`: each row's max|x| / 127, then its codes
+/// (buildQuantizedCode), as generics; what the dense and the paged int8
+/// appends write.
+std::pair<Value, Value> buildQuantizedRows(OpBuilder &builder, Location loc,
+                                           Value update);
+
 } // namespace mha
 } // namespace mlir
 

@@ -88,3 +88,30 @@ func.func @bf16_cache(%q: tensor<2x4x1x16xf32>, %kc: tensor<2x2x512x16xbf16>, %v
   %o = mha.sdpa %q, %k, %v causal positions(%len) : (tensor<2x4x1x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>) -> tensor<2x4x1x16xf32>
   return %o : tensor<2x4x1x16xf32>
 }
+
+// -----
+
+// A window and a softcap are the same for every head: a decoding step with
+// them is grouped, its rows sharing the step's position (the window's first
+// block from len[b], not from each row's index).
+// CHECK-LABEL: func.func @window_softcap(
+//       CHECK:   scf.if
+//       CHECK:     tensor.expand_shape {{.*}} into tensor<2x2x2x16xf32>
+//       CHECK:     scf.forall ({{.*}}) = (0, 0, 0) to (2, 2, 2) step (1, 1, 16)
+//       CHECK:       math.tanh
+//       CHECK:   } else {
+func.func @window_softcap(%q: tensor<2x4x?x16xf32>, %kc: tensor<2x2x512x16xf32>, %vc: tensor<2x2x512x16xf32>, %len: tensor<2xi64>) -> tensor<2x4x?x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) window(40) softcap(30.0) : (tensor<2x4x?x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>) -> tensor<2x4x?x16xf32>
+  return %o : tensor<2x4x?x16xf32>
+}
+
+// -----
+
+// ALiBi's slope is per head: not grouped.
+// CHECK-LABEL: func.func @alibi(
+//   CHECK-NOT:   tensor.expand_shape
+//       CHECK:   return
+func.func @alibi(%q: tensor<2x4x?x16xf32>, %kc: tensor<2x2x512x16xf32>, %vc: tensor<2x2x512x16xf32>, %len: tensor<2xi64>, %slopes: tensor<4xf32>) -> tensor<2x4x?x16xf32> {
+  %o = mha.sdpa %q, %kc, %vc causal positions(%len) alibi(%slopes) : (tensor<2x4x?x16xf32>, tensor<2x2x512x16xf32>, tensor<2x2x512x16xf32>, tensor<2xi64>, tensor<4xf32>) -> tensor<2x4x?x16xf32>
+  return %o : tensor<2x4x?x16xf32>
+}

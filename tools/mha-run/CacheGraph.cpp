@@ -326,6 +326,9 @@ static HeadSteps findHeadSteps(Value value) {
       value = dequantize.getCodes();
     } else if (auto paged = dyn_cast<mlir::mha::PagedCacheAppendOp>(op)) {
       value = paged.getUpdate();
+    } else if (auto quantized =
+                   dyn_cast<mlir::mha::PagedCacheAppendQuantizedOp>(op)) {
+      value = quantized.getUpdate();
     } else if (auto view = dyn_cast<mlir::mha::PagedViewOp>(op)) {
       value = view.getPool();
     } else if (op->hasTrait<OpTrait::Elementwise>() &&

@@ -180,12 +180,12 @@ llvm::Error bindDecoderInputs(const GraphSignature &signature,
 /// The decoder's own arrays: the caches, zeroed once, and the lengths;
 /// refused when they would not fit in memory.
 llvm::Error allocateCaches(const CacheGraph &graph, DecoderArrays &arrays) {
-  int64_t batch = arrays.batch, capacity = graph.capacity;
+  int64_t batch = arrays.batch;
   std::vector<int64_t> keyShape = getCacheShape(graph, batch, /*key=*/true);
   std::vector<int64_t> valueShape = getCacheShape(graph, batch, false);
   uint64_t cacheBytes = 0;
-  // An int8 cache's scales: 4 bytes per row of each cache.
-  std::vector<int64_t> scalesShape = {batch, graph.kvHeads, capacity};
+  // An int8 cache's scales: 4 bytes per row of each cache (or pool).
+  std::vector<int64_t> scalesShape(keyShape.begin(), keyShape.end() - 1);
   bool int8 = graph.cacheElement == ElementType::I8;
   if (int8) {
     std::optional<int64_t> bytes = getByteCount(scalesShape, ElementType::F32);
