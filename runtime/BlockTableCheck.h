@@ -21,12 +21,15 @@ namespace runtime {
 /// One call of a paged cache graph: `table` [batch, perSequence] (int32,
 /// C order), pools of `poolPages` pages of `pageSize` rows, `lengths`
 /// [batch] (the rows each sequence holds before the call) and `newRows`
-/// tokens per sequence.
+/// tokens per sequence. (mha-run checks a whole decoding run as one call:
+/// the rows each sequence reaches as `lengths`, no new rows, and `when`
+/// says so in the messages.)
 struct PagedCall {
   const int32_t *table = nullptr;
   int64_t batch = 0, perSequence = 0, poolPages = 0, pageSize = 0;
   const int64_t *lengths = nullptr;
   int64_t newRows = 0;
+  const char *when = "after the call";
 };
 
 /// Checks that every sequence's rows after the call (lengths[b] + newRows)

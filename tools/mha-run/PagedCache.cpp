@@ -3,6 +3,8 @@
 #include "tools/mha-run/PagedCache.h"
 #include "tools/mha-run/Decode.h"
 
+#include "runtime/BlockTableCheck.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -82,44 +84,22 @@ llvm::Expected<NpyArray> makeBlockTable(const CacheGraph &graph, int64_t batch,
   return table;
 }
 
-/// The entries of `table` [B, M] whose pages hold the first `rows[b]` rows
-/// of each sequence (the message says the sequence `verb`s them `when`):
-/// each must be a page of the pools, [0, poolPages), and given to one
-/// sequence only.
-static llvm::Error checkUsedEntries(const NpyArray &table, int64_t poolPages,
-                                    int64_t pageSize,
-                                    llvm::ArrayRef<int64_t> rows,
-                                    llvm::StringRef verb,
-                                    llvm::StringRef when) {
-  int64_t perSequence = table.shape[1];
-  std::vector<int64_t> owner(poolPages, -1);
-  for (auto [b, count] : llvm::enumerate(rows)) {
-    int64_t used = llvm::divideCeil(count, pageSize);
-    for (int64_t entry = 0; entry < used; ++entry) {
-      int64_t page = table.i32()[b * perSequence + entry];
-      if (page < 0 || page >= poolPages)
-        return createError(llvm::formatv(
-            "block_table[{0}, {1}] is {2}, not a page of the pools (0 to {3}); "
-            "sequence {0} {4} {5} rows{6}, in its first {7} pages",
-            b, entry, page, poolPages - 1, verb, count, when, used));
-      if (owner[page] >= 0)
-        return createError(llvm::formatv(
-            "block_table gives page {0} to sequence {1} and to sequence {2}: "
-            "each would write the other's rows",
-            page, owner[page], b));
-      owner[page] = b;
-    }
-  }
-  return llvm::Error::success();
-}
-
 llvm::Error checkBlockTable(const CacheGraph &graph, const NpyArray &table,
                             int64_t poolPages, llvm::ArrayRef<int64_t> lengths,
                             int64_t prefill, int64_t steps) {
+  // The whole run as one call: the rows each sequence reaches.
   std::vector<int64_t> rows;
   for (int64_t length : lengths)
     rows.push_back(std::max(prefill, length + steps));
-  return checkUsedEntries(table, poolPages, graph.pageSize, rows, "writes", "");
+  runtime::PagedCall call;
+  call.table = table.i32();
+  call.batch = int64_t(rows.size());
+  call.perSequence = table.shape[1];
+  call.poolPages = poolPages;
+  call.pageSize = graph.pageSize;
+  call.lengths = rows.data();
+  call.when = "by the end of the run";
+  return runtime::checkPagedCall(call);
 }
 
 llvm::Error checkCallBlockTable(const GraphSignature &signature,
@@ -137,20 +117,15 @@ llvm::Error checkCallBlockTable(const GraphSignature &signature,
       l.shape.size() != 1 || tokens.shape.size() != 3 ||
       l.shape[0] != t.shape[0])
     return llvm::Error::success();
-  int64_t perSequence = t.shape[1], pageSize = p.shape[2];
-  int64_t newRows = tokens.shape[1];
-  std::vector<int64_t> rows;
-  for (int64_t b = 0; b < t.shape[0]; ++b) {
-    int64_t length = l.i64()[b];
-    if (length < 0 || length > perSequence * pageSize - newRows)
-      return createError(llvm::formatv(
-          "cache_lengths[{0}] is {1}: sequence {0} would hold {1} + {2} rows, "
-          "outside the {3} * {4} rows of its block_table row",
-          b, length, newRows, perSequence, pageSize));
-    rows.push_back(length + newRows);
-  }
-  return checkUsedEntries(t, p.shape[0], pageSize, rows, "holds",
-                          " after the call");
+  runtime::PagedCall call;
+  call.table = t.i32();
+  call.batch = t.shape[0];
+  call.perSequence = t.shape[1];
+  call.poolPages = p.shape[0];
+  call.pageSize = p.shape[2];
+  call.lengths = l.i64();
+  call.newRows = tokens.shape[1];
+  return runtime::checkPagedCall(call);
 }
 
 } // namespace mha::tools
