@@ -187,11 +187,6 @@ void checkKnownOptions(const py::kwargs &kwargs) {
 
 std::string layerGraph(const py::kwargs &kwargs) {
   ::mha::graphs::LayerOptions o = readLayerOptions(kwargs);
-  // A session of int8 pages would keep pools of scales as well; not yet.
-  if (o.pagedKv && o.cacheDtype == "int8")
-    throw py::value_error("paged_kv: the Python module takes f32 or bf16 "
-                          "pages, not cache_dtype '" +
-                          o.cacheDtype + "' yet");
   auto config = ::mha::graphs::resolveLayerConfig(o, [](llvm::StringRef name) {
     std::string spelled = name.str();
     std::replace(spelled.begin(), spelled.end(), '-', '_');

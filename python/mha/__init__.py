@@ -327,19 +327,21 @@ def _session(layer, batch=None, k_cache=None, v_cache=None, lengths=None,
     k_scales/v_scales, that it borrows and updates in place), lengths 0 (or
     `lengths`). Over a paged cache graph (mha.layer(paged_kv=P)), a
     mha.paged.PagedDecodeSession: pools of `pages` pages (B * M unless
-    given) that it allocates, or k_pool/v_pool that it borrows."""
+    given) that it allocates, or k_pool/v_pool (and an int8 pool's
+    k_scales/v_scales) that it borrows."""
     if any(name == "block_table" for name, _, _ in layer.arguments):
-        dense = {"k_cache": k_cache, "v_cache": v_cache, "lengths": lengths,
-                 "k_scales": k_scales, "v_scales": v_scales}
+        dense = {"k_cache": k_cache, "v_cache": v_cache, "lengths": lengths}
         for name, value in dense.items():
             if value is not None:
                 raise ValueError(
                     "%s: @%s keeps its cache in pages (k_pool, v_pool and a "
                     "block_table); a paged session takes pages, k_pool and "
-                    "v_pool, and its lengths start at 0" % (name, layer.entry))
+                    "v_pool (and an int8 pool's k_scales and v_scales), and "
+                    "its lengths start at 0" % (name, layer.entry))
         from .paged import PagedDecodeSession
         return PagedDecodeSession(layer, batch=batch, pages=pages,
-                                  k_pool=k_pool, v_pool=v_pool)
+                                  k_pool=k_pool, v_pool=v_pool,
+                                  k_scales=k_scales, v_scales=v_scales)
     for name, value in (("pages", pages), ("k_pool", k_pool),
                         ("v_pool", v_pool)):
         if value is not None:

@@ -1,8 +1,10 @@
 """Decoding with a paged key/value cache: mha.layer(kv_cache=C, paged_kv=P).
 
-The layer reads and writes pools k_pool, v_pool [N, Hkv, P, d] through a
-block table [B, M] (int32, M = ceil(C / P)): entry m of row b is the pool
-page that holds rows m*P to m*P + P - 1 of sequence b. A PagedDecodeSession
+The layer reads and writes pools k_pool, v_pool [N, Hkv, P, d] (with
+cache_dtype="int8", the int8 codes, and their scales k_scales, v_scales
+[N, Hkv, P], one per row of a page) through a block table [B, M] (int32,
+M = ceil(C / P)): entry m of row b is the pool page that holds rows m*P to
+m*P + P - 1 of sequence b. A PagedDecodeSession
 keeps the table and a free list of the pool's pages, gives each sequence
 the pages its new tokens need at each step and takes them back when the
 sequence is freed, so that a finished sequence's pages serve another, as a
@@ -14,9 +16,14 @@ import numpy
 
 from . import _mha
 
-# The session's own arguments of the layer.
+# The pools a paged layer updates in place: f32 and bf16 caches, int8 ones.
 _POOLS = ("k_pool", "v_pool")
-_OWN = _POOLS + ("block_table", "cache_lengths")
+_INT8_POOLS = ("k_pool", "k_scales", "v_pool", "v_scales")
+# The session's own arguments of the layer.
+_OWN = _INT8_POOLS + ("block_table", "cache_lengths")
+# The array element of each element type the pools may have.
+_ELEMENTS = {"float32": numpy.float32, "bfloat16": numpy.uint16,
+             "int8": numpy.int8}
 # A table entry that holds no page.
 _NO_PAGE = -1
 
@@ -35,16 +42,19 @@ def _positive(name, value):
 
 class PagedDecodeSession:
     """Decodes with a paged cache graph: owns or borrows the pools
-    [N, Hkv, P, d] (float32, or uint16 bfloat16 bits where the layer's
-    caches are bf16), keeps the block table [B, M] (int32, -1 where a
-    sequence holds no page), the free pages and the lengths [B] (int64).
-    Made by Layer.session(batch=..., pages=...) of a paged layer; `pages`
-    defaults to the borrowed k_pool's, else to the layer's, else to B * M."""
+    [N, Hkv, P, d] (float32, uint16 bfloat16 bits where the layer's caches
+    are bf16, or int8 codes with their float32 scales [N, Hkv, P]), keeps
+    the block table [B, M] (int32, -1 where a sequence holds no page), the
+    free pages and the lengths [B] (int64). Made by Layer.session(batch=...,
+    pages=...) of a paged layer; `pages` defaults to the borrowed k_pool's,
+    else to the layer's, else to B * M."""
 
     def __init__(self, layer, batch=None, pages=None, k_pool=None,
-                 v_pool=None):
+                 v_pool=None, k_scales=None, v_scales=None):
         args = {name: (shape, dtype) for name, shape, dtype in layer.arguments}
-        if set(layer.updated) != set(_POOLS) or "block_table" not in args:
+        pools = tuple(name for name in _INT8_POOLS if name in layer.updated)
+        if (set(layer.updated) not in (set(_POOLS), set(_INT8_POOLS))
+                or "block_table" not in args):
             raise ValueError(
                 "a paged decode session drives a graph with a paged cache "
                 "(k_pool and v_pool updated in place, a block_table, as "
@@ -70,15 +80,20 @@ class PagedDecodeSession:
         if declared_pages is not None and pages != declared_pages:
             raise ValueError("pages %d: the layer's pools hold %d pages"
                              % (pages, declared_pages))
-        given = {"k_pool": k_pool, "v_pool": v_pool}
-        element = {"bfloat16": numpy.uint16}.get(args["k_pool"][1],
-                                                 numpy.float32)
+        given = {"k_pool": k_pool, "v_pool": v_pool, "k_scales": k_scales,
+                 "v_scales": v_scales}
+        for name, array in given.items():
+            if array is not None and name not in pools:
+                raise ValueError("%s: the layer's caches have no %s (they "
+                                 "are %s)" % (name, name, args["k_pool"][1]))
         self._pools = {}
-        for name in _POOLS:
+        for name in pools:
             wanted = (pages,) + tuple(args[name][0][1:])
+            element = _ELEMENTS.get(args[name][1], numpy.float32)
             self._pools[name] = self._pool(name, given[name], wanted, element)
-        if k_pool is not None and v_pool is not None:
-            _mha.check_disjoint(list(_POOLS), [k_pool, v_pool])
+        lent = [name for name in pools if given[name] is not None]
+        if len(lent) > 1:
+            _mha.check_disjoint(lent, [given[name] for name in lent])
         self.batch, self.pages = batch, pages
         self._table = numpy.full((batch, self.pages_per_sequence), _NO_PAGE,
                                  numpy.int32)
@@ -113,6 +128,15 @@ class PagedDecodeSession:
     @property
     def v_pool(self):
         return self._pools["v_pool"]
+
+    @property
+    def k_scales(self):
+        """An int8 pool's scales [N, Hkv, P] (None for other pools)."""
+        return self._pools.get("k_scales")
+
+    @property
+    def v_scales(self):
+        return self._pools.get("v_scales")
 
     @property
     def capacity(self):

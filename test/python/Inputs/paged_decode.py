@@ -151,6 +151,13 @@ decode("f32, fused", "f32", heads=4, kv_heads=4, tolerance=1e-5,
 decode("f32 gqa, decomposed", "f32", heads=4, kv_heads=2, tolerance=1e-5,
        attention="decomposed")
 decode("bf16", "bf16", heads=4, kv_heads=2, tolerance=1e-4)
+# int8 pools: codes and a scale per row, quantized when appended. The dense
+# int8 cache quantizes the same rows the same way, so the two agree to
+# rounding; against the float64 layer (which stores the rows exactly) the
+# error is that of the quantization, at most scale / 2 = max|x| / 254 per
+# stored element.
+decode("int8", "f32", heads=4, kv_heads=2, tolerance=5e-3,
+       cache_dtype="int8")
 
 
 def attempt(label, action):
@@ -194,8 +201,8 @@ attempt("a v_pool of 2 pages", lambda: layer(
     k_pool=np.zeros((4, 2, 16, 8), np.float32),
     v_pool=np.zeros((2, 2, 16, 8), np.float32),
     block_table=ok_table, cache_lengths=np.array([16, 3], np.int64)))
-attempt("int8 pages", lambda: mha.layer(d_model=16, heads=2, kv_cache=40,
-                                        paged_kv=16, cache_dtype="int8"))
+attempt("scales for f32 pools", lambda: layer.session(
+    batch=2, k_scales=np.zeros((6, 2, 16), np.float32)))
 attempt("pages of 20 rows",
         lambda: mha.layer(d_model=16, heads=2, kv_cache=40, paged_kv=20))
 attempt("a borrowed pool of the wrong shape", lambda: layer.session(
