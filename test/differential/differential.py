@@ -5,17 +5,22 @@ Each seed picks one valid configuration of the layer (sizes, variants and
 the pipeline options of mha-run that change the generated code), writes its
 graph with mha-gen, draws float32 inputs with NumPy, computes the expected
 output with an independent float64 NumPy implementation of the semantics in
-test/vectors/README.md (and, for the served models' attention that about one
-seed in three draws when mha-gen has its flags, of mha.attention's
-description in dialects/MhaOps.td), and runs
+test/vectors/README.md (layer_reference.py; and, for the served models'
+attention that about one seed in three draws when mha-gen has its flags
+(model_variants.py), of mha.attention's description in
+dialects/MhaAttentionOps.td), and runs
 
     mha-run GRAPH --inputs DIR --expect ref.npy --atol A --rtol R --check ...
 
 which must exit with 0: the compiled code matches both this reference and
 the C++ reference of --check. Any other exit code, a crash (signal) or a
-timeout is a failure. Every failure is printed with its seed, its class and
+timeout is a failure. About one seed in five decodes with a key/value cache
+instead (decoding.py: prefill and steps, dense or paged caches, checked
+against the same float64 layer over each sequence, --check and, for a paged
+cache, the dense graph). Every failure is printed with its seed, its class and
 the commands that reproduce it; the last line is `N passed, M failed; ...`
-(how many seeds drew the served models' variants, or why none did).
+(how many seeds drew the served models' variants, or why none did, and how
+many decoded).
 
     test/differential/differential.py --seed-start 0 --count 2000 --jobs 2
 
@@ -27,7 +32,6 @@ Exit status: 0 when every configuration passed, 1 otherwise, 2 on bad usage.
 
 import argparse
 import concurrent.futures
-import json
 import os
 import re
 import resource
@@ -39,6 +43,11 @@ import tempfile
 import time
 
 import numpy as np
+
+import decoding
+from layer_reference import causal_allowed, check_reference, reference
+from model_variants import (VARIANT_FLAGS, chance, draw_model_variants, model_variant_flags,
+                            pick, variant_inputs)
 
 # Sizes to draw from: every size 1, small primes and a few lengths past the
 # default tiles (61, 127), so that tiles and vector blocks have remainders.
@@ -56,193 +65,8 @@ ROW_TILES = [0, 1, 2, 3, 5, 7, 32]
 COL_TILES = [0, 1, 2, 3, 7, 128]
 
 
-def pick(rng, values):
-    return values[int(rng.integers(len(values)))]
-
-
-def chance(rng, p):
-    return bool(rng.random() < p)
-
-
 def divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
-
-
-# The flags of mha-gen for the attention of served models; the variants are
-# drawn only when `mha-gen --help` lists every one (model_variant_flags).
-VARIANT_FLAGS = ("--rope", "--rope-base", "--rotary-dim", "--rope-scale", "--rope-inv-freq",
-                 "--rope-mscale", "--qk-norm", "--qk-norm-eps", "--window", "--softcap",
-                 "--alibi", "--sinks", "--attn-bias", "--scale")
-# What a variant seed draws: the combinations of the served models and each
-# step alone ("mix": every step by its own chance).
-RECIPES = ["rope", "rope", "rope_qknorm", "rope_window", "rope_qknorm_window", "gemma2",
-           "gpt_oss", "alibi", "alibi", "bias", "bias", "bias", "sinks_empty_rows", "window",
-           "window", "qknorm", "softcap", "mix", "mix"]
-ATTN_BIAS_SHAPES = ["B,H,T,S", "1,H,T,S", "B,1,1,S", "B,1,T,S", "1,1,T,S", "1,1,1,S",
-                    "B,H,1,S", "1,H,1,S"]
-# Scores scales of --scale: float32 values (the attribute is f32), among them
-# Gemma 2's query_pre_attn_scalar^-0.5 rounded to float32.
-SCALES = [1.0, 0.5, 2.0, 0.125, float(np.float32(24 ** -0.5)), float(np.float32(0.3))]
-
-
-def model_variant_flags(bin_dir):
-    """The flags of VARIANT_FLAGS that `mha-gen --help` lists; the variants
-    are drawn when this is all of them."""
-    try:
-        out = subprocess.run([os.path.join(bin_dir, "mha-gen"), "--help"], capture_output=True,
-                             text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return set()
-    listed = set(re.findall(r"^\s+(--[a-z0-9-]+)", out, re.M))
-    return {flag for flag in VARIANT_FLAGS if flag in listed}
-
-
-# Frequencies and slopes of the published models, copied from
-# test/vectors/make_model_variants.py (NumPy ports of transformers' code).
-
-def default_inv_freq(base, dim):
-    return 1.0 / base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
-
-
-def llama3_inv_freq(base, dim, factor, low_freq_factor, high_freq_factor, old_context_len):
-    """Llama 3.1: long wavelengths divided by factor, short ones kept, a smooth ramp between."""
-    inv = default_inv_freq(base, dim)
-    wavelen = 2 * np.pi / inv
-    low_wavelen = old_context_len / low_freq_factor
-    high_wavelen = old_context_len / high_freq_factor
-    out = np.empty_like(inv)
-    for i, (f, w) in enumerate(zip(inv, wavelen)):
-        if w < high_wavelen:
-            out[i] = f
-        elif w > low_wavelen:
-            out[i] = f / factor
-        else:
-            smooth = (old_context_len / w - low_freq_factor) / (high_freq_factor - low_freq_factor)
-            out[i] = (1 - smooth) * f / factor + smooth * f
-    return out
-
-
-def yarn_inv_freq(base, dim, factor, original_max, beta_fast=32.0, beta_slow=1.0):
-    """YaRN as gpt-oss configures it: returns (inv_freq, mscale)."""
-    def correction_dim(rotations):
-        return dim * np.log(original_max / (rotations * 2 * np.pi)) / (2 * np.log(base))
-    low = max(correction_dim(beta_fast), 0.0)
-    high = min(correction_dim(beta_slow), dim - 1.0)
-    if low == high:
-        high += 0.001
-    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1)
-    extrapolation = 1 - ramp
-    pos_freqs = base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
-    inv = (1 / (factor * pos_freqs)) * (1 - extrapolation) + (1 / pos_freqs) * extrapolation
-    return inv, float(0.1 * np.log(factor) + 1.0)
-
-
-def bloom_slopes(n_heads):
-    """BLOOM's ALiBi slopes (build_alibi_tensor)."""
-    p = 2 ** int(np.floor(np.log2(n_heads)))
-    base = 2.0 ** (-(2.0 ** -(np.log2(p) - 3)))
-    slopes = [base ** k for k in range(1, p + 1)]
-    if p != n_heads:
-        extra = 2.0 ** (-(2.0 ** -(np.log2(2 * p) - 3)))
-        slopes += [extra ** k for k in range(1, 2 * min(p, n_heads - p), 2)]
-    return np.array(slopes)
-
-
-def self_attention(c):
-    """Makes configuration c self-attention (RoPE needs it): S = T, D_kv = D."""
-    c["cross"] = False
-    c["S"], c["Dkv"] = c["T"], c["D"]
-    for key in ("kv_seq", "kv_dim", "cross_flag"):
-        c["gen"].pop(key, None)
-
-
-def draw_model_variants(c):
-    """About one seed in three: the attention of served models on top of the
-    classic configuration c (own stream, so the classic draws stay put), in
-    the combinations models use, within mha's rules: RoPE only on
-    self-attention and with an even rotary dimension, a window only with
-    causal. Fields: scale, rope, qk_norm, window, softcap, alibi, sinks,
-    attn_bias (a shape such as "B,1,1,S")."""
-    rng = np.random.default_rng([c["seed"], 0x766172])
-    if not chance(rng, 1 / 3):
-        return
-    recipe = pick(rng, RECIPES)
-    c["recipe"] = recipe
-    mix = recipe == "mix"
-    want = {
-        "rope": recipe.startswith("rope") or recipe in ("gemma2", "gpt_oss") or
-                (mix and chance(rng, 0.4)),
-        "qk_norm": "qknorm" in recipe or (mix and chance(rng, 0.3)),
-        "window": "window" in recipe or recipe in ("gemma2", "gpt_oss") or
-                  (mix and chance(rng, 0.4)) or (recipe == "alibi" and chance(rng, 0.3)),
-        "softcap": recipe in ("softcap", "gemma2") or (mix and chance(rng, 0.3)),
-        "alibi": recipe == "alibi" or (mix and chance(rng, 0.3)),
-        "sinks": recipe in ("gpt_oss", "sinks_empty_rows") or (mix and chance(rng, 0.3)),
-        "attn_bias": recipe == "bias" or (mix and chance(rng, 0.4)),
-    }
-    # Logits from 1e-30 to 1e38 stay the classic seeds' test: RoPE, norms
-    # and softcap make the scores inexact anyway.
-    c.pop("logit_exponent", None)
-    if want["rope"] and c["dk"] >= 2:
-        self_attention(c)
-        R = c["dk"] if c["dk"] % 2 == 0 and chance(rng, 0.6) else \
-            2 * int(rng.integers(1, c["dk"] // 2 + 1))
-        rope = {"layout": "interleaved" if chance(rng, 0.35) else "half",
-                "base": pick(rng, [10000.0, 10000.0, 500000.0, 1e6, 100.0, 10.0]),
-                "rotary_dim": R, "pass_rotary_dim": R != c["dk"] or chance(rng, 0.3),
-                "scale": pick(rng, [2.0, 0.5, 8.0]) if chance(rng, 0.25) else 1.0,
-                "mscale": 1.0, "inv_freq": None}
-        if chance(rng, 0.3) or recipe == "gpt_oss":
-            kind = pick(rng, ["llama3", "yarn", "random"])
-            if kind == "llama3":
-                rope["inv_freq"] = llama3_inv_freq(rope["base"], R, 8.0, 1.0, 4.0, 64)
-            elif kind == "yarn":
-                rope["inv_freq"], rope["mscale"] = yarn_inv_freq(rope["base"], R, 32.0, 64)
-            else:
-                rope["inv_freq"] = default_inv_freq(rope["base"], R) * \
-                    rng.uniform(0.5, 1.5, R // 2)
-            rope["inv_freq_kind"] = kind
-        if chance(rng, 0.2):
-            rope["mscale"] = pick(rng, [0.7, 1.5, 1.3465735902799727])
-        c["rope"] = rope
-    if want["qk_norm"]:
-        # An RMSNorm of one or two features is nearly a sign (x / |x|):
-        # a larger epsilon keeps it well conditioned for float32.
-        c["qk_norm_eps"] = pick(rng, [None, 1e-6, 1e-5]) if c["dk"] >= 4 else \
-            pick(rng, [0.1, 0.5])
-    if want["window"]:
-        if not c["causal"]:
-            c["causal"], c["causal_bottom_right"] = True, False
-        T, S = c["T"], c["S"]
-        c["window"] = pick(rng, [1, 1, 2, 3, max(1, T // 2), T, S, T + S + 3, 4096])
-    if want["softcap"]:
-        c["softcap"] = float(np.float32(pick(rng, [1.0, 5.0, 20.0, 30.0, 50.0])))
-        # Queries times a gain so that the cap bites (Gemma 2's case: logits
-        # of 150 under a cap of 50).
-        c["query_gain"] = pick(rng, [1.0, 4.0, 7.0])
-    if want["alibi"]:
-        c["alibi"] = pick(rng, ["bloom", "bloom", "random"])
-    if want["sinks"]:
-        c["sinks"] = pick(rng, ["normal", "large"])
-        if recipe == "sinks_empty_rows" or chance(rng, 0.3):
-            if c["mask"] is None:
-                c["mask"] = pick(rng, ["full", "broadcast"])
-            c["empty_rows"] = True
-    if want["attn_bias"]:
-        c["attn_bias"] = pick(rng, ATTN_BIAS_SHAPES)
-        c["attn_bias_values"] = pick(rng, ["normal", "normal", "-inf", "-1e4", "-inf row",
-                                           "all"])
-    if chance(rng, 0.25) or recipe == "gemma2" or not has_variants(c):
-        c["scale"] = pick(rng, SCALES)
-
-
-VARIANT_FIELDS = ("scale", "rope", "qk_norm_eps", "window", "softcap", "alibi", "sinks",
-                  "attn_bias")
-
-
-def has_variants(c):
-    """Whether configuration c has a step of the served models' attention."""
-    return any(key in c for key in VARIANT_FIELDS)
 
 
 def make_config(seed, variants=False):
@@ -250,6 +74,8 @@ def make_config(seed, variants=False):
     With `variants` (mha-gen has the flags of the served models' attention),
     about one seed in three also draws those (draw_model_variants); the
     classic fields are drawn first, from the same stream, either way."""
+    if decoding.is_decoding(seed):
+        return decoding.make_config(seed, variants)
     rng = np.random.default_rng([seed, 0x6D6861])
     c = {"seed": seed}
     tiny = chance(rng, 0.06)  # every size 1 at once
@@ -423,6 +249,8 @@ def gen_args(c):
 
 
 def describe(c):
+    if c.get("decoding"):
+        return decoding.describe(c)
     parts = ["B=%d T=%d S=%d D=%d Dkv=%d H=%d Hkv=%d dk=%d dv=%d Dout=%d" % (
         c["B"], c["T"], c["S"], c["D"], c["Dkv"], c["H"], c["Hkv"], c["dk"],
         c["dv"], c["Dout"])]
@@ -503,44 +331,6 @@ def make_inputs(c):
     return inputs
 
 
-def variant_inputs(c, inputs):
-    """The arguments of the served models' steps (own stream: the classic
-    inputs stay those of the seed without variants)."""
-    rng = np.random.default_rng([c["seed"], 0x76696E])
-    B, T, S, H, dk = c["B"], c["T"], c["S"], c["H"], c["dk"]
-    f32 = np.float32
-    if c.get("query_gain", 1.0) != 1.0:
-        for name in ("w_q", "b_q"):
-            if name in inputs:
-                inputs[name] = (inputs[name] * c["query_gain"]).astype(f32)
-    rope = c.get("rope")
-    if rope and rope["inv_freq"] is not None:
-        inputs["rope_inv_freq"] = rope["inv_freq"].astype(f32)
-    if "qk_norm_eps" in c:
-        inputs["q_norm"] = (1 + 0.3 * rng.standard_normal(dk)).astype(f32)
-        inputs["k_norm"] = (1 + 0.3 * rng.standard_normal(dk)).astype(f32)
-    if "alibi" in c:
-        slopes = bloom_slopes(H) if c["alibi"] == "bloom" else rng.uniform(-0.5, 1.0, H)
-        inputs["alibi_slopes"] = slopes.astype(f32)
-    if "sinks" in c:
-        sinks = 2 * rng.standard_normal(H)
-        if c["sinks"] == "large":
-            sinks = sinks + 8
-        inputs["sinks"] = sinks.astype(f32)
-    if "attn_bias" in c:
-        sizes = {"B": B, "H": H, "T": T, "S": S, "1": 1}
-        shape = tuple(sizes[e] for e in c["attn_bias"].split(","))
-        bias = rng.standard_normal(shape)
-        kind = c["attn_bias_values"]
-        if kind in ("-inf", "all"):
-            bias[rng.random(shape) < 0.2] = -np.inf
-        if kind in ("-1e4", "all"):
-            bias[rng.random(shape) < 0.3] = -1e4
-        if kind in ("-inf row", "all"):
-            # One row of keys all -inf: those queries attend nothing.
-            row = tuple(int(rng.integers(n)) for n in shape[:3])
-            bias[row] = -np.inf
-        inputs["attn_bias"] = bias.astype(f32)
 
 
 def exact_logits(inputs, exponent, rng):
@@ -556,198 +346,16 @@ def exact_logits(inputs, exponent, rng):
             inputs[name] = np.ldexp(inputs[name], exponent).astype(np.float32)
 
 
-def causal_allowed(c):
-    """[T, S]: key j allowed for query i: j <= i when causal (top-left),
-    j <= i + S - T when aligned bottom-right (queries i < T - S see none);
-    with a window W also j > p_i - W (p_i: i or i + S - T)."""
-    T, S = c["T"], c["S"]
-    if not c["causal"]:
-        return np.ones((T, S), dtype=bool)
-    position = query_positions(c)[:, None]
-    allowed = np.arange(S)[None, :] <= position
-    if c.get("window") is not None:
-        # The window: W keys up to the query's own position.
-        allowed &= np.arange(S)[None, :] > position - c["window"]
-    return allowed
 
 
-def query_positions(c):
-    """[T]: the position p_i of query i among the keys: i, or i + S - T
-    when causal is aligned bottom-right."""
-    offset = c["S"] - c["T"] if c["causal"] and c.get("causal_bottom_right") else 0
-    return np.arange(c["T"]) + offset
-
-
-def reference(c, inputs):
-    """The layer in float64, from the semantics of test/vectors/README.md."""
-    B, T, S, D, Dkv = c["B"], c["T"], c["S"], c["D"], c["Dkv"]
-    H, Hkv, dk, dv = c["H"], c["Hkv"], c["dk"], c["dv"]
-    f = {k: v.astype(np.float64) for k, v in inputs.items() if k != "mask"}
-    x = f["x"]
-    kv = f["kv"] if c["cross"] else x
-    zero = np.zeros
-    b_q = f.get("b_q", zero(H * dk))
-    b_k = f.get("b_k", zero(Hkv * dk))
-    b_v = f.get("b_v", zero(Hkv * dv))
-    b_o = f.get("b_o", zero(c["Dout"]))
-    if c["split_first"]:
-        # Head h projects its own contiguous slice of width D/H with w_q[h].
-        xs = x.reshape(B, T, H, D // H)
-        kvs = kv.reshape(B, S, Hkv, Dkv // Hkv)
-        q = np.einsum("bthw,hwd->bhtd", xs, f["w_q"])
-        k = np.einsum("bshw,hwd->bhsd", kvs, f["w_k"])
-        v = np.einsum("bshw,hwd->bhsd", kvs, f["w_v"])
-        q = q + b_q.reshape(H, 1, dk)
-        k = k + b_k.reshape(Hkv, 1, dk)
-        v = v + b_v.reshape(Hkv, 1, dv)
-    else:
-        # Head h owns columns h*d ... (h+1)*d - 1 of the projection.
-        q = (x @ f["w_q"] + b_q).reshape(B, T, H, dk).transpose(0, 2, 1, 3)
-        k = (kv @ f["w_k"] + b_k).reshape(B, S, Hkv, dk).transpose(0, 2, 1, 3)
-        v = (kv @ f["w_v"] + b_v).reshape(B, S, Hkv, dv).transpose(0, 2, 1, 3)
-    # The served models' steps on Q and K (mha.attention's description in
-    # dialects/MhaOps.td): QK-norm, an RMSNorm of each head's features
-    # (eps 1e-6 unless given), then RoPE at positions 0 .. T-1.
-    if "qk_norm_eps" in c:
-        eps = 1e-6 if c["qk_norm_eps"] is None else c["qk_norm_eps"]
-        q = q / np.sqrt((q * q).mean(-1, keepdims=True) + eps) * f["q_norm"]
-        k = k / np.sqrt((k * k).mean(-1, keepdims=True) + eps) * f["k_norm"]
-    if c.get("rope"):
-        q = rope_np(q, c["rope"], f.get("rope_inv_freq"))
-        k = rope_np(k, c["rope"], f.get("rope_inv_freq"))
-    group = H // Hkv
-    allowed = np.broadcast_to(causal_allowed(c), (B, T, S))
-    if c["mask"]:
-        allowed = allowed & inputs["mask"]  # [1, T, S] broadcasts over B
-    # j - p_i, the distance of ALiBi
-    distance = np.arange(S)[None, :] - query_positions(c)[:, None]
-    heads = np.zeros((B, T, H * dv))
-    for h in range(H):
-        g = h // group  # grouped-query: query head h reads kv head h / (H/Hkv)
-        # The score steps in mha.sdpa's order: scale, softcap, ALiBi, bias,
-        # mask / causal / window, sinks in the denominator.
-        scores = q[:, h] @ k[:, g].transpose(0, 2, 1)
-        scores = scores / np.sqrt(dk) if c.get("scale") is None else scores * c["scale"]
-        if c.get("softcap") is not None:
-            scores = c["softcap"] * np.tanh(scores / c["softcap"])
-        if c.get("alibi"):
-            scores = scores + f["alibi_slopes"][h] * distance
-        if c.get("attn_bias"):
-            ab = f["attn_bias"]  # [B or 1, H or 1, T or 1, S]
-            scores = scores + ab[:, min(h, ab.shape[1] - 1)]
-        scores = np.where(allowed, scores, -np.inf)
-        finite = np.isfinite(scores)  # -inf: a masked key or a bias of -inf
-        row_max = np.where(finite, scores, -np.inf).max(axis=-1, keepdims=True)
-        if c.get("sinks"):
-            row_max = np.maximum(row_max, f["sinks"][h])
-        row_max = np.where(np.isfinite(row_max), row_max, 0.0)
-        p = np.exp(np.where(finite, scores - row_max, -np.inf))
-        denom = p.sum(axis=-1, keepdims=True)
-        if c.get("sinks"):
-            denom = denom + np.exp(f["sinks"][h] - row_max)
-        # A row that may attend no key gives zeros, never NaN (sinks or not).
-        p = np.divide(p, denom, out=np.zeros_like(p),
-                      where=(denom > 0) & finite.any(axis=-1, keepdims=True))
-        heads[:, :, h * dv:(h + 1) * dv] = p @ v[:, g]
-    return heads @ f["w_o"] + b_o
-
-
-def rope_np(x, rope, inv_freq):
-    """RoPE (from test/vectors/make_model_variants.py): rotates the first R
-    features of every head of x [B, heads, T, dk] by position / scale times
-    the frequency, cos and sin times mscale: pairs (i, i + R/2) for the half
-    layout, (2i, 2i + 1) for the interleaved one."""
-    R = rope["rotary_dim"]
-    inv = inv_freq if inv_freq is not None else \
-        float(rope["base"]) ** (-np.arange(R // 2, dtype=np.float64) * 2 / R)
-    pos = np.arange(x.shape[2], dtype=np.float64) / rope["scale"]
-    angle = pos[:, None] * inv[None, :]  # [T, R/2]
-    cos, sin = rope["mscale"] * np.cos(angle), rope["mscale"] * np.sin(angle)
-    if rope["layout"] == "half":
-        first, second = np.arange(R // 2), np.arange(R // 2) + R // 2
-    else:
-        first, second = np.arange(0, R, 2), np.arange(1, R, 2)
-    out = x.copy()
-    u, v = x[..., first], x[..., second]
-    out[..., first] = u * cos - v * sin
-    out[..., second] = v * cos + u * sin
-    return out
+# A crash of a tool ends at once with its signal: LLVM's crash handler would
+# run llvm-symbolizer, which can hang after the heap was corrupted (seen:
 
 
 # A crash of a tool ends at once with its signal: LLVM's crash handler would
 # run llvm-symbolizer, which can hang after the heap was corrupted (seen:
 # "corrupted double-linked list", then a timeout instead of SIGABRT).
 CHILD_ENV = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION="1")
-
-
-def config_of_meta(m):
-    """The configuration of a reference case's meta.json (test/vectors/README.md;
-    the served models' options of test/vectors/model_variants as
-    make_model_variants.py writes them). None if it has an option this
-    script cannot express."""
-    c = {"B": m["B"], "T": m["T"], "S": m["S"], "D": m["D"], "Dkv": m["D_kv"],
-         "Dout": m["D_out"], "H": m["H"], "Hkv": m["Hkv"], "dk": m["dk"], "dv": m["dv"],
-         "causal": m["causal"],
-         "causal_bottom_right": m.get("causal_bottom_right", False),
-         "split_first": m["split_first"], "bias": m["bias"],
-         "cross": m["cross"], "mask": "full" if m["mask"] else None}
-    # (xscale is how the inputs were drawn: x.npy has it already.)
-    if m.get("positions", "0..T-1") != "0..T-1":
-        return None
-    if abs(m["scale"] - 1 / np.sqrt(m["dk"])) >= 1e-12:
-        c["scale"] = m["scale"]
-    rope = m.get("rope")
-    if rope:
-        c["rope"] = {"layout": rope["layout"], "base": rope["base"],
-                     "rotary_dim": rope["rotary_dim"], "scale": rope["scale"],
-                     "mscale": rope["mscale"]}
-    if m.get("qk_norm_eps") is not None:
-        c["qk_norm_eps"] = m["qk_norm_eps"]
-    for key in ("window", "softcap", "attn_bias"):
-        if m.get(key) is not None:
-            c[key] = m[key]
-    for key in ("alibi", "sinks"):
-        if m.get(key):
-            c[key] = True
-    return c
-
-
-def check_reference(vectors):
-    """Runs reference() on the cases of test/vectors (meta.json, inputs,
-    y.npy) and of its subfolders (model_variants/...): the reference of this
-    script against the team's. Returns the number of cases that differ by
-    more than their tolerance."""
-    bad = 0
-    cases = []
-    for case in sorted(os.listdir(vectors)):
-        folder = os.path.join(vectors, case)
-        if os.path.isfile(os.path.join(folder, "meta.json")):
-            cases.append(case)
-        elif os.path.isdir(folder):
-            cases += [case + "/" + sub for sub in sorted(os.listdir(folder))
-                      if os.path.isfile(os.path.join(folder, sub, "meta.json"))]
-    for case in cases:
-        folder = os.path.join(vectors, case)
-        with open(os.path.join(folder, "meta.json")) as f:
-            m = json.load(f)
-        c = config_of_meta(m)
-        if c is None:
-            print("reference %s: an option this script does not draw: FAILED" % case)
-            bad += 1
-            continue
-        inputs = {name: np.load(os.path.join(folder, name + ".npy"))
-                  for name in m["files"] if name != "y"}
-        expected = np.load(os.path.join(folder, "y.npy"))
-        with np.errstate(all="raise", under="ignore"):
-            got = reference(c, inputs)
-        tol = m["tolerance"]
-        ok = (got.shape == expected.shape and
-              np.all(np.abs(got - expected) <= tol["atol"] + tol["rtol"] * np.abs(expected)))
-        print("reference %s: max abs difference %.1e: %s" % (
-            case, float(np.abs(got - expected).max()) if got.shape == expected.shape else np.inf,
-            "ok" if ok else "FAILED"))
-        bad += not ok
-    return bad
 
 
 def limit_memory(megabytes):
@@ -758,12 +366,63 @@ def limit_memory(megabytes):
     return apply
 
 
+def run_tools(steps, args):
+    """Runs each (name, command) in turn until one fails; returns (kind,
+    detail) of the failure, or (None, "")."""
+    for step, cmd in steps:
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=args.timeout, env=CHILD_ENV,
+                                  preexec_fn=limit_memory(args.mem_limit_mb))
+        except subprocess.TimeoutExpired:
+            return step + " timeout", "no exit within %g s" % args.timeout
+        except OSError as error:  # e.g. the binary being rebuilt meanwhile
+            return step + " did not start", str(error)
+        out = proc.stdout + proc.stderr
+        if proc.returncode == 0:
+            continue
+        if proc.returncode < 0:
+            kind = "%s crash (signal %d)" % (step, -proc.returncode)
+        elif step.startswith("mha-run") and proc.returncode == 1:
+            bad = [l for l in out.splitlines()
+                   if (l.startswith("expect ") or l.startswith("check ")) and not l.endswith(": ok")]
+            which = sorted({l.split()[0] for l in bad}) or ["?"]
+            kind = "%s mismatch (%s)" % (step, "+".join(
+                "NumPy" if w == "expect" else "C++ --check" if w == "check" else w
+                for w in which))
+        else:
+            kind = "%s exit %d" % (step, proc.returncode)
+        lines = [l for l in out.splitlines() if "error" in l or " max abs " in l]
+        return kind, " | ".join((lines or out.strip().splitlines() or [""])[-3:])
+    return None, ""
+
+
+def write_repro(case_dir, text, commands):
+    with open(os.path.join(case_dir, "repro.sh"), "w") as f:
+        f.write("#!/bin/sh\n# %s\nset -e\n" % text)
+        f.write("\n".join(shlex.join(cmd) for cmd in commands) + "\n")
+
+
 def run_one(seed, args, bin_dir, work_root):
     """Runs one configuration; returns (seed, config, kind, detail, commands)."""
     c = make_config(seed, args.variants)
     case_dir = os.path.join(work_root, "seed%d" % seed)
     shutil.rmtree(case_dir, ignore_errors=True)
     os.makedirs(case_dir)
+    if c.get("decoding"):
+        kind, detail, commands = decoding.run_case(c, args, bin_dir, case_dir, run_tools,
+                                                   write_repro)
+    else:
+        kind, detail, commands = run_layer(c, args, bin_dir, case_dir)
+    if kind is None and not args.keep_all:
+        shutil.rmtree(case_dir, ignore_errors=True)
+    elif kind is not None and not args.keep:
+        shutil.rmtree(case_dir, ignore_errors=True)
+    return seed, c, kind, detail, commands
+
+
+def run_layer(c, args, bin_dir, case_dir):
+    """A layer without a cache: mha-run with --expect and --check."""
     graph = os.path.join(case_dir, "graph.mlir")
     gen_cmd = [os.path.join(bin_dir, "mha-gen")] + gen_args(c) + ["-o", graph]
     ref_path = os.path.join(case_dir, "ref.npy")
@@ -771,11 +430,7 @@ def run_one(seed, args, bin_dir, work_root):
                 "--expect", ref_path, "--atol", repr(args.atol), "--rtol", repr(args.rtol),
                 "--check"] + c["run"])
     commands = [gen_cmd, run_cmd]
-    with open(os.path.join(case_dir, "repro.sh"), "w") as f:
-        f.write("#!/bin/sh\n# %s\nset -e\n" % describe(c))
-        f.write("\n".join(shlex.join(cmd) for cmd in commands) + "\n")
-
-    kind, detail = None, ""
+    write_repro(case_dir, describe(c), commands)
     try:
         inputs = make_inputs(c)
         for name, value in inputs.items():
@@ -785,41 +440,9 @@ def run_one(seed, args, bin_dir, work_root):
             expected = reference(c, inputs)
         np.save(ref_path, expected.astype(np.float32))
     except Exception as error:  # a bug of this script: report, never hide
-        return seed, c, "driver-error", repr(error), commands
-
-    for step, cmd in (("mha-gen", gen_cmd), ("mha-run", run_cmd)):
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  timeout=args.timeout, env=CHILD_ENV,
-                                  preexec_fn=limit_memory(args.mem_limit_mb))
-        except subprocess.TimeoutExpired:
-            kind, detail = step + " timeout", "no exit within %g s" % args.timeout
-            break
-        except OSError as error:  # e.g. the binary being rebuilt meanwhile
-            kind, detail = step + " did not start", str(error)
-            break
-        out = proc.stdout + proc.stderr
-        if proc.returncode == 0:
-            continue
-        if proc.returncode < 0:
-            kind = "%s crash (signal %d)" % (step, -proc.returncode)
-        elif step == "mha-run" and proc.returncode == 1:
-            bad = [l for l in out.splitlines()
-                   if (l.startswith("expect ") or l.startswith("check ")) and not l.endswith(": ok")]
-            which = sorted({l.split()[0] for l in bad}) or ["?"]
-            kind = "mha-run mismatch (%s)" % "+".join(
-                "NumPy" if w == "expect" else "C++ --check" if w == "check" else w
-                for w in which)
-        else:
-            kind = "%s exit %d" % (step, proc.returncode)
-        lines = [l for l in out.splitlines() if "error" in l or " max abs " in l]
-        detail = " | ".join((lines or out.strip().splitlines() or [""])[-3:])
-        break
-    if kind is None and not args.keep_all:
-        shutil.rmtree(case_dir, ignore_errors=True)
-    elif kind is not None and not args.keep:
-        shutil.rmtree(case_dir, ignore_errors=True)
-    return seed, c, kind, detail, commands
+        return "driver-error", repr(error), commands
+    kind, detail = run_tools([("mha-gen", gen_cmd), ("mha-run", run_cmd)], args)
+    return kind, detail, commands
 
 
 def signature(kind, detail):
@@ -897,8 +520,12 @@ def main():
     if args.list:
         for seed in seeds:
             c = make_config(seed, args.variants)
+            if c.get("decoding"):
+                gen, run = decoding.gen_args(c), decoding.run_args(c)
+            else:
+                gen, run = gen_args(c), c["run"]
             print("seed %d: %s\n  mha-gen %s\n  mha-run ... %s" % (
-                seed, describe(c), shlex.join(gen_args(c)), shlex.join(c["run"])))
+                seed, describe(c), shlex.join(gen), shlex.join(run)))
         return 0
 
     work_root = os.path.abspath(args.work) if args.work else tempfile.mkdtemp(prefix="mha-diff.")
@@ -908,11 +535,13 @@ def main():
     failures = []
     passed = 0
     variant_seeds = 0
+    decoding_seeds = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = [pool.submit(run_one, seed, args, bin_dir, work_root) for seed in seeds]
         for future in futures:  # in seed order, so the output is deterministic
             seed, c, kind, detail, commands = future.result()
             variant_seeds += "recipe" in c
+            decoding_seeds += bool(c.get("decoding"))
             if kind is None:
                 passed += 1
                 if not args.quiet:
@@ -943,9 +572,10 @@ def main():
             print("  %4d  %s\n        seeds %s%s" % (len(class_seeds), sig, shown, more))
     print("seeds %d..%d, %d jobs, %.1f s" % (
         args.seed_start, args.seed_start + args.count - 1, args.jobs, elapsed))
-    print("%d passed, %d failed; %s" % (
+    print("%d passed, %d failed; %s; %d decoded with a key/value cache" % (
         passed, len(failures),
-        variants_note % variant_seeds if "%d" in variants_note else variants_note))
+        variants_note % variant_seeds if "%d" in variants_note else variants_note,
+        decoding_seeds))
     return 1 if failures else 0
 
 
