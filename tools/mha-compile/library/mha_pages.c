@@ -119,6 +119,22 @@ static int MHA_NAME(check_sequence)(const MHA_PAGES *pages,
   return MHA_UPPER(OK);
 }
 
+/* NAME_BAD_ARGUMENT unless the first `count` entries of row `sequence` of
+   the table are pages of the pools or -1 (no page). */
+static int MHA_NAME(check_entries)(const MHA_PAGES *pages, int64_t sequence,
+                                   int64_t count) {
+  const int32_t *row = pages->block_table + sequence * MHA_PER_SEQUENCE;
+  for (int64_t e = 0; e < count; ++e)
+    if (row[e] >= pages->pool_pages || row[e] < -1)
+      return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT),
+                            "block_table[%lld, %lld] is %lld, neither a page "
+                            "of the pools (0 to %lld) nor -1 (no page)",
+                            (long long)sequence, (long long)e,
+                            (long long)row[e],
+                            (long long)(pages->pool_pages - 1));
+  return MHA_UPPER(OK);
+}
+
 int MHA_NAME(pages_reserve)(MHA_PAGES *pages, int64_t sequence,
                             int64_t length, int64_t tokens) {
   int status = MHA_NAME(check_sequence)(pages, sequence);
@@ -139,17 +155,12 @@ int MHA_NAME(pages_reserve)(MHA_PAGES *pages, int64_t sequence,
         MHA_PER_SEQUENCE, MHA_PAGE_ROWS, (long long)capacity);
   int32_t *row = pages->block_table + sequence * MHA_PER_SEQUENCE;
   int64_t needed = (length + tokens + MHA_PAGE_ROWS - 1) / MHA_PAGE_ROWS;
+  status = MHA_NAME(check_entries)(pages, sequence, needed);
+  if (status != MHA_UPPER(OK))
+    return status;
   int64_t missing = 0;
-  for (int64_t e = 0; e < needed; ++e) {
-    if (row[e] >= pages->pool_pages || row[e] < -1)
-      return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT),
-                            "block_table[%lld, %lld] is %lld, neither a page "
-                            "of the pools (0 to %lld) nor -1 (no page)",
-                            (long long)sequence, (long long)e,
-                            (long long)row[e],
-                            (long long)(pages->pool_pages - 1));
+  for (int64_t e = 0; e < needed; ++e)
     missing += row[e] == -1;
-  }
   if (missing > pages->free_count)
     return MHA_NAME(fail)(
         MHA_UPPER(POOL_FULL),
@@ -169,17 +180,12 @@ int MHA_NAME(pages_release)(MHA_PAGES *pages, int64_t sequence) {
   if (status != MHA_UPPER(OK))
     return status;
   int32_t *row = pages->block_table + sequence * MHA_PER_SEQUENCE;
+  status = MHA_NAME(check_entries)(pages, sequence, MHA_PER_SEQUENCE);
+  if (status != MHA_UPPER(OK))
+    return status;
   int64_t held = 0;
-  for (int64_t e = 0; e < MHA_PER_SEQUENCE; ++e) {
-    if (row[e] >= pages->pool_pages || row[e] < -1)
-      return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT),
-                            "block_table[%lld, %lld] is %lld, neither a page "
-                            "of the pools (0 to %lld) nor -1 (no page)",
-                            (long long)sequence, (long long)e,
-                            (long long)row[e],
-                            (long long)(pages->pool_pages - 1));
+  for (int64_t e = 0; e < MHA_PER_SEQUENCE; ++e)
     held += row[e] != -1;
-  }
   if (held > pages->pool_pages - pages->free_count)
     return MHA_NAME(fail)(
         MHA_UPPER(BAD_ARGUMENT),
