@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/ReferenceAttention.h"
+#include "runtime/BFloat16.h"
 
 #include <algorithm>
 #include <cassert>
@@ -202,6 +203,10 @@ void mha::runtime::referenceAttention(const AttentionShape &shape,
     quantizeRows(k, dk);
     quantizeRows(v, dv);
   }
+  if (shape.bf16KeysValues)
+    for (std::vector<double> *rows : {&k, &v})
+      for (double &element : *rows)
+        element = roundToBF16(static_cast<float>(element));
 
   // The heads' outputs, concatenated per row: [B, T, H·dv].
   std::vector<double> heads(b * t * h * dv);

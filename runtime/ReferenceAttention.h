@@ -79,6 +79,9 @@ struct AttentionShape {
   /// stores it, scale = max|x| / 127, code = round-half-even(x / scale)
   /// clamped to [-127, 127] (0 for a row of zeros), x' = code · scale.
   bool int8KeysValues = false;
+  /// Whether each key and value row (after QK-norm and RoPE) is read back
+  /// as a bf16 cache stores it: rounded to bf16, to nearest even.
+  bool bf16KeysValues = false;
 
   /// The rotary dimension in effect: rotaryDim, or dk when 0.
   int64_t effectiveRotaryDim() const {

@@ -500,6 +500,7 @@ llvm::Expected<AttentionShape> describeLayer(func::FuncOp entry,
   shape.causal = true;
   shape.scale = sdpas.front().getEffectiveScale();
   shape.int8KeysValues = graph.cacheElement == ElementType::I8;
+  shape.bf16KeysValues = graph.cacheElement == ElementType::BF16;
   llvm::SmallVector<llvm::StringRef> used;
   if (auto error =
           describeHeadSteps(entry, signature, sdpas.front(), shape, used))
