@@ -33,6 +33,11 @@ llvm::Error checkPagedCall(const PagedCall &call) {
             "block_table[{0}, {1}] is {2}, not a page of the pools (0 to {3}); "
             "sequence {0} holds {4} rows {5}, in its first {6} pages",
             b, entry, page, call.poolPages - 1, rows, call.when, used));
+      if (owner[page] == b)
+        return createError(llvm::formatv(
+            "block_table gives page {0} twice to sequence {1}: its rows "
+            "there would overwrite each other",
+            page, b));
       if (owner[page] >= 0)
         return createError(llvm::formatv(
             "block_table gives page {0} to sequence {1} and to sequence {2}: "

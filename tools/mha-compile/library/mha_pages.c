@@ -52,7 +52,7 @@ static int MHA_NAME(check_pages)(const int32_t *table,
             (long long)used);
       } else if (taken[page / 8] & (1u << (page % 8))) {
         /* The sequence that took it first, for the message. */
-        int64_t first = 0;
+        int64_t first = b;
         for (int64_t s = 0; s < b; ++s) {
           int64_t count =
               (lengths[s] + tokens + MHA_PAGE_ROWS - 1) / MHA_PAGE_ROWS;
@@ -60,11 +60,18 @@ static int MHA_NAME(check_pages)(const int32_t *table,
             if (table[s * MHA_PER_SEQUENCE + f] == page)
               first = s, s = b, f = count;
         }
-        status = MHA_NAME(fail)(
-            MHA_UPPER(BAD_ARGUMENT),
-            "block_table gives page %lld to sequence %lld and to sequence "
-            "%lld: each would write the other's rows",
-            (long long)page, (long long)first, (long long)b);
+        if (first == b)
+          status = MHA_NAME(fail)(
+              MHA_UPPER(BAD_ARGUMENT),
+              "block_table gives page %lld twice to sequence %lld: its rows "
+              "there would overwrite each other",
+              (long long)page, (long long)b);
+        else
+          status = MHA_NAME(fail)(
+              MHA_UPPER(BAD_ARGUMENT),
+              "block_table gives page %lld to sequence %lld and to sequence "
+              "%lld: each would write the other's rows",
+              (long long)page, (long long)first, (long long)b);
       } else {
         taken[page / 8] |= (unsigned char)(1u << (page % 8));
       }
