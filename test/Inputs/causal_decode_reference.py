@@ -4,13 +4,33 @@ Written from the definition of multi-head attention, sharing no code with
 the compiler or the C++ reference: used by test/integration/kv_cache_check.py
 (f32 caches) and test/kv-cache-int8/Inputs/int8_cache_check.py (int8
 caches), which read the case folders that the unit tests write
-(MHA_KV_DUMP_DIR).
+(MHA_KV_DUMP_DIR), by the differential test's decoding layers, and by the
+Python decoding tests (test/python/Inputs/*decode.py), which also draw their
+weights here (random_weights).
 """
 import os
 
 import numpy as np
 
 WEIGHTS = ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o")
+
+
+def random_weights(rng, d_model, heads, kv_heads, dk, dv=None, bias=True):
+    """A layer's weights (and biases) as the KV-cache tests draw them:
+    float32, uniform in [-1, 1) times 1/sqrt(fan-in) (biases times 0.1),
+    from `rng`; dv defaults to dk."""
+    dv = dk if dv is None else dv
+
+    def r(*shape, scale=1.0):
+        return (rng.uniform(-1, 1, shape) * scale).astype(np.float32)
+    w = {"w_q": r(d_model, heads * dk, scale=d_model ** -0.5),
+         "w_k": r(d_model, kv_heads * dk, scale=d_model ** -0.5),
+         "w_v": r(d_model, kv_heads * dv, scale=d_model ** -0.5),
+         "w_o": r(heads * dv, d_model, scale=(heads * dv) ** -0.5)}
+    if bias:
+        w.update(b_q=r(heads * dk, scale=0.1), b_k=r(kv_heads * dk, scale=0.1),
+                 b_v=r(kv_heads * dv, scale=0.1), b_o=r(d_model, scale=0.1))
+    return w
 
 
 def quantize(rows):

@@ -18,11 +18,16 @@ of the float64 ones, rounded here by bit arithmetic independent of the
 runtime's). The rounding in this file is its own: it must not share code
 with the layer.
 """
+import os
 import sys
 
 import numpy as np
 
 import mha
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "Inputs"))
+from causal_decode_reference import random_weights  # noqa: E402
 
 rng = np.random.default_rng(29)
 failures = 0
@@ -42,14 +47,7 @@ def round_bf16(a):
 
 
 def weights(d_model, heads, kv_heads, dk, dv):
-    def r(*shape, scale=1.0):
-        return (rng.uniform(-1, 1, shape) * scale).astype(np.float32)
-    return {"w_q": r(d_model, heads * dk, scale=d_model ** -0.5),
-            "w_k": r(d_model, kv_heads * dk, scale=d_model ** -0.5),
-            "w_v": r(d_model, kv_heads * dv, scale=d_model ** -0.5),
-            "w_o": r(heads * dv, d_model, scale=(heads * dv) ** -0.5),
-            "b_q": r(heads * dk, scale=0.1), "b_k": r(kv_heads * dk, scale=0.1),
-            "b_v": r(kv_heads * dv, scale=0.1), "b_o": r(d_model, scale=0.1)}
+    return random_weights(rng, d_model, heads, kv_heads, dk, dv)
 
 
 def causal_layer(x, w, heads, kv_heads, dk, dv, stored):

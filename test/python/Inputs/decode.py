@@ -4,28 +4,23 @@ A prefill then single-token steps through Layer.session() must give, row
 by row, the plain causal layer over all the tokens so far; that layer is
 computed here in NumPy float64 (independent of mha), per sequence.
 """
+import os
 import sys
 
 import numpy as np
 
 import mha
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "Inputs"))
+from causal_decode_reference import random_weights  # noqa: E402
+
 rng = np.random.default_rng(17)
 
 
 def weights(d_model, heads, kv_heads, head_dim, value_dim, bias):
-    def r(*shape, scale=1.0):
-        return (rng.uniform(-1, 1, shape) * scale).astype(np.float32)
-    w = {"w_q": r(d_model, heads * head_dim, scale=d_model ** -0.5),
-         "w_k": r(d_model, kv_heads * head_dim, scale=d_model ** -0.5),
-         "w_v": r(d_model, kv_heads * value_dim, scale=d_model ** -0.5),
-         "w_o": r(heads * value_dim, d_model, scale=(heads * value_dim) ** -0.5)}
-    if bias:
-        w.update(b_q=r(heads * head_dim, scale=0.1),
-                 b_k=r(kv_heads * head_dim, scale=0.1),
-                 b_v=r(kv_heads * value_dim, scale=0.1),
-                 b_o=r(d_model, scale=0.1))
-    return w
+    return random_weights(rng, d_model, heads, kv_heads, head_dim, value_dim,
+                          bias)
 
 
 def causal_layer(x, w, heads, kv_heads, head_dim, value_dim):

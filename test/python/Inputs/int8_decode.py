@@ -17,23 +17,14 @@ import mha
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "Inputs"))
-from causal_decode_reference import causal_layer, project, quantize  # noqa
+from causal_decode_reference import (  # noqa: E402
+    causal_layer, project, quantize, random_weights)
 
 rng = np.random.default_rng(23)
 
 
 def weights(d_model, heads, kv_heads, head_dim):
-    def r(*shape, scale=1.0):
-        return (rng.uniform(-1, 1, shape) * scale).astype(np.float32)
-    return {"w_q": r(d_model, heads * head_dim, scale=d_model ** -0.5),
-            "w_k": r(d_model, kv_heads * head_dim, scale=d_model ** -0.5),
-            "w_v": r(d_model, kv_heads * head_dim, scale=d_model ** -0.5),
-            "w_o": r(heads * head_dim, d_model,
-                     scale=(heads * head_dim) ** -0.5),
-            "b_q": r(heads * head_dim, scale=0.1),
-            "b_k": r(kv_heads * head_dim, scale=0.1),
-            "b_v": r(kv_heads * head_dim, scale=0.1),
-            "b_o": r(d_model, scale=0.1)}
+    return random_weights(rng, d_model, heads, kv_heads, head_dim)
 
 
 def decode(name, batch, prefill, steps, d_model, heads, kv_heads, borrow=False,

@@ -21,7 +21,7 @@ import mha
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "Inputs"))
-from causal_decode_reference import causal_layer  # noqa: E402
+from causal_decode_reference import causal_layer, random_weights  # noqa: E402,E501
 
 rng = np.random.default_rng(31)
 failures = 0
@@ -34,19 +34,7 @@ def check(what, ok, detail=""):
 
 
 def weights(d_model, heads, kv_heads):
-    head_dim = d_model // heads
-
-    def r(*shape, scale=1.0):
-        return (rng.uniform(-1, 1, shape) * scale).astype(np.float32)
-    return {"w_q": r(d_model, heads * head_dim, scale=d_model ** -0.5),
-            "w_k": r(d_model, kv_heads * head_dim, scale=d_model ** -0.5),
-            "w_v": r(d_model, kv_heads * head_dim, scale=d_model ** -0.5),
-            "w_o": r(heads * head_dim, d_model,
-                     scale=(heads * head_dim) ** -0.5),
-            "b_q": r(heads * head_dim, scale=0.1),
-            "b_k": r(kv_heads * head_dim, scale=0.1),
-            "b_v": r(kv_heads * head_dim, scale=0.1),
-            "b_o": r(d_model, scale=0.1)}
+    return random_weights(rng, d_model, heads, kv_heads, d_model // heads)
 
 
 def round_bf16(a):
