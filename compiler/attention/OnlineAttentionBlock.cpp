@@ -10,10 +10,10 @@
 
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/TileTensors.h"
-#include "compiler/lowering/QuantizedCache.h"
 #include "compiler/utils/AttentionMath.h"
 #include "compiler/utils/BF16Parts.h"
 #include "compiler/utils/GenericBuilder.h"
+#include "compiler/utils/QuantizedCache.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOnlineAttention.h"
 #include "dialects/MhaOps.h"

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/LowerToLinalg.h"
-#include "compiler/lowering/QuantizedCache.h"
+#include "compiler/utils/QuantizedCache.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

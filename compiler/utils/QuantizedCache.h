@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MHA_COMPILER_LOWERING_QUANTIZEDCACHE_H
-#define MHA_COMPILER_LOWERING_QUANTIZEDCACHE_H
+#ifndef MHA_COMPILER_UTILS_QUANTIZEDCACHE_H
+#define MHA_COMPILER_UTILS_QUANTIZEDCACHE_H
 
 #include "mlir/IR/Builders.h"
 
@@ -37,4 +37,4 @@ std::pair<Value, Value> buildQuantizedRows(OpBuilder &builder, Location loc,
 } // namespace mha
 } // namespace mlir
 
-#endif // MHA_COMPILER_LOWERING_QUANTIZEDCACHE_H
+#endif // MHA_COMPILER_UTILS_QUANTIZEDCACHE_H
