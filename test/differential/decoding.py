@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 import layer_reference
-from model_variants import chance, pick
+from model_variants import chance, pick, variant_gen_args
 
 HEADS = [1, 1, 2, 3, 4, 6, 8]
 HEAD_DIMS = [1, 2, 3, 4, 5, 7, 8, 16]
@@ -199,33 +199,7 @@ def gen_args(c, paged=True):
         args += ["--kv-cache", str(c["C"]), "--paged-kv", str(c["paged"])]
     else:
         args += ["--kv-cache", str(c["capacity"])]
-    rope = c.get("rope")
-    if rope:
-        args += ["--rope", rope["layout"]]
-        if rope["base"] != 10000.0:
-            args += ["--rope-base", repr(rope["base"])]
-        if rope["pass_rotary_dim"]:
-            args += ["--rotary-dim", str(rope["rotary_dim"])]
-        if rope["scale"] != 1.0:
-            args += ["--rope-scale", repr(rope["scale"])]
-        if rope["inv_freq"] is not None:
-            args.append("--rope-inv-freq")
-        if rope["mscale"] != 1.0:
-            args += ["--rope-mscale", repr(rope["mscale"])]
-    if "qk_norm_eps" in c:
-        args.append("--qk-norm")
-        if c["qk_norm_eps"] is not None:
-            args += ["--qk-norm-eps", repr(c["qk_norm_eps"])]
-    if "window" in c:
-        args += ["--window", str(c["window"])]
-    if "softcap" in c:
-        args += ["--softcap", repr(c["softcap"])]
-    if "alibi" in c:
-        args.append("--alibi")
-    if "sinks" in c:
-        args.append("--sinks")
-    if "scale" in c:
-        args += ["--scale", repr(c["scale"])]
+    args += variant_gen_args(c)
     return args
 
 

@@ -47,7 +47,7 @@ import numpy as np
 import decoding
 from layer_reference import causal_allowed, check_reference, reference
 from model_variants import (VARIANT_FLAGS, chance, draw_model_variants, model_variant_flags,
-                            pick, variant_inputs)
+                            pick, variant_gen_args, variant_inputs)
 
 # Sizes to draw from: every size 1, small primes and a few lengths past the
 # default tiles (61, 127), so that tiles and vector blocks have remainders.
@@ -216,35 +216,7 @@ def gen_args(c):
         args.append("--split-first")
     if c["dynamic"]:
         args.append("--dynamic")
-    rope = c.get("rope")
-    if rope:
-        args += ["--rope", rope["layout"]]
-        if rope["base"] != 10000.0:
-            args += ["--rope-base", repr(rope["base"])]
-        if rope["pass_rotary_dim"]:
-            args += ["--rotary-dim", str(rope["rotary_dim"])]
-        if rope["scale"] != 1.0:
-            args += ["--rope-scale", repr(rope["scale"])]
-        if rope["inv_freq"] is not None:
-            args.append("--rope-inv-freq")
-        if rope["mscale"] != 1.0:
-            args += ["--rope-mscale", repr(rope["mscale"])]
-    if "qk_norm_eps" in c:
-        args.append("--qk-norm")
-        if c["qk_norm_eps"] is not None:
-            args += ["--qk-norm-eps", repr(c["qk_norm_eps"])]
-    if "window" in c:
-        args += ["--window", str(c["window"])]
-    if "softcap" in c:
-        args += ["--softcap", repr(c["softcap"])]
-    if "alibi" in c:
-        args.append("--alibi")
-    if "sinks" in c:
-        args.append("--sinks")
-    if "attn_bias" in c:
-        args += ["--attn-bias", c["attn_bias"]]
-    if "scale" in c:
-        args += ["--scale", repr(c["scale"])]
+    args += variant_gen_args(c)
     return args
 
 

@@ -150,6 +150,42 @@ def has_variants(c):
     return any(key in c for key in VARIANT_FIELDS)
 
 
+def variant_gen_args(c):
+    """mha-gen's flags of the served models' variants drawn into c (RoPE,
+    QK-norm, window, softcap, ALiBi, sinks, attn_bias, scale)."""
+    args = []
+    rope = c.get("rope")
+    if rope:
+        args += ["--rope", rope["layout"]]
+        if rope["base"] != 10000.0:
+            args += ["--rope-base", repr(rope["base"])]
+        if rope["pass_rotary_dim"]:
+            args += ["--rotary-dim", str(rope["rotary_dim"])]
+        if rope["scale"] != 1.0:
+            args += ["--rope-scale", repr(rope["scale"])]
+        if rope["inv_freq"] is not None:
+            args.append("--rope-inv-freq")
+        if rope["mscale"] != 1.0:
+            args += ["--rope-mscale", repr(rope["mscale"])]
+    if "qk_norm_eps" in c:
+        args.append("--qk-norm")
+        if c["qk_norm_eps"] is not None:
+            args += ["--qk-norm-eps", repr(c["qk_norm_eps"])]
+    if "window" in c:
+        args += ["--window", str(c["window"])]
+    if "softcap" in c:
+        args += ["--softcap", repr(c["softcap"])]
+    if "alibi" in c:
+        args.append("--alibi")
+    if "sinks" in c:
+        args.append("--sinks")
+    if "attn_bias" in c:
+        args += ["--attn-bias", c["attn_bias"]]
+    if "scale" in c:
+        args += ["--scale", repr(c["scale"])]
+    return args
+
+
 def variant_inputs(c, inputs):
     """The arguments of the served models' steps (own stream: the classic
     inputs stay those of the seed without variants)."""
