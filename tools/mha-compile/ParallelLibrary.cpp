@@ -467,7 +467,7 @@ void writeParallelDeclarations(llvm::raw_ostream &os,
      << "/* Another rank failed, or was given other arguments than rank 0: "
         "nothing\n   was added up ("
      << n << "_last_error names the rank). */\n"
-     << "#define " << upper << "_OTHER_RANK 5\n"
+     << "#define " << upper << "_OTHER_RANK 6\n"
      << "/* Sets the communicator of the split, on every rank, before the "
         "first\n   create or run (collective: the library works on a "
         "duplicate of comm).\n   Returns "
