@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/attention/AttentionTiling.h"
 #include "compiler/utils/AttentionMath.h"
 #include "compiler/utils/BF16Parts.h"
-#include "compiler/attention/AttentionTiling.h"
 #include "compiler/utils/UnitLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/utils/AttentionMath.h"
 #include "compiler/utils/GenericBuilder.h"
-#include "compiler/attention/OnlineSoftmax.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

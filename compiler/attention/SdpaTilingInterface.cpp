@@ -1,10 +1,10 @@
 //===- SdpaTilingInterface.cpp - mha.sdpa as a TilingInterface op ---------===//
 
 #include "compiler/attention/SdpaTilingInterface.h"
-#include "compiler/utils/AttentionMath.h"
+#include "compiler/attention/AttentionTiling.h"
 #include "compiler/strategy/AttentionPath.h"
 #include "compiler/strategy/AttentionStrategy.h"
-#include "compiler/attention/AttentionTiling.h"
+#include "compiler/utils/AttentionMath.h"
 #include "dialects/MhaDialect.h"
 #include "dialects/MhaOnlineAttention.h"
 #include "dialects/MhaOps.h"

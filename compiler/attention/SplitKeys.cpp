@@ -39,11 +39,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/strategy/AttentionPath.h"
-#include "compiler/strategy/AttentionStrategy.h"
 #include "compiler/attention/AttentionTiling.h"
 #include "compiler/attention/OnlineSoftmax.h"
 #include "compiler/attention/SdpaTilingInterface.h"
+#include "compiler/strategy/AttentionPath.h"
+#include "compiler/strategy/AttentionStrategy.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -42,8 +42,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "compiler/utils/BF16Parts.h"
 #include "compiler/codegen/AmxTile.h"
+#include "compiler/utils/BF16Parts.h"
 #include "dialects/MhaDialect.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"

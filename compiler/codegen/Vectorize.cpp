@@ -46,8 +46,8 @@
 #include "compiler/Passes.h"
 #include "compiler/codegen/RegisterBlockSizes.h"
 #include "compiler/codegen/RegisterBlockTiling.h"
-#include "compiler/strategy/Strategy.h"
 #include "compiler/codegen/VectorCleanup.h"
+#include "compiler/strategy/Strategy.h"
 #include "compiler/workarounds/SpecializeContraction.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
