@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzBytes.h"
+#include "GuardedBuffer.h"
 #include "layer.h"
 
 #include <sys/mman.h>
@@ -29,24 +30,7 @@ namespace {
 constexpr int kArgs = 11; // x kv mask w_q w_k w_v w_o b_q b_k b_v b_o
 constexpr int64_t kD = 4;
 
-/// A buffer of `bytes` that ends right before a PROT_NONE page.
-struct Guarded {
-  explicit Guarded(size_t bytes) {
-    size_t page = sysconf(_SC_PAGESIZE);
-    mapped = ((bytes + page - 1) / page + 1) * page;
-    base = static_cast<char *>(mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (base == MAP_FAILED || mprotect(base + mapped - page, page, PROT_NONE))
-      abort();
-    data = base + mapped - page - bytes;
-  }
-  ~Guarded() { munmap(base, mapped); }
-  Guarded(const Guarded &) = delete;
-  Guarded &operator=(const Guarded &) = delete;
-  char *base;
-  size_t mapped;
-  char *data;
-};
+using Guarded = GuardedBuffer;
 
 /// A copy of an input and an output in one guarded region, the output
 /// `offset` bytes from the input's start (a multiple of its alignment; the

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzBytes.h"
+#include "GuardedBuffer.h"
 #include "pgd.h"
 
 #include <sys/mman.h>
@@ -36,23 +37,7 @@ namespace {
 constexpr int64_t kD = 4, kKeyDim = 2, kKvHeads = 1;
 constexpr int64_t kRows = PGD_PAGE_ROWS, kPerSequence = PGD_PAGES_PER_SEQUENCE;
 
-/// `bytes` bytes that end right before a PROT_NONE page.
-struct Guarded {
-  explicit Guarded(size_t bytes) : bytes(bytes) {
-    size_t page = sysconf(_SC_PAGESIZE);
-    mapped = ((bytes + page - 1) / page + 1) * page;
-    base = static_cast<char *>(mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (base == MAP_FAILED || mprotect(base + mapped - page, page, PROT_NONE))
-      abort();
-    data = base + mapped - page - bytes;
-  }
-  ~Guarded() { munmap(base, mapped); }
-  Guarded(const Guarded &) = delete;
-  Guarded &operator=(const Guarded &) = delete;
-  size_t bytes, mapped;
-  char *base, *data;
-};
+using Guarded = GuardedBuffer;
 
 /// One pool of `pages` pages, `unit` bytes per row of a page, filled with
 /// a pattern; `written` says whether byte i may differ from the copy.

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzBytes.h"
+#include "GuardedBuffer.h"
 #include "sess.h"
 
 #include <sys/mman.h>
@@ -38,22 +39,11 @@ constexpr int64_t kFront = 4; // sentinel floats before the lowest cache
 constexpr float kSentinel = -7.0f;
 
 /// `floats` floats that end right before a PROT_NONE page.
-struct Guarded {
-  explicit Guarded(int64_t floats) : floats(floats) {
-    size_t page = sysconf(_SC_PAGESIZE), bytes = floats * sizeof(float);
-    mapped = ((bytes + page - 1) / page + 1) * page;
-    base = static_cast<char *>(mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (base == MAP_FAILED || mprotect(base + mapped - page, page, PROT_NONE))
-      abort();
-    data = reinterpret_cast<float *>(base + mapped - page - bytes);
-  }
-  ~Guarded() { munmap(base, mapped); }
-  Guarded(const Guarded &) = delete;
-  Guarded &operator=(const Guarded &) = delete;
+struct Guarded : GuardedBuffer {
+  explicit Guarded(int64_t floats)
+      : GuardedBuffer(floats * sizeof(float)), floats(floats),
+        data(reinterpret_cast<float *>(GuardedBuffer::data)) {}
   int64_t floats;
-  size_t mapped;
-  char *base;
   float *data;
 };
 
