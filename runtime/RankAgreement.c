@@ -17,9 +17,8 @@ mha_rank_disagreement mha_rank_agree(MPI_Comm comm,
   uint64_t words[4] = {mine->state, mine->elements, mine->shape_hash,
                        mine->input_hash};
   uint64_t *all = malloc(sizeof words * (size_t)size);
-  if (!all ||
-      MPI_Allgather(words, 4, MPI_UINT64_T, all, 4, MPI_UINT64_T, comm) !=
-          MPI_SUCCESS) {
+  if (!all || MPI_Allgather(words, 4, MPI_UINT64_T, all, 4, MPI_UINT64_T,
+                            comm) != MPI_SUCCESS) {
     free(all);
     found.reason = MHA_RANK_MPI_FAILED;
     return found;

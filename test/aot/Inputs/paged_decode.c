@@ -54,9 +54,9 @@ static int step(layer_handle *handle, layer_pages *pages, int64_t count) {
   int64_t v_shape[4] = {POOL, KV_HEADS, LAYER_PAGE_ROWS, KEY_DIM};
   int64_t table_shape[2] = {BATCH, LAYER_PAGES_PER_SEQUENCE};
   int64_t lengths_shape[1] = {BATCH}, y_shape[3];
-  int status =
-      layer_call(handle, x, x_shape, k_pool, k_shape, v_pool, v_shape, table,
-                 table_shape, lengths, lengths_shape, y, (int64_t)(sizeof y / sizeof *y), y_shape);
+  int status = layer_call(handle, x, x_shape, k_pool, k_shape, v_pool, v_shape,
+                          table, table_shape, lengths, lengths_shape, y,
+                          (int64_t)(sizeof y / sizeof *y), y_shape);
   if (status != LAYER_OK)
     return status;
   for (int64_t b = 0; b < BATCH; ++b) {

@@ -17,16 +17,16 @@ static float k_pool[POOL * 2 * 16 * 8], v_pool[POOL * 2 * 16 * 8];
 
 /* One call of two sequences, one token each, on pools of `v_pages` value
    pages; prints its status and message. */
-static void call(const char *what, const int32_t table[2 * M],
-                 int64_t length0, int64_t length1, int64_t v_pages) {
+static void call(const char *what, const int32_t table[2 * M], int64_t length0,
+                 int64_t length1, int64_t v_pages) {
   float x[2 * D] = {0}, y[2 * D];
   int64_t x_shape[3] = {2, 1, D}, y_shape[3];
   int64_t k_shape[4] = {POOL, 2, 16, 8}, v_shape[4] = {v_pages, 2, 16, 8};
   int64_t table_shape[2] = {2, M}, lengths_shape[1] = {2};
   int64_t lengths[2] = {length0, length1};
-  int status = layer_call(handle, x, x_shape, k_pool, k_shape, v_pool, v_shape,
-                          table, table_shape, lengths, lengths_shape, y, 2 * D,
-                          y_shape);
+  int status =
+      layer_call(handle, x, x_shape, k_pool, k_shape, v_pool, v_shape, table,
+                 table_shape, lengths, lengths_shape, y, 2 * D, y_shape);
   printf("%s: status %d: %s\n", what, status, layer_last_error());
 }
 
@@ -34,8 +34,8 @@ int main(void) {
   float w[D * D] = {0}, b[D] = {0};
   int64_t wq[2] = {D, D}, wkv[2] = {D, KV}, wo[2] = {D, D};
   int64_t bq[1] = {D}, bkv[1] = {KV}, bo[1] = {D};
-  handle = layer_create(w, wq, w, wkv, w, wkv, w, wo, b, bq, b, bkv, b, bkv,
-                        b, bo);
+  handle =
+      layer_create(w, wq, w, wkv, w, wkv, w, wo, b, bq, b, bkv, b, bkv, b, bo);
   if (!handle) {
     fprintf(stderr, "paged_errors: error: %s\n", layer_last_error());
     return 2;
@@ -59,8 +59,7 @@ int main(void) {
   int same = 1;
   for (size_t i = 0; i < sizeof k_pool / sizeof *k_pool; ++i)
     same &= k_pool[i] == (float)i && v_pool[i] == (float)i;
-  printf("pools after the refused calls: %s\n",
-         same ? "unchanged" : "CHANGED");
+  printf("pools after the refused calls: %s\n", same ? "unchanged" : "CHANGED");
 
   /* The helpers. */
   int32_t table[2 * M], free_pages[POOL];

@@ -37,11 +37,11 @@ static float *load(const char *dir, const char *name, int64_t count) {
 static void save(const char *dir, const float *data, const int64_t *shape) {
   char path[512], header[128];
   snprintf(path, sizeof path, "%s/y.%d.npy", dir, rank);
-  int length = snprintf(header, sizeof header,
-                        "{'descr': '<f4', 'fortran_order': False, 'shape': "
-                        "(%lld, %lld, %lld), }",
-                        (long long)shape[0], (long long)shape[1],
-                        (long long)shape[2]);
+  int length =
+      snprintf(header, sizeof header,
+               "{'descr': '<f4', 'fortran_order': False, 'shape': "
+               "(%lld, %lld, %lld), }",
+               (long long)shape[0], (long long)shape[1], (long long)shape[2]);
   int pad = 64 - (10 + length + 1) % 64;
   FILE *file = fopen(path, "wb");
   unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
@@ -57,8 +57,8 @@ static void save(const char *dir, const float *data, const int64_t *shape) {
 }
 
 static void report(const char *what, int status) {
-  printf("rank %d: %s: status %d%s%s\n", rank, what, status,
-         status ? ": " : "", status ? layer_last_error() : "");
+  printf("rank %d: %s: status %d%s%s\n", rank, what, status, status ? ": " : "",
+         status ? layer_last_error() : "");
 }
 
 int main(int argc, char **argv) {
@@ -84,8 +84,8 @@ int main(int argc, char **argv) {
   if (errors) {
     report("run before set_communicator",
            layer_run(x, x_shape, w_q, wq_shape, w_k, wk_shape, w_v, wk_shape,
-                     w_o, wo_shape, b_q, bq_shape, b_k, bk_shape, b_v,
-                     bk_shape, b_o, bq_shape, y, b * t * d, result_shape));
+                     w_o, wo_shape, b_q, bq_shape, b_k, bk_shape, b_v, bk_shape,
+                     b_o, bq_shape, y, b * t * d, result_shape));
     report("set_communicator(MPI_COMM_SELF)",
            layer_set_communicator(MPI_COMM_SELF));
   }
@@ -113,10 +113,9 @@ int main(int argc, char **argv) {
     x_shape[2] = d;
     /* Rank 0 alone gives w_q of the wrong width. */
     wq_shape[1] = rank == 0 ? d - 1 : d;
-    layer_handle *bad =
-        layer_create(w_q, wq_shape, w_k, wk_shape, w_v, wk_shape, w_o,
-                     wo_shape, b_q, bq_shape, b_k, bk_shape, b_v, bk_shape,
-                     b_o, bq_shape);
+    layer_handle *bad = layer_create(
+        w_q, wq_shape, w_k, wk_shape, w_v, wk_shape, w_o, wo_shape, b_q,
+        bq_shape, b_k, bk_shape, b_v, bk_shape, b_o, bq_shape);
     printf("rank %d: create, rank 0's w_q narrow: %s: %s\n", rank,
            bad ? "handle" : "NULL", layer_last_error());
     wq_shape[1] = d;

@@ -81,13 +81,11 @@ static int MHA_NAME(check_pages)(const int32_t *table,
   return status;
 }
 
-int MHA_NAME(pages_init)(MHA_PAGES *pages, int32_t *block_table,
-                         int64_t batch, int32_t *free_pages,
-                         int64_t pool_pages) {
+int MHA_NAME(pages_init)(MHA_PAGES *pages, int32_t *block_table, int64_t batch,
+                         int32_t *free_pages, int64_t pool_pages) {
   MHA_NAME(error_text)[0] = 0;
   if (!pages || !block_table || !free_pages)
-    return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT),
-                          "%s: null pointer",
+    return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT), "%s: null pointer",
                           !pages         ? "pages"
                           : !block_table ? "block_table"
                                          : "free_pages");
@@ -112,8 +110,7 @@ int MHA_NAME(pages_init)(MHA_PAGES *pages, int32_t *block_table,
 
 /* NAME_BAD_ARGUMENT unless `pages` holds a table and `sequence` is one of
    its rows. */
-static int MHA_NAME(check_sequence)(const MHA_PAGES *pages,
-                                    int64_t sequence) {
+static int MHA_NAME(check_sequence)(const MHA_PAGES *pages, int64_t sequence) {
   MHA_NAME(error_text)[0] = 0;
   if (!pages || !pages->block_table || !pages->free_pages)
     return MHA_NAME(fail)(MHA_UPPER(BAD_ARGUMENT),
@@ -142,8 +139,8 @@ static int MHA_NAME(check_entries)(const MHA_PAGES *pages, int64_t sequence,
   return MHA_UPPER(OK);
 }
 
-int MHA_NAME(pages_reserve)(MHA_PAGES *pages, int64_t sequence,
-                            int64_t length, int64_t tokens) {
+int MHA_NAME(pages_reserve)(MHA_PAGES *pages, int64_t sequence, int64_t length,
+                            int64_t tokens) {
   int status = MHA_NAME(check_sequence)(pages, sequence);
   if (status != MHA_UPPER(OK))
     return status;
